@@ -1,0 +1,112 @@
+//! Glue between the layers for each command: plan -> target -> runner ->
+//! report. Kept apart from `main` so tests and later commands reuse it.
+
+use crate::engine::EngineKind;
+use crate::plan::{IoPlan, SuitePlan};
+use crate::report::{self, Cell, Report};
+use crate::runner::{self, Progress, RunConfig};
+use crate::target::{self, TargetError};
+use crate::workload::io::IoWorkload;
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::atomic::AtomicBool;
+use std::time::SystemTime;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error("writing results: {0}")]
+    Output(std::io::Error),
+}
+
+impl AppError {
+    /// Exit code: 2 for refused usage, 1 for failures.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            AppError::Target(TargetError::Refused { .. }) => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Measures one io plan and returns its cell.
+pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Cell, AppError> {
+    let progress = Progress::new(!plan.quiet, name.to_string(), None);
+    let layout_bar = std::cell::RefCell::new(None);
+    let prepared = target::prepare(plan, stop, &|done, total| {
+        let mut b = layout_bar.borrow_mut();
+        if b.is_none() {
+            *b = Some(progress.bytes_bar(total));
+        }
+        if let Some(Some(pb)) = &*b {
+            pb.set_position(done);
+        }
+    });
+    if let Some(Some(pb)) = layout_bar.into_inner() {
+        pb.finish_and_clear();
+    }
+    let prepared = prepared?;
+    let cfg = RunConfig {
+        jobs: plan.jobs as usize,
+        runtime: plan.runtime,
+        ramp: plan.ramp,
+        rate: plan.rate_iops,
+        bucket_ns: plan.lat_buckets_ns.clone(),
+    };
+    let shared = prepared.files.len() == 1 && plan.jobs > 1;
+    let total = plan.runtime.is_none().then(|| prepared.file_size / plan.bs * plan.bs * plan.jobs as u64);
+    let progress = Progress::new(!plan.quiet, name.to_string(), total);
+    let out = runner::run(&cfg, stop, &progress, |j| {
+        let file = if plan.engine == EngineKind::Null {
+            None
+        } else {
+            let path = prepared.file_for(j);
+            let f = OpenOptions::new()
+                .read(true)
+                .write(plan.writes())
+                .custom_flags(if plan.direct { libc::O_DIRECT } else { 0 })
+                .open(path)
+                .map_err(|e| format!("job {j}: opening {}: {e}", path.display()))?;
+            Some(f)
+        };
+        let wl = IoWorkload::new(plan, j as u32, file, prepared.file_size, shared);
+        Ok((plan.engine.build(), wl))
+    });
+    let plan_json = serde_json::to_value(plan).expect("plans serialise");
+    let cell = Cell::from_run(name, plan_json, prepared.info.clone(), prepared.warnings.clone(), out);
+    drop(prepared);
+    Ok(cell)
+}
+
+/// `fslab io`: one cell, written to every output.
+pub fn run_io(mut plan: IoPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let mut r = Report::new("io", SystemTime::now());
+    let cell = io_cell("io", &plan, stop)?;
+    r.interrupted = cell.interrupted;
+    r.cells.push(cell);
+    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+    report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
+    Ok(r)
+}
+
+/// `fslab run` without a plan: the quick suite. Result files are rewritten
+/// after every cell, so an interrupted suite keeps what it measured.
+pub fn run_suite(mut suite: SuitePlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let mut r = Report::new("run", SystemTime::now());
+    for (name, plan) in &suite.cells {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        if !suite.quiet {
+            eprintln!("fslab run: {name}");
+        }
+        let cell = io_cell(name, plan, stop)?;
+        r.interrupted |= cell.interrupted;
+        r.cells.push(cell);
+        r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+        report::write_outputs(&r, &mut suite.outputs, false).map_err(AppError::Output)?;
+    }
+    report::write_outputs(&r, &mut suite.outputs, true).map_err(AppError::Output)?;
+    Ok(r)
+}

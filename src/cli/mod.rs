@@ -1,0 +1,134 @@
+//! Command-line syntax (clap derive). Only strings and flags live here: every
+//! value is parsed and checked in `plan`, so errors name the flag the same way
+//! whether it came from the command line or, later, a plan file.
+
+use clap::{Args, Parser, Subcommand};
+
+const IO_EXAMPLES: &str = "\
+Examples:
+  # 4 KiB random reads from a 1 GiB page-cached file, 10 seconds
+  fslab io --target /mnt/test --rw randread --bs 4k --size 1g --runtime 10s
+
+  # seed experiment 2: 16 jobs, 16 KiB, O_DIRECT, read:write 9:1
+  fslab io --target /mnt/test --rw randrw --rwmixread 90 --bs 16k --jobs 16 --direct --runtime 10s
+
+  # paced at 500 IOPS per job, share of ops at or under 1 ms and 10 ms, JSON to a file
+  fslab io --target /mnt/test --rw randwrite --rate-iops 500 --lat-buckets 1ms,10ms \\
+           --runtime 30s --output json:result.json
+
+  # a raw block device (refused when mounted or carrying a filesystem)
+  fslab io --target /dev/loop7 --allow-device --precondition --rw randrw --direct --runtime 30s";
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  # the quick suite in the current directory (about 30 seconds)
+  fslab run
+
+  # the quick suite on another filesystem, results as JSON too
+  fslab run --target /mnt/xfs --output json:quick.json";
+
+/// fslab: a filesystem and storage laboratory.
+#[derive(Debug, Parser)]
+#[command(name = "fslab", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the main job: the built-in quick suite (plan files come with the lab).
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(RunArgs),
+    /// fio-class data I/O: sequential or random reads and writes with truthful latency.
+    #[command(after_help = IO_EXAMPLES)]
+    Io(IoArgs),
+}
+
+/// Flags every measuring command shares.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CommonArgs {
+    /// Where the work runs: a directory (fslab works in a fresh subdirectory it
+    /// removes afterwards), a regular file, or a block device (--allow-device).
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub target: String,
+    /// Output as FORMAT or FORMAT:PATH (repeatable). Formats: text, json. Default: text on stdout.
+    #[arg(long, value_name = "FORMAT[:PATH]")]
+    pub output: Vec<String>,
+    /// No progress bar and no text report unless asked for with --output text.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Seed of the random offsets and data (default: fixed, so runs repeat).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<String>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// Plan file (TOML). Without one, the built-in quick suite runs.
+    pub plan: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Duration of each cell of the quick suite.
+    #[arg(long, value_name = "DUR", default_value = "5s")]
+    pub runtime: String,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct IoArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// I/O pattern: read, write, randread, randwrite, rw, randrw.
+    #[arg(long, value_name = "PATTERN", default_value = "randread")]
+    pub rw: String,
+    /// Percentage of reads in rw/randrw.
+    #[arg(long, value_name = "PCT", default_value = "50")]
+    pub rwmixread: String,
+    /// Block size (binary units: 4k = 4096).
+    #[arg(long, value_name = "SIZE", default_value = "4k")]
+    pub bs: String,
+    /// Bytes per job: the file size, and the amount moved when --runtime is not given.
+    /// Default 256m; for a device or existing file, its size.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Number of jobs (threads).
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub jobs: String,
+    /// Each job has its own file (default).
+    #[arg(long, conflicts_with = "shared_file")]
+    pub file_per_job: bool,
+    /// All jobs share one file of --size bytes.
+    #[arg(long)]
+    pub shared_file: bool,
+    /// Open with O_DIRECT (bypass the page cache).
+    #[arg(long)]
+    pub direct: bool,
+    /// I/O engine: sync (pread/pwrite) or null (no I/O: measures fslab itself).
+    #[arg(long, value_name = "ENGINE", default_value = "sync")]
+    pub engine: String,
+    /// Run for this long (time-based); without it, each job moves --size bytes once.
+    #[arg(long, value_name = "DUR")]
+    pub runtime: Option<String>,
+    /// Run this long before measuring; excluded from the statistics.
+    #[arg(long, value_name = "DUR")]
+    pub ramp: Option<String>,
+    /// fsync the file after every N writes.
+    #[arg(long, value_name = "N")]
+    pub fsync: Option<String>,
+    /// Pace each job at N operations per second (latency is also measured from the scheduled start).
+    #[arg(long, value_name = "N")]
+    pub rate_iops: Option<String>,
+    /// Report the share of operations at or under each latency (default 2ms).
+    #[arg(long, value_name = "DUR,...")]
+    pub lat_buckets: Option<String>,
+    /// Allow a block device as --target.
+    #[arg(long)]
+    pub allow_device: bool,
+    /// Allow writing to a device that is mounted or carries a filesystem
+    /// signature, or to an existing file fslab did not create.
+    #[arg(long)]
+    pub force_overwrite: bool,
+    /// Write a device or existing file fully before measuring (reads never hit holes).
+    #[arg(long)]
+    pub precondition: bool,
+}

@@ -1,0 +1,25 @@
+//! The null engine: completes every operation at once without a syscall. It
+//! measures fslab's own per-operation cost (fio's `null` ioengine does the same).
+
+use super::{Caps, Engine, Op, Submit};
+
+pub struct NullEngine;
+
+impl Engine for NullEngine {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+    fn caps(&self) -> Caps {
+        Caps {
+            inline: true,
+            real_io: false,
+        }
+    }
+    #[inline]
+    fn submit(&mut self, op: &Op, _token: u64) -> Submit {
+        Submit::Done(match *op {
+            Op::Read { len, .. } | Op::Write { len, .. } => len as i64,
+            Op::Fsync { .. } | Op::Fdatasync { .. } => 0,
+        })
+    }
+}

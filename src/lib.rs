@@ -1,0 +1,19 @@
+//! fslab: a filesystem and storage laboratory.
+//!
+//! Data flow: `cli` parses strings; `plan` validates them into a typed,
+//! immutable plan (every error names its flag); `target` prepares where the
+//! work runs and returns a guard that undoes it; `runner` drives N workers,
+//! each owning an `engine` (how an operation is executed), a `workload` (which
+//! operation comes next) and its `stats`; the merged stats become a
+//! `report::Report`, which each reporter renders.
+
+pub mod app;
+pub mod cli;
+pub mod engine;
+pub mod plan;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod target;
+pub mod units;
+pub mod workload;

@@ -1,0 +1,43 @@
+//! Thin: parse -> validate -> run -> report. Exit codes: 0 ok, 1 the run
+//! failed, 2 bad usage, 130 interrupted (results so far are still written).
+
+use clap::Parser;
+use fslab::cli::{Cli, Command};
+use fslab::{app, plan};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal while the first is being handled ends the process.
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    let result = match &cli.command {
+        Command::Io(a) => match plan::IoPlan::from_args(a) {
+            Ok(p) => app::run_io(p, &stop),
+            Err(e) => return usage(e),
+        },
+        Command::Run(a) => match plan::quick_suite(a) {
+            Ok(s) => app::run_suite(s, &stop),
+            Err(e) => return usage(e),
+        },
+    };
+    match result {
+        Ok(r) if r.interrupted => ExitCode::from(130),
+        Ok(r) if r.cells.iter().any(|c| !c.job_errors.is_empty()) => ExitCode::from(1),
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fslab: error: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}
+
+fn usage(e: plan::PlanError) -> ExitCode {
+    eprintln!("fslab: error: {e}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,247 @@
+//! The io workload's plan: `fslab io` flags, parsed and cross-checked.
+
+use super::{duration, seed, Outputs, PlanError, Result};
+use crate::cli::IoArgs;
+use crate::engine::EngineKind;
+use crate::stats::MAX_LAT_BUCKETS;
+use crate::units;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The access pattern, with fio's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    Rw,
+    RandRw,
+}
+
+impl Rw {
+    fn parse(s: &str) -> Option<Rw> {
+        Some(match s {
+            "read" => Rw::Read,
+            "write" => Rw::Write,
+            "randread" => Rw::RandRead,
+            "randwrite" => Rw::RandWrite,
+            "rw" | "readwrite" => Rw::Rw,
+            "randrw" => Rw::RandRw,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::RandRead => "randread",
+            Rw::RandWrite => "randwrite",
+            Rw::Rw => "rw",
+            Rw::RandRw => "randrw",
+        }
+    }
+
+    pub fn random(self) -> bool {
+        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
+    }
+
+    pub fn mixed(self) -> bool {
+        matches!(self, Rw::Rw | Rw::RandRw)
+    }
+
+    /// Percentage of reads given `rwmixread`.
+    pub fn read_pct(self, rwmixread: u32) -> u32 {
+        match self {
+            Rw::Read | Rw::RandRead => 100,
+            Rw::Write | Rw::RandWrite => 0,
+            Rw::Rw | Rw::RandRw => rwmixread,
+        }
+    }
+}
+
+/// How jobs map to files in a directory target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileMode {
+    FilePerJob,
+    SharedFile,
+}
+
+/// A validated `fslab io` run.
+#[derive(Debug, Clone, Serialize)]
+pub struct IoPlan {
+    pub target: PathBuf,
+    pub rw: Rw,
+    pub rwmixread: u32,
+    pub bs: u64,
+    /// Bytes per job; None = the size of the device or existing file (or 256 MiB).
+    pub size: Option<u64>,
+    pub jobs: u32,
+    pub file_mode: FileMode,
+    pub direct: bool,
+    pub engine: EngineKind,
+    /// Time-based when set; otherwise each job moves `size` bytes once.
+    #[serde(with = "opt_dur")]
+    pub runtime: Option<Duration>,
+    #[serde(with = "dur")]
+    pub ramp: Duration,
+    /// fsync after every N writes (0 = never).
+    pub fsync_every: u64,
+    pub rate_iops: Option<u64>,
+    pub seed: u64,
+    pub lat_buckets_ns: Vec<u64>,
+    pub allow_device: bool,
+    pub force_overwrite: bool,
+    pub precondition: bool,
+    #[serde(skip)]
+    pub outputs: Outputs,
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+/// Default bytes per job for a directory target.
+pub const DEFAULT_SIZE: u64 = 256 << 20;
+
+fn count(flag: &str, s: &str, min: u64) -> Result<u64> {
+    let n = units::parse_count(s).map_err(|e| PlanError::new(flag, e))?;
+    if n < min {
+        return Err(PlanError::new(flag, format!("must be at least {min}, got {n}")));
+    }
+    Ok(n)
+}
+
+impl IoPlan {
+    pub fn from_args(a: &IoArgs) -> Result<Self> {
+        let rw = Rw::parse(&a.rw).ok_or_else(|| {
+            PlanError::new(
+                "--rw",
+                format!("unknown pattern '{}' (known: read, write, randread, randwrite, rw, randrw)", a.rw),
+            )
+        })?;
+        let rwmixread = units::parse_percent(&a.rwmixread).map_err(|e| PlanError::new("--rwmixread", e))?;
+        let bs = units::parse_size(&a.bs).map_err(|e| PlanError::new("--bs", e))?;
+        if bs == 0 || bs > 64 << 20 {
+            return Err(PlanError::new("--bs", format!("{bs} is out of range (1 byte to 64 MiB)")));
+        }
+        let size = match &a.size {
+            None => None,
+            Some(s) => {
+                let v = units::parse_size(s).map_err(|e| PlanError::new("--size", e))?;
+                if v < bs {
+                    return Err(PlanError::new(
+                        "--size",
+                        format!("{v} bytes is smaller than one block (--bs {bs})"),
+                    ));
+                }
+                Some(v)
+            }
+        };
+        let jobs = count("--jobs", &a.jobs, 1)?;
+        if jobs > 4096 {
+            return Err(PlanError::new("--jobs", format!("{jobs} is more than 4096")));
+        }
+        let engine = EngineKind::parse(&a.engine).ok_or_else(|| {
+            PlanError::new("--engine", format!("unknown engine '{}' (known: sync, null)", a.engine))
+        })?;
+        let runtime = match &a.runtime {
+            None => None,
+            Some(s) => {
+                let d = duration("--runtime", s)?;
+                if d.is_zero() {
+                    return Err(PlanError::new("--runtime", "must be longer than 0"));
+                }
+                Some(d)
+            }
+        };
+        let ramp = match &a.ramp {
+            None => Duration::ZERO,
+            Some(s) => duration("--ramp", s)?,
+        };
+        if !ramp.is_zero() && runtime.is_none() {
+            return Err(PlanError::new("--ramp", "needs --runtime (a ramp excludes time, so the run must be time-based)"));
+        }
+        let fsync_every = match &a.fsync {
+            None => 0,
+            Some(s) => count("--fsync", s, 1)?,
+        };
+        if fsync_every > 0 && rw.read_pct(rwmixread) == 100 {
+            return Err(PlanError::new("--fsync", format!("--rw {} does no writes to fsync", rw.name())));
+        }
+        let rate_iops = match &a.rate_iops {
+            None => None,
+            Some(s) => Some(count("--rate-iops", s, 1)?),
+        };
+        let lat_buckets_ns = match &a.lat_buckets {
+            None => vec![2_000_000],
+            Some(s) => {
+                let mut v = Vec::new();
+                for part in s.split(',') {
+                    let d = duration("--lat-buckets", part)?;
+                    if d.is_zero() {
+                        return Err(PlanError::new("--lat-buckets", "thresholds must be above 0"));
+                    }
+                    v.push(d.as_nanos().min(u64::MAX as u128) as u64);
+                }
+                v.sort_unstable();
+                v.dedup();
+                if v.len() > MAX_LAT_BUCKETS {
+                    return Err(PlanError::new("--lat-buckets", format!("at most {MAX_LAT_BUCKETS} thresholds")));
+                }
+                v
+            }
+        };
+        if a.common.target.is_empty() {
+            return Err(PlanError::new("--target", "empty path"));
+        }
+        Ok(IoPlan {
+            target: PathBuf::from(&a.common.target),
+            rw,
+            rwmixread,
+            bs,
+            size,
+            jobs: jobs as u32,
+            file_mode: if a.shared_file { FileMode::SharedFile } else { FileMode::FilePerJob },
+            direct: a.direct,
+            engine,
+            runtime,
+            ramp,
+            fsync_every,
+            rate_iops,
+            seed: seed(&a.common)?,
+            lat_buckets_ns,
+            allow_device: a.allow_device,
+            force_overwrite: a.force_overwrite,
+            precondition: a.precondition,
+            outputs: Outputs::from_args(&a.common)?,
+            quiet: a.common.quiet,
+        })
+    }
+
+    /// True when the run writes to its files.
+    pub fn writes(&self) -> bool {
+        self.rw.read_pct(self.rwmixread) < 100
+    }
+}
+
+mod dur {
+    use serde::Serializer;
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+}
+
+mod opt_dur {
+    use serde::Serializer;
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::dur::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+}

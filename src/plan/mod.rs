@@ -1,0 +1,98 @@
+//! Plans: command-line arguments turned into typed, immutable, serialisable
+//! descriptions of the work. ALL validation happens here, and every error
+//! names the flag, so bad input fails before any file is touched.
+
+pub mod io;
+mod output;
+
+pub use io::{FileMode, IoPlan, Rw};
+pub use output::{OutputFormat, OutputSpec, Outputs};
+
+use crate::cli::{CommonArgs, IoArgs, RunArgs};
+use crate::units;
+use std::time::Duration;
+
+/// A rejected input: the flag (or file:line) and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{flag}: {msg}")]
+pub struct PlanError {
+    pub flag: String,
+    pub msg: String,
+}
+
+impl PlanError {
+    pub fn new(flag: impl Into<String>, msg: impl ToString) -> Self {
+        PlanError {
+            flag: flag.into(),
+            msg: msg.to_string(),
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, PlanError>;
+
+/// Seed used when none is given: fixed, so two runs draw the same offsets (as fio's randrepeat).
+pub const DEFAULT_SEED: u64 = 0x6673_6c61_62;
+
+pub(crate) fn seed(c: &CommonArgs) -> Result<u64> {
+    match &c.seed {
+        None => Ok(DEFAULT_SEED),
+        Some(s) => s
+            .parse()
+            .map_err(|_| PlanError::new("--seed", format!("'{s}' is not a whole number"))),
+    }
+}
+
+pub(crate) fn duration(flag: &str, s: &str) -> Result<Duration> {
+    units::parse_duration(s).map_err(|e| PlanError::new(flag, e))
+}
+
+/// The built-in quick suite: the cells `fslab run` measures without a plan file.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SuitePlan {
+    pub cells: Vec<(String, IoPlan)>,
+    #[serde(skip)]
+    pub outputs: Outputs,
+    pub quiet: bool,
+}
+
+/// Builds the quick suite: four short io cells that tell a newcomer how the
+/// filesystem under the target does at small random and large sequential I/O.
+pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
+    if let Some(p) = &a.plan {
+        return Err(PlanError::new(
+            "PLAN",
+            format!("'{p}': plan files are not supported yet; run `fslab run` without one for the quick suite"),
+        ));
+    }
+    let runtime = a.runtime.clone();
+    duration("--runtime", &runtime)?;
+    let cell = |rw: &str, bs: &str| IoArgs {
+        common: CommonArgs {
+            output: vec![],
+            ..a.common.clone()
+        },
+        rw: rw.into(),
+        rwmixread: "50".into(),
+        bs: bs.into(),
+        size: Some("256m".into()),
+        jobs: "1".into(),
+        engine: "sync".into(),
+        runtime: Some(runtime.clone()),
+        ..Default::default()
+    };
+    let mut cells = Vec::new();
+    for (name, rw, bs) in [
+        ("randread-4k", "randread", "4k"),
+        ("randwrite-4k", "randwrite", "4k"),
+        ("seqwrite-1m", "write", "1m"),
+        ("seqread-1m", "read", "1m"),
+    ] {
+        cells.push((name.to_string(), IoPlan::from_args(&cell(rw, bs))?));
+    }
+    Ok(SuitePlan {
+        cells,
+        outputs: Outputs::from_args(&a.common)?,
+        quiet: a.common.quiet,
+    })
+}

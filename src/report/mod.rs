@@ -1,0 +1,309 @@
+//! The Report: everything a run measured and the context needed to trust and
+//! repeat it. Reporters (one file per format) are pure functions of it;
+//! writing their bytes happens once, in `write_outputs`.
+
+mod host;
+pub mod json;
+pub mod text;
+
+pub use host::HostInfo;
+
+use crate::plan::{OutputFormat, Outputs};
+use crate::runner::RunOut;
+use crate::stats::series::IntervalPoint;
+use crate::stats::{cpu::CpuTimes, Dir, LatStats, OpStats, SparseHist};
+use crate::target::TargetInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// Version of the result JSON layout (docs/results.md).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Percentiles reported: fio's default list plus 99.999.
+pub const PERCENTILES: [f64; 18] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999,
+];
+
+/// A whole result file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub fslab_version: String,
+    /// The subcommand that produced it ("io", "run").
+    pub command: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub host: HostInfo,
+    pub interrupted: bool,
+    pub cells: Vec<Cell>,
+    /// Peak resident set size of fslab over the whole run.
+    pub max_rss_kib: u64,
+}
+
+/// One measured configuration (a single `fslab io` run is one cell).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    pub name: String,
+    /// The exact plan, so the cell can be re-run.
+    pub plan: serde_json::Value,
+    pub target: TargetInfo,
+    pub warnings: Vec<String>,
+    pub interrupted: bool,
+    /// Measured time (after ramp), the longest job's.
+    pub elapsed_ns: u64,
+    pub directions: Vec<DirResult>,
+    pub cpu: CpuSummary,
+    /// Per second since measurement started, all jobs merged.
+    pub series: Vec<IntervalPoint>,
+    /// Errors that ended a job early.
+    pub job_errors: Vec<String>,
+}
+
+/// CPU use: total and per job, as user/sys time and % of one core.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CpuSummary {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// (user+sys)/elapsed*100 for the whole process (bonnie++'s %CP).
+    pub percent_of_core: f64,
+    pub jobs: Vec<JobCpu>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobCpu {
+    pub job: usize,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub percent_of_core: f64,
+}
+
+/// Results of one direction (read, write, fsync).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DirResult {
+    pub dir: Dir,
+    pub ops: u64,
+    pub bytes: u64,
+    /// Failed operations by errno name ("EIO": 3).
+    pub errors: BTreeMap<String, u64>,
+    pub iops: f64,
+    pub bytes_per_s: f64,
+    /// 10^6 bytes per second.
+    pub mb_s: f64,
+    /// 2^20 bytes per second.
+    pub mib_s: f64,
+    /// Submit to completion.
+    pub lat: LatSummary,
+    /// Paced runs: from the scheduled start (includes time spent behind schedule).
+    pub sched_lat: Option<LatSummary>,
+    /// Share of ops at or under each threshold (exact counts).
+    pub lat_buckets: Vec<LatBucket>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatBucket {
+    pub le_ns: u64,
+    pub count: u64,
+    pub share: f64,
+}
+
+/// Latency of one measure.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatSummary {
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub stddev_ns: f64,
+    pub max_ns: u64,
+    /// Keys are percentiles as text ("50", "99.9", "99.999"), values ns.
+    pub percentiles: BTreeMap<String, u64>,
+    pub histogram: SparseHist,
+}
+
+impl LatSummary {
+    pub fn of(l: &LatStats) -> Self {
+        LatSummary {
+            min_ns: l.min_ns,
+            mean_ns: l.mean_ns(),
+            stddev_ns: l.stddev_ns(),
+            max_ns: l.max_ns,
+            percentiles: PERCENTILES.iter().map(|&p| (pct_key(p), l.percentile(p))).collect(),
+            histogram: l.hist.to_sparse(),
+        }
+    }
+
+    /// Percentile `p` as stored (0 when absent).
+    pub fn p(&self, p: f64) -> u64 {
+        self.percentiles.get(&pct_key(p)).copied().unwrap_or(0)
+    }
+}
+
+/// "50", "99.9", "99.999": the shortest exact text of a percentile.
+pub fn pct_key(p: f64) -> String {
+    let s = format!("{p:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The symbolic name of an errno ("EIO"), or its number.
+pub fn errno_name(e: i32) -> String {
+    let name = match e {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EIO => "EIO",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EEXIST => "EEXIST",
+        libc::EINVAL => "EINVAL",
+        libc::EFBIG => "EFBIG",
+        libc::ENOSPC => "ENOSPC",
+        libc::EROFS => "EROFS",
+        libc::EDQUOT => "EDQUOT",
+        libc::ENOTSUP => "ENOTSUP",
+        libc::EINTR => "EINTR",
+        _ => return format!("errno{e}"),
+    };
+    name.to_string()
+}
+
+impl DirResult {
+    fn of(dir: Dir, s: &OpStats, elapsed_ns: u64) -> Self {
+        let secs = elapsed_ns as f64 / 1e9;
+        let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+        let bps = rate(s.bytes);
+        DirResult {
+            dir,
+            ops: s.lat.count,
+            bytes: s.bytes,
+            errors: s.errors.iter().map(|(e, c)| (errno_name(*e), *c)).collect(),
+            iops: rate(s.lat.count),
+            bytes_per_s: bps,
+            mb_s: bps / 1e6,
+            mib_s: bps / 1048576.0,
+            lat: LatSummary::of(&s.lat),
+            sched_lat: s.sched_lat.as_ref().map(LatSummary::of),
+            lat_buckets: s
+                .bucket_ns
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| LatBucket {
+                    le_ns: t,
+                    count: s.bucket_counts[i],
+                    share: s.bucket_share(i),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Cell {
+    /// Builds a cell from a run; directions with no operation and no error are left out.
+    pub fn from_run(name: &str, plan: serde_json::Value, target: TargetInfo, warnings: Vec<String>, out: RunOut) -> Self {
+        let elapsed = out.elapsed_ns;
+        let directions = Dir::ALL
+            .iter()
+            .filter(|d| {
+                let s = &out.stats[d.idx()];
+                s.lat.count > 0 || !s.errors.is_empty()
+            })
+            .map(|&d| DirResult::of(d, &out.stats[d.idx()], elapsed))
+            .collect();
+        let pct = |c: CpuTimes| c.percent_of_core(elapsed);
+        Cell {
+            name: name.to_string(),
+            plan,
+            target,
+            warnings,
+            interrupted: out.interrupted,
+            elapsed_ns: elapsed,
+            directions,
+            cpu: CpuSummary {
+                user_ns: out.cpu_process.user_ns,
+                sys_ns: out.cpu_process.sys_ns,
+                percent_of_core: pct(out.cpu_process),
+                jobs: out
+                    .jobs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, o)| JobCpu {
+                        job: j,
+                        user_ns: o.cpu.user_ns,
+                        sys_ns: o.cpu.sys_ns,
+                        percent_of_core: pct(o.cpu),
+                    })
+                    .collect(),
+            },
+            series: out.series,
+            job_errors: out.jobs.iter().filter_map(|o| o.error.clone()).collect(),
+        }
+    }
+
+    pub fn dir(&self, d: Dir) -> Option<&DirResult> {
+        self.directions.iter().find(|r| r.dir == d)
+    }
+}
+
+impl Report {
+    pub fn new(command: &str, started: std::time::SystemTime) -> Self {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            fslab_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: command.to_string(),
+            started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            host: HostInfo::read(),
+            interrupted: false,
+            cells: Vec::new(),
+            max_rss_kib: 0,
+        }
+    }
+}
+
+/// A reporter turns a Report into bytes.
+pub trait Reporter {
+    fn render(&self, r: &Report) -> Vec<u8>;
+}
+
+fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
+    match f {
+        OutputFormat::Text => Box::new(text::Text),
+        OutputFormat::Json => Box::new(json::Json),
+    }
+}
+
+/// Writes every requested output. Files opened during validation are
+/// rewritten from the start, so calling this again after each cell of a long
+/// run keeps a complete file on disk at every moment but the write itself.
+pub fn write_outputs(r: &Report, outputs: &mut Outputs, final_: bool) -> std::io::Result<()> {
+    use std::io::Seek;
+    for o in &mut outputs.0 {
+        let bytes = reporter(o.format).render(r);
+        match &mut o.file {
+            Some(f) => {
+                f.set_len(0)?;
+                f.rewind()?;
+                f.write_all(&bytes)?;
+                f.flush()?;
+            }
+            None if final_ => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(&bytes)?;
+                out.flush()?;
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_keys() {
+        assert_eq!(pct_key(50.0), "50");
+        assert_eq!(pct_key(99.9), "99.9");
+        assert_eq!(pct_key(99.999), "99.999");
+        assert_eq!(pct_key(99.95), "99.95");
+    }
+}

@@ -1,0 +1,157 @@
+//! The human report: what was measured, then one table row per direction.
+
+use super::{Cell, Report, Reporter};
+use crate::units::{fmt_rate, Bytes, Nanos};
+use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
+use std::fmt::Write;
+
+pub struct Text;
+
+impl Reporter for Text {
+    fn render(&self, r: &Report) -> Vec<u8> {
+        let mut s = String::new();
+        for c in &r.cells {
+            cell(&mut s, c);
+            s.push('\n');
+        }
+        if r.cells.len() > 1 {
+            summary(&mut s, r);
+        }
+        let _ = writeln!(
+            s,
+            "host: {} {} ({} cores, {}), fslab {} peak RSS {}",
+            r.host.kernel,
+            r.host.cpu_model,
+            r.host.cores,
+            Bytes(r.host.memory_bytes),
+            r.fslab_version,
+            Bytes(r.max_rss_kib * 1024)
+        );
+        if r.interrupted {
+            s.push_str("INTERRUPTED: results cover the time before the stop\n");
+        }
+        s.into_bytes()
+    }
+}
+
+fn describe_plan(c: &Cell) -> String {
+    let p = &c.plan;
+    let g = |k: &str| p.get(k).map(|v| v.to_string().trim_matches('"').to_string()).unwrap_or_default();
+    let mut d = format!("{} {} ", g("rw"), Bytes(p.get("bs").and_then(|v| v.as_u64()).unwrap_or(0)));
+    if p.get("rw").and_then(|v| v.as_str()).is_some_and(|rw| rw.ends_with("rw")) {
+        let _ = write!(d, "({}% reads) ", g("rwmixread"));
+    }
+    let _ = write!(d, "{} job(s), {} engine", g("jobs"), g("engine"));
+    if p.get("direct").and_then(|v| v.as_bool()) == Some(true) {
+        d.push_str(", O_DIRECT");
+    }
+    if let Some(r) = p.get("rate_iops").and_then(|v| v.as_u64()) {
+        let _ = write!(d, ", paced at {r} IOPS/job");
+    }
+    d
+}
+
+fn cell(s: &mut String, c: &Cell) {
+    let t = &c.target;
+    let _ = writeln!(s, "{}: {}, measured {:.2} s", c.name, describe_plan(c), c.elapsed_ns as f64 / 1e9);
+    let mut on = format!("target: {} ({}", t.path.display(), if t.fs_type.is_empty() { "?" } else { &t.fs_type });
+    if let Some(d) = &t.device {
+        let _ = write!(on, " on {d}");
+    }
+    if let Some(b) = &t.loop_backing_file {
+        let _ = write!(on, ", backed by {b}");
+        if let Some(dio) = t.loop_direct_io {
+            let _ = write!(on, " with direct-io {}", if dio { "on" } else { "off" });
+        }
+    }
+    on.push(')');
+    if let Some(o) = &t.mount_options {
+        let _ = write!(on, " mount options {o}");
+    }
+    let _ = writeln!(s, "{on}");
+    if t.direct {
+        match t.direct_honoured {
+            Some(true) => {
+                let _ = writeln!(s, "O_DIRECT: honoured (DIOALIGN memory {} offset {})", t.dio_mem_align, t.dio_offset_align);
+            }
+            Some(false) => {
+                let _ = writeln!(s, "O_DIRECT: NOT honoured (the target ignores it; data went through the page cache)");
+            }
+            None => {}
+        }
+    }
+    let buckets: Vec<u64> = c.directions.first().map(|d| d.lat_buckets.iter().map(|b| b.le_ns).collect()).unwrap_or_default();
+    let mut tab = Table::new();
+    tab.load_style(UTF8_BORDERS_ONLY);
+    let mut head: Vec<String> = ["", "ops", "IOPS", "MB/s", "MiB/s", "mean", "p50", "p99", "p99.9", "max"].iter().map(|x| x.to_string()).collect();
+    head.extend(buckets.iter().map(|&b| format!("≤{}", Nanos(b))));
+    head.push("errors".into());
+    tab.set_header(head);
+    for d in &c.directions {
+        let mut row = vec![
+            d.dir.name().to_string(),
+            d.ops.to_string(),
+            fmt_rate(d.iops),
+            format!("{:.1}", d.mb_s),
+            format!("{:.1}", d.mib_s),
+            Nanos(d.lat.mean_ns as u64).to_string(),
+            Nanos(d.lat.p(50.0)).to_string(),
+            Nanos(d.lat.p(99.0)).to_string(),
+            Nanos(d.lat.p(99.9)).to_string(),
+            Nanos(d.lat.max_ns).to_string(),
+        ];
+        row.extend(d.lat_buckets.iter().map(|b| format!("{:.2}%", b.share * 100.0)));
+        row.push(if d.errors.is_empty() {
+            "0".into()
+        } else {
+            d.errors.iter().map(|(e, n)| format!("{e}:{n}")).collect::<Vec<_>>().join(" ")
+        });
+        tab.add_row(row);
+        if let Some(sl) = &d.sched_lat {
+            let mut row = vec![format!("{} from schedule", d.dir.name()), String::new(), String::new(), String::new(), String::new()];
+            row.extend([sl.mean_ns as u64, sl.p(50.0), sl.p(99.0), sl.p(99.9), sl.max_ns].map(|v| Nanos(v).to_string()));
+            tab.add_row(row);
+        }
+    }
+    for (i, col) in tab.column_iter_mut().enumerate() {
+        if i > 0 {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let _ = writeln!(s, "{tab}");
+    let _ = writeln!(
+        s,
+        "cpu: user {:.2} s, sys {:.2} s, {:.0}% of one core",
+        c.cpu.user_ns as f64 / 1e9,
+        c.cpu.sys_ns as f64 / 1e9,
+        c.cpu.percent_of_core
+    );
+    for w in &c.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    for e in &c.job_errors {
+        let _ = writeln!(s, "job error: {e}");
+    }
+    if c.interrupted {
+        s.push_str("interrupted\n");
+    }
+}
+
+fn summary(s: &mut String, r: &Report) {
+    let mut tab = Table::new();
+    tab.load_style(UTF8_BORDERS_ONLY);
+    tab.set_header(["cell", "dir", "IOPS", "MB/s", "mean", "p99"]);
+    for c in &r.cells {
+        for d in &c.directions {
+            tab.add_row([
+                c.name.clone(),
+                d.dir.name().to_string(),
+                fmt_rate(d.iops),
+                format!("{:.1}", d.mb_s),
+                Nanos(d.lat.mean_ns as u64).to_string(),
+                Nanos(d.lat.p(99.0)).to_string(),
+            ]);
+        }
+    }
+    let _ = writeln!(s, "summary\n{tab}");
+}

@@ -1,0 +1,77 @@
+//! The progress bar: elapsed, remaining and current IOPS on a TTY, nothing
+//! otherwise. It reads the workers' relaxed counters a few times a second, so
+//! it costs the hot path nothing.
+
+use super::Counter;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+use std::thread::ScopedJoinHandle;
+use std::time::{Duration, Instant};
+
+/// Progress display for one run (or one layout phase).
+pub struct Progress {
+    enabled: bool,
+    label: String,
+    /// For size-based runs: total bytes all workers will move.
+    total_bytes: Option<u64>,
+}
+
+impl Progress {
+    /// Shown only when `want` and stderr is a terminal.
+    pub fn new(want: bool, label: impl Into<String>, total_bytes: Option<u64>) -> Self {
+        Progress {
+            enabled: want && std::io::stderr().is_terminal(),
+            label: label.into(),
+            total_bytes,
+        }
+    }
+
+    fn bar(&self, len: u64, template: &str) -> ProgressBar {
+        let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(5));
+        pb.set_style(
+            ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        pb.set_prefix(self.label.clone());
+        pb
+    }
+
+    /// A bar over bytes for untimed work such as laying out files.
+    pub fn bytes_bar(&self, total: u64) -> Option<ProgressBar> {
+        self.enabled
+            .then(|| self.bar(total, "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}"))
+    }
+
+    /// Updates the bar until every worker has finished.
+    pub fn watch<T>(&self, counters: &[Counter], measure_start: Instant, runtime: Option<Duration>, handles: &[ScopedJoinHandle<'_, T>]) {
+        if !self.enabled {
+            return;
+        }
+        let pb = match (runtime, self.total_bytes) {
+            (Some(rt), _) => self.bar(rt.as_secs().max(1), "{prefix} [{bar:30}] {elapsed_precise} / {len}s  {msg}"),
+            (None, Some(total)) => self.bar(total, "{prefix} [{bar:30}] {bytes}/{total_bytes} eta {eta}  {msg}"),
+            (None, None) => self.bar(0, "{prefix} {elapsed_precise} {msg}"),
+        };
+        let (mut last_ops, mut last_t) = (0u64, Instant::now());
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(200));
+            let ops: u64 = counters.iter().map(|c| c.ops.load(Ordering::Relaxed)).sum();
+            let bytes: u64 = counters.iter().map(|c| c.bytes.load(Ordering::Relaxed)).sum();
+            let now = Instant::now();
+            let iops = (ops - last_ops.min(ops)) as f64 / now.duration_since(last_t).as_secs_f64();
+            (last_ops, last_t) = (ops, now);
+            if now < measure_start {
+                pb.set_message("ramping up");
+            } else {
+                pb.set_message(format!("{} IOPS", crate::units::fmt_rate(iops)));
+            }
+            match runtime {
+                Some(_) => pb.set_position(now.saturating_duration_since(measure_start).as_secs()),
+                None => pb.set_position(bytes),
+            }
+        }
+        pb.finish_and_clear();
+    }
+}

@@ -1,0 +1,88 @@
+//! CPU time from `getrusage`: per worker thread (`RUSAGE_THREAD`) and for the
+//! whole process (`RUSAGE_SELF`), reported like bonnie++'s %CP.
+
+use serde::{Deserialize, Serialize};
+use std::ops::{AddAssign, Sub};
+
+/// User and system CPU time in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTimes {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+}
+
+fn rusage(who: libc::c_int) -> (CpuTimes, u64) {
+    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    (
+        CpuTimes {
+            user_ns: tv(ru.ru_utime),
+            sys_ns: tv(ru.ru_stime),
+        },
+        ru.ru_maxrss as u64,
+    )
+}
+
+impl CpuTimes {
+    /// CPU time of the calling thread so far.
+    pub fn thread() -> Self {
+        rusage(libc::RUSAGE_THREAD).0
+    }
+
+    /// CPU time of the whole process so far.
+    pub fn process() -> Self {
+        rusage(libc::RUSAGE_SELF).0
+    }
+
+    /// Percent of one core over `elapsed_ns` ((user+sys)/elapsed*100, bonnie++'s %CP).
+    pub fn percent_of_core(&self, elapsed_ns: u64) -> f64 {
+        if elapsed_ns == 0 {
+            0.0
+        } else {
+            (self.user_ns + self.sys_ns) as f64 * 100.0 / elapsed_ns as f64
+        }
+    }
+}
+
+/// Peak resident set size of this process in KiB.
+pub fn max_rss_kib() -> u64 {
+    rusage(libc::RUSAGE_SELF).1
+}
+
+impl Sub for CpuTimes {
+    type Output = CpuTimes;
+    fn sub(self, o: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user_ns: self.user_ns.saturating_sub(o.user_ns),
+            sys_ns: self.sys_ns.saturating_sub(o.sys_ns),
+        }
+    }
+}
+
+impl AddAssign for CpuTimes {
+    fn add_assign(&mut self, o: CpuTimes) {
+        self.user_ns += o.user_ns;
+        self.sys_ns += o.sys_ns;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_thread_accumulates_cpu_time() {
+        let start = CpuTimes::thread();
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed().as_millis() < 50 {
+            x = x.wrapping_mul(31).wrapping_add(7);
+        }
+        std::hint::black_box(x);
+        let used = CpuTimes::thread() - start;
+        assert!(used.user_ns + used.sys_ns >= 20_000_000, "{used:?}");
+        assert!(max_rss_kib() > 0);
+    }
+}

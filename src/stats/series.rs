@@ -1,0 +1,217 @@
+//! Per-second time series, merged across workers while the run goes on.
+//!
+//! A per-second p99 across all workers can't be derived from per-worker p99s,
+//! so workers hand their interval histograms to this collector at each second
+//! boundary (one short lock per worker per second, never per operation). A
+//! second is summarised, and its histograms dropped, as soon as every worker has
+//! passed it: memory stays flat however long the run is.
+
+use super::{Dir, LatStats};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+/// One direction during one interval.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct IntervalDir {
+    pub ops: u64,
+    pub bytes: u64,
+    pub mean_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+/// One interval of the series: `t_s` is the second since measurement started.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct IntervalPoint {
+    pub t_s: u64,
+    pub read: IntervalDir,
+    pub write: IntervalDir,
+    pub fsync: IntervalDir,
+}
+
+impl IntervalPoint {
+    pub fn dir(&self, d: Dir) -> &IntervalDir {
+        match d {
+            Dir::Read => &self.read,
+            Dir::Write => &self.write,
+            Dir::Fsync => &self.fsync,
+        }
+    }
+    fn dir_mut(&mut self, d: Dir) -> &mut IntervalDir {
+        match d {
+            Dir::Read => &mut self.read,
+            Dir::Write => &mut self.write,
+            Dir::Fsync => &mut self.fsync,
+        }
+    }
+}
+
+/// What a worker accumulates during the current interval.
+#[derive(Clone, Debug, Default)]
+pub struct IntervalStats {
+    pub lat: [LatStats; 3],
+    pub bytes: [u64; 3],
+}
+
+impl IntervalStats {
+    #[inline]
+    pub fn record(&mut self, d: Dir, ns: u64, bytes: u64) {
+        self.lat[d.idx()].record(ns);
+        self.bytes[d.idx()] += bytes;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lat.iter().all(|l| l.count == 0)
+    }
+
+    fn reset(&mut self) {
+        for l in &mut self.lat {
+            if l.count > 0 {
+                let mut h = std::mem::take(&mut l.hist);
+                h.reset();
+                *l = LatStats {
+                    hist: h,
+                    ..Default::default()
+                };
+            }
+        }
+        self.bytes = [0; 3];
+    }
+
+    fn add(&mut self, o: &IntervalStats) {
+        for i in 0..3 {
+            self.lat[i] += &o.lat[i];
+            self.bytes[i] += o.bytes[i];
+        }
+    }
+
+    fn summarise(&self, t_s: u64) -> IntervalPoint {
+        let mut p = IntervalPoint {
+            t_s,
+            ..Default::default()
+        };
+        for d in Dir::ALL {
+            let l = &self.lat[d.idx()];
+            *p.dir_mut(d) = IntervalDir {
+                ops: l.count,
+                bytes: self.bytes[d.idx()],
+                mean_ns: l.mean_ns() as u64,
+                p99_ns: l.percentile(99.0),
+                max_ns: l.max_ns,
+            };
+        }
+        p
+    }
+}
+
+struct Inner {
+    /// Second index of `pending[0]`.
+    first: u64,
+    pending: VecDeque<Option<IntervalStats>>,
+    /// Per worker: the first second it has not yet handed in.
+    next_of: Vec<u64>,
+    done: Vec<IntervalPoint>,
+}
+
+/// Collects per-second interval stats from all workers of a run.
+pub struct SeriesCollector {
+    inner: Mutex<Inner>,
+}
+
+impl SeriesCollector {
+    pub fn new(workers: usize) -> Self {
+        SeriesCollector {
+            inner: Mutex::new(Inner {
+                first: 0,
+                pending: VecDeque::new(),
+                next_of: vec![0; workers],
+                done: Vec::new(),
+            }),
+        }
+    }
+
+    /// Worker `w` hands in its stats for second `t_s` and resets them. Seconds it
+    /// skipped (an operation that took several seconds) count as empty.
+    pub fn flush(&self, w: usize, t_s: u64, stats: &mut IntervalStats) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if t_s >= g.first && !stats.is_empty() {
+            let i = (t_s - g.first) as usize;
+            if g.pending.len() <= i {
+                g.pending.resize(i + 1, None);
+            }
+            match &mut g.pending[i] {
+                Some(s) => s.add(stats),
+                slot @ None => *slot = Some(stats.clone()),
+            }
+        }
+        stats.reset();
+        g.next_of[w] = g.next_of[w].max(t_s + 1);
+        Self::settle(&mut g);
+    }
+
+    /// Worker `w` has stopped: it will hand in nothing more.
+    pub fn finish(&self, w: usize) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.next_of[w] = u64::MAX;
+        Self::settle(&mut g);
+    }
+
+    fn settle(g: &mut Inner) {
+        let upto = g.next_of.iter().copied().min().unwrap_or(u64::MAX);
+        while g.first < upto && !g.pending.is_empty() {
+            let t = g.first;
+            let slot = g.pending.pop_front().flatten();
+            let point = match slot {
+                Some(s) => s.summarise(t),
+                None => IntervalPoint {
+                    t_s: t,
+                    ..Default::default()
+                },
+            };
+            g.done.push(point);
+            g.first += 1;
+        }
+        if g.pending.is_empty() && upto != u64::MAX {
+            g.first = g.first.max(upto);
+        }
+    }
+
+    /// The finished series (call after every worker finished).
+    pub fn into_points(self) -> Vec<IntervalPoint> {
+        let g = self.inner.into_inner().unwrap_or_else(|e| e.into_inner());
+        g.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_workers_per_second_and_fills_gaps() {
+        let c = SeriesCollector::new(2);
+        let mut a = IntervalStats::default();
+        let mut b = IntervalStats::default();
+        a.record(Dir::Read, 100, 4096);
+        b.record(Dir::Read, 300, 4096);
+        c.flush(0, 0, &mut a);
+        c.flush(1, 0, &mut b);
+        // worker 0 stalls through second 1 and reports at second 2
+        a.record(Dir::Write, 5_000_000_000, 4096);
+        b.record(Dir::Read, 200, 4096);
+        c.flush(1, 1, &mut b);
+        c.flush(0, 2, &mut a);
+        c.finish(0);
+        c.finish(1);
+        let pts = c.into_points();
+        assert_eq!(pts.len(), 3, "{pts:?}");
+        assert_eq!(pts[0].read.ops, 2);
+        assert_eq!(pts[0].read.bytes, 8192);
+        assert_eq!(pts[0].read.max_ns, 300);
+        assert_eq!(pts[1].read.ops, 1);
+        assert_eq!(pts[2].write.ops, 1);
+        assert_eq!(pts[2].write.max_ns, 5_000_000_000);
+        assert_eq!(pts.iter().map(|p| p.t_s).collect::<Vec<_>>(), vec![0, 1, 2]);
+    }
+}

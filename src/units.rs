@@ -1,0 +1,180 @@
+//! Units people type and read: binary sizes (`4k` = 4096), durations (`30s`,
+//! `500ms`), percentages, and the display helpers the reporters share.
+//!
+//! Parsing lives here so that every flag and plan key agrees on what `4k`
+//! means; fio and bonnie++ users expect binary multiples, so `k` is 1024.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Why a unit string was rejected; the caller adds the flag name.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum UnitError {
+    #[error("'{0}' is not a size (examples: 4096, 4k, 16KiB, 1g)")]
+    Size(String),
+    #[error("'{0}' is not a duration (examples: 500ms, 30s, 2m, 1h)")]
+    Duration(String),
+    #[error("'{0}' is not a percentage between 0 and 100")]
+    Percent(String),
+    #[error("'{0}' is not a whole number")]
+    Count(String),
+}
+
+/// Parses a size with binary multiples: `4k` and `4KiB` are 4096, `1g` is 2^30.
+pub fn parse_size(s: &str) -> Result<u64, UnitError> {
+    let t = s.trim();
+    if t.is_empty() || t.starts_with('-') {
+        return Err(UnitError::Size(s.to_string()));
+    }
+    parse_size::Config::new()
+        .with_binary()
+        .parse_size(t)
+        .map_err(|_| UnitError::Size(s.to_string()))
+}
+
+/// Parses a count that may carry a decimal multiple, as in `--files 100k`
+/// (100000) or `--rate-iops 2k`; counts of things are decimal, sizes binary.
+pub fn parse_count(s: &str) -> Result<u64, UnitError> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1_000),
+        Some((i, 'm' | 'M')) => (&t[..i], 1_000_000),
+        Some((i, 'g' | 'G')) => (&t[..i], 1_000_000_000),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| UnitError::Count(s.to_string()))
+}
+
+/// Parses a duration: `500ms`, `30s`, `2m`, `1h`, `1m30s`; a bare number is seconds, as in fio.
+pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    humantime::parse_duration(t).map_err(|_| UnitError::Duration(s.to_string()))
+}
+
+/// Parses a percentage `0..=100`, with or without a trailing `%`.
+pub fn parse_percent(s: &str) -> Result<u32, UnitError> {
+    let t = s.trim().trim_end_matches('%');
+    match t.parse::<u32>() {
+        Ok(p) if p <= 100 => Ok(p),
+        _ => Err(UnitError::Percent(s.to_string())),
+    }
+}
+
+/// A byte count shown with a binary unit (`16.0 KiB`, `1.50 GiB`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes(pub u64);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+        let mut v = self.0 as f64;
+        let mut i = 0;
+        while v >= 1024.0 && i < UNITS.len() - 1 {
+            v /= 1024.0;
+            i += 1;
+        }
+        if i == 0 {
+            write!(f, "{} B", self.0)
+        } else {
+            write!(f, "{:.*} {}", if v < 10.0 { 2 } else { 1 }, v, UNITS[i])
+        }
+    }
+}
+
+/// A latency in integer nanoseconds shown with a unit that keeps 3 significant digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nanos(pub u64);
+
+impl fmt::Display for Nanos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0 as f64;
+        let (v, unit) = if n < 1e3 {
+            return write!(f, "{} ns", self.0);
+        } else if n < 1e6 {
+            (n / 1e3, "µs")
+        } else if n < 1e9 {
+            (n / 1e6, "ms")
+        } else {
+            (n / 1e9, "s")
+        };
+        let prec = if v < 10.0 {
+            2
+        } else if v < 100.0 {
+            1
+        } else {
+            0
+        };
+        write!(f, "{v:.prec$} {unit}")
+    }
+}
+
+/// Formats a rate (operations per second) compactly: `812`, `12.3k`, `1.52M`.
+pub fn fmt_rate(r: f64) -> String {
+    if r < 1e4 {
+        format!("{r:.0}")
+    } else if r < 1e6 {
+        format!("{:.1}k", r / 1e3)
+    } else {
+        format!("{:.2}M", r / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_binary() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("16KiB"), Ok(16384));
+        assert_eq!(parse_size("1m"), Ok(1 << 20));
+        assert_eq!(parse_size("1g"), Ok(1 << 30));
+        assert_eq!(parse_size("2T"), Ok(2 << 40));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("-4k").is_err());
+        assert!(parse_size("4q").is_err());
+        assert!(parse_size("k").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn percents_and_counts() {
+        assert_eq!(parse_percent("90"), Ok(90));
+        assert_eq!(parse_percent("90%"), Ok(90));
+        assert!(parse_percent("101").is_err());
+        assert!(parse_percent("x").is_err());
+        assert_eq!(parse_count("100k"), Ok(100_000));
+        assert_eq!(parse_count("7"), Ok(7));
+        assert!(parse_count("1.5k").is_err());
+    }
+
+    #[test]
+    fn display() {
+        assert_eq!(Bytes(512).to_string(), "512 B");
+        assert_eq!(Bytes(16384).to_string(), "16.0 KiB");
+        assert_eq!(Bytes(3 << 29).to_string(), "1.50 GiB");
+        assert_eq!(Nanos(999).to_string(), "999 ns");
+        assert_eq!(Nanos(1500).to_string(), "1.50 µs");
+        assert_eq!(Nanos(2_000_000).to_string(), "2.00 ms");
+        assert_eq!(Nanos(123_400_000).to_string(), "123 ms");
+        assert_eq!(fmt_rate(123456.0), "123.5k");
+    }
+}
