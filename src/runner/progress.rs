@@ -7,7 +7,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::thread::ScopedJoinHandle;
-use std::time::{Duration, Instant};
+use super::Instant;
+use std::time::Duration;
 
 /// Progress display for one run (or one layout phase).
 pub struct Progress {

@@ -49,6 +49,21 @@ impl LatHist {
         self.0.add(&other.0).expect("histograms share bounds");
     }
 
+    /// Removes the values of `earlier`, a snapshot this histogram has grown from.
+    pub fn subtract(&mut self, earlier: &LatHist) {
+        // Only fails if `earlier` holds values this one lacks: not a snapshot.
+        let _ = self.0.subtract(&earlier.0);
+    }
+
+    /// Lowest recorded value (bucket resolution), 0 when empty.
+    pub fn min(&self) -> u64 {
+        if self.0.is_empty() {
+            0
+        } else {
+            self.0.min()
+        }
+    }
+
     /// Forgets every value, keeping the allocation.
     pub fn reset(&mut self) {
         self.0.reset();
