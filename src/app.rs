@@ -30,8 +30,9 @@ impl AppError {
     }
 }
 
-/// Measures one io plan and returns its cell.
-pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Cell, AppError> {
+/// Measures one io plan and returns its cell, or None when stopped before
+/// anything was measured (Ctrl-C while laying out files).
+pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
     let progress = Progress::new(!plan.quiet, name.to_string(), None);
     let layout_bar = std::cell::RefCell::new(None);
     let prepared = target::prepare(plan, stop, &|done, total| {
@@ -46,7 +47,10 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Cell, App
     if let Some(Some(pb)) = layout_bar.into_inner() {
         pb.finish_and_clear();
     }
-    let prepared = prepared?;
+    let prepared = match prepared {
+        Err(TargetError::Interrupted) => return Ok(None),
+        p => p?,
+    };
     let cfg = RunConfig {
         jobs: plan.jobs as usize,
         runtime: plan.runtime,
@@ -55,7 +59,10 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Cell, App
         bucket_ns: plan.lat_buckets_ns.clone(),
     };
     let shared = prepared.files.len() == 1 && plan.jobs > 1;
-    let total = plan.runtime.is_none().then(|| prepared.file_size / plan.bs * plan.bs * plan.jobs as u64);
+    let total = plan
+        .runtime
+        .is_none()
+        .then(|| prepared.file_size / plan.bs * plan.bs * plan.jobs as u64);
     let progress = Progress::new(!plan.quiet, name.to_string(), total);
     let out = runner::run(&cfg, stop, &progress, |j| {
         let file = if plan.engine == EngineKind::Null {
@@ -76,15 +83,19 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Cell, App
     let plan_json = serde_json::to_value(plan).expect("plans serialise");
     let cell = Cell::from_run(name, plan_json, prepared.info.clone(), prepared.warnings.clone(), out);
     drop(prepared);
-    Ok(cell)
+    Ok(Some(cell))
 }
 
 /// `fslab io`: one cell, written to every output.
 pub fn run_io(mut plan: IoPlan, stop: &AtomicBool) -> Result<Report, AppError> {
     let mut r = Report::new("io", SystemTime::now());
-    let cell = io_cell("io", &plan, stop)?;
-    r.interrupted = cell.interrupted;
-    r.cells.push(cell);
+    match io_cell("io", &plan, stop)? {
+        Some(cell) => {
+            r.interrupted = cell.interrupted;
+            r.cells.push(cell);
+        }
+        None => r.interrupted = true,
+    }
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
     report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
     Ok(r)
@@ -101,7 +112,10 @@ pub fn run_suite(mut suite: SuitePlan, stop: &AtomicBool) -> Result<Report, AppE
         if !suite.quiet {
             eprintln!("fslab run: {name}");
         }
-        let cell = io_cell(name, plan, stop)?;
+        let Some(cell) = io_cell(name, plan, stop)? else {
+            r.interrupted = true;
+            break;
+        };
         r.interrupted |= cell.interrupted;
         r.cells.push(cell);
         r.max_rss_kib = crate::stats::cpu::max_rss_kib();

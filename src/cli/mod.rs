@@ -42,7 +42,7 @@ pub enum Command {
     Run(RunArgs),
     /// fio-class data I/O: sequential or random reads and writes with truthful latency.
     #[command(after_help = IO_EXAMPLES)]
-    Io(IoArgs),
+    Io(Box<IoArgs>),
 }
 
 /// Flags every measuring command shares.
@@ -59,7 +59,7 @@ pub struct CommonArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Seed of the random offsets and data (default: fixed, so runs repeat).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,
 }
 
@@ -82,17 +82,17 @@ pub struct IoArgs {
     #[arg(long, value_name = "PATTERN", default_value = "randread")]
     pub rw: String,
     /// Percentage of reads in rw/randrw.
-    #[arg(long, value_name = "PCT", default_value = "50")]
+    #[arg(long, value_name = "PCT", default_value = "50", allow_hyphen_values = true)]
     pub rwmixread: String,
     /// Block size (binary units: 4k = 4096).
-    #[arg(long, value_name = "SIZE", default_value = "4k")]
+    #[arg(long, value_name = "SIZE", default_value = "4k", allow_hyphen_values = true)]
     pub bs: String,
     /// Bytes per job: the file size, and the amount moved when --runtime is not given.
     /// Default 256m; for a device or existing file, its size.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
     /// Number of jobs (threads).
-    #[arg(long, value_name = "N", default_value = "1")]
+    #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true)]
     pub jobs: String,
     /// Each job has its own file (default).
     #[arg(long, conflicts_with = "shared_file")]
@@ -113,10 +113,10 @@ pub struct IoArgs {
     #[arg(long, value_name = "DUR")]
     pub ramp: Option<String>,
     /// fsync the file after every N writes.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub fsync: Option<String>,
     /// Pace each job at N operations per second (latency is also measured from the scheduled start).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub rate_iops: Option<String>,
     /// Report the share of operations at or under each latency (default 2ms).
     #[arg(long, value_name = "DUR,...")]

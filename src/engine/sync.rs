@@ -31,30 +31,18 @@ impl Engine for SyncEngine {
         // valid for `len` bytes (Engine's contract); a bad fd yields EBADF.
         Submit::Done(unsafe {
             match *op {
-                Op::Read {
-                    fd,
-                    offset,
-                    buf,
-                    len,
-                } => res(rustix::io::pread(
+                Op::Read { fd, offset, buf, len } => res(rustix::io::pread(
                     BorrowedFd::borrow_raw(fd),
                     std::slice::from_raw_parts_mut(buf, len),
                     offset,
                 )),
-                Op::Write {
-                    fd,
-                    offset,
-                    buf,
-                    len,
-                } => res(rustix::io::pwrite(
+                Op::Write { fd, offset, buf, len } => res(rustix::io::pwrite(
                     BorrowedFd::borrow_raw(fd),
                     std::slice::from_raw_parts(buf, len),
                     offset,
                 )),
                 Op::Fsync { fd } => res(rustix::fs::fsync(BorrowedFd::borrow_raw(fd)).map(|_| 0)),
-                Op::Fdatasync { fd } => {
-                    res(rustix::fs::fdatasync(BorrowedFd::borrow_raw(fd)).map(|_| 0))
-                }
+                Op::Fdatasync { fd } => res(rustix::fs::fdatasync(BorrowedFd::borrow_raw(fd)).map(|_| 0)),
             }
         })
     }

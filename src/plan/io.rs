@@ -119,13 +119,19 @@ impl IoPlan {
         let rw = Rw::parse(&a.rw).ok_or_else(|| {
             PlanError::new(
                 "--rw",
-                format!("unknown pattern '{}' (known: read, write, randread, randwrite, rw, randrw)", a.rw),
+                format!(
+                    "unknown pattern '{}' (known: read, write, randread, randwrite, rw, randrw)",
+                    a.rw
+                ),
             )
         })?;
         let rwmixread = units::parse_percent(&a.rwmixread).map_err(|e| PlanError::new("--rwmixread", e))?;
         let bs = units::parse_size(&a.bs).map_err(|e| PlanError::new("--bs", e))?;
         if bs == 0 || bs > 64 << 20 {
-            return Err(PlanError::new("--bs", format!("{bs} is out of range (1 byte to 64 MiB)")));
+            return Err(PlanError::new(
+                "--bs",
+                format!("{bs} is out of range (1 byte to 64 MiB)"),
+            ));
         }
         let size = match &a.size {
             None => None,
@@ -144,9 +150,8 @@ impl IoPlan {
         if jobs > 4096 {
             return Err(PlanError::new("--jobs", format!("{jobs} is more than 4096")));
         }
-        let engine = EngineKind::parse(&a.engine).ok_or_else(|| {
-            PlanError::new("--engine", format!("unknown engine '{}' (known: sync, null)", a.engine))
-        })?;
+        let engine = EngineKind::parse(&a.engine)
+            .ok_or_else(|| PlanError::new("--engine", format!("unknown engine '{}' (known: sync, null)", a.engine)))?;
         let runtime = match &a.runtime {
             None => None,
             Some(s) => {
@@ -162,14 +167,20 @@ impl IoPlan {
             Some(s) => duration("--ramp", s)?,
         };
         if !ramp.is_zero() && runtime.is_none() {
-            return Err(PlanError::new("--ramp", "needs --runtime (a ramp excludes time, so the run must be time-based)"));
+            return Err(PlanError::new(
+                "--ramp",
+                "needs --runtime (a ramp excludes time, so the run must be time-based)",
+            ));
         }
         let fsync_every = match &a.fsync {
             None => 0,
             Some(s) => count("--fsync", s, 1)?,
         };
         if fsync_every > 0 && rw.read_pct(rwmixread) == 100 {
-            return Err(PlanError::new("--fsync", format!("--rw {} does no writes to fsync", rw.name())));
+            return Err(PlanError::new(
+                "--fsync",
+                format!("--rw {} does no writes to fsync", rw.name()),
+            ));
         }
         let rate_iops = match &a.rate_iops {
             None => None,
@@ -189,7 +200,10 @@ impl IoPlan {
                 v.sort_unstable();
                 v.dedup();
                 if v.len() > MAX_LAT_BUCKETS {
-                    return Err(PlanError::new("--lat-buckets", format!("at most {MAX_LAT_BUCKETS} thresholds")));
+                    return Err(PlanError::new(
+                        "--lat-buckets",
+                        format!("at most {MAX_LAT_BUCKETS} thresholds"),
+                    ));
                 }
                 v
             }
@@ -204,7 +218,11 @@ impl IoPlan {
             bs,
             size,
             jobs: jobs as u32,
-            file_mode: if a.shared_file { FileMode::SharedFile } else { FileMode::FilePerJob },
+            file_mode: if a.shared_file {
+                FileMode::SharedFile
+            } else {
+                FileMode::FilePerJob
+            },
             direct: a.direct,
             engine,
             runtime,

@@ -32,7 +32,7 @@ impl PlanError {
 pub type Result<T> = std::result::Result<T, PlanError>;
 
 /// Seed used when none is given: fixed, so two runs draw the same offsets (as fio's randrepeat).
-pub const DEFAULT_SEED: u64 = 0x6673_6c61_62;
+pub const DEFAULT_SEED: u64 = 0x0066_736c_6162;
 
 pub(crate) fn seed(c: &CommonArgs) -> Result<u64> {
     match &c.seed {

@@ -73,9 +73,10 @@ impl Outputs {
                 ));
             }
             let file = match &path {
-                Some(p) => Some(File::create(p).map_err(|e| {
-                    PlanError::new("--output", format!("cannot create '{}': {e}", p.display()))
-                })?),
+                Some(p) => Some(
+                    File::create(p)
+                        .map_err(|e| PlanError::new("--output", format!("cannot create '{}': {e}", p.display())))?,
+                ),
                 None => None,
             };
             v.push(OutputSpec { format, path, file });

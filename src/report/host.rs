@@ -27,7 +27,11 @@ impl HostInfo {
             arch: s(u.machine()),
             cpu_model: cpuinfo
                 .lines()
-                .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
+                .find_map(|l| {
+                    l.strip_prefix("model name")
+                        .and_then(|r| r.split_once(':'))
+                        .map(|(_, v)| v.trim().to_string())
+                })
                 .unwrap_or_default(),
             cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             memory_bytes: meminfo

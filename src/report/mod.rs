@@ -198,7 +198,13 @@ impl DirResult {
 
 impl Cell {
     /// Builds a cell from a run; directions with no operation and no error are left out.
-    pub fn from_run(name: &str, plan: serde_json::Value, target: TargetInfo, warnings: Vec<String>, out: RunOut) -> Self {
+    pub fn from_run(
+        name: &str,
+        plan: serde_json::Value,
+        target: TargetInfo,
+        warnings: Vec<String>,
+        out: RunOut,
+    ) -> Self {
         let elapsed = out.elapsed_ns;
         let directions = Dir::ALL
             .iter()

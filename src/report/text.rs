@@ -36,9 +36,20 @@ impl Reporter for Text {
 
 fn describe_plan(c: &Cell) -> String {
     let p = &c.plan;
-    let g = |k: &str| p.get(k).map(|v| v.to_string().trim_matches('"').to_string()).unwrap_or_default();
-    let mut d = format!("{} {} ", g("rw"), Bytes(p.get("bs").and_then(|v| v.as_u64()).unwrap_or(0)));
-    if p.get("rw").and_then(|v| v.as_str()).is_some_and(|rw| rw.ends_with("rw")) {
+    let g = |k: &str| {
+        p.get(k)
+            .map(|v| v.to_string().trim_matches('"').to_string())
+            .unwrap_or_default()
+    };
+    let mut d = format!(
+        "{} {} ",
+        g("rw"),
+        Bytes(p.get("bs").and_then(|v| v.as_u64()).unwrap_or(0))
+    );
+    if p.get("rw")
+        .and_then(|v| v.as_str())
+        .is_some_and(|rw| rw.ends_with("rw"))
+    {
         let _ = write!(d, "({}% reads) ", g("rwmixread"));
     }
     let _ = write!(d, "{} job(s), {} engine", g("jobs"), g("engine"));
@@ -53,8 +64,18 @@ fn describe_plan(c: &Cell) -> String {
 
 fn cell(s: &mut String, c: &Cell) {
     let t = &c.target;
-    let _ = writeln!(s, "{}: {}, measured {:.2} s", c.name, describe_plan(c), c.elapsed_ns as f64 / 1e9);
-    let mut on = format!("target: {} ({}", t.path.display(), if t.fs_type.is_empty() { "?" } else { &t.fs_type });
+    let _ = writeln!(
+        s,
+        "{}: {}, measured {:.2} s",
+        c.name,
+        describe_plan(c),
+        c.elapsed_ns as f64 / 1e9
+    );
+    let mut on = format!(
+        "target: {} ({}",
+        t.path.display(),
+        if t.fs_type.is_empty() { "?" } else { &t.fs_type }
+    );
     if let Some(d) = &t.device {
         let _ = write!(on, " on {d}");
     }
@@ -72,18 +93,32 @@ fn cell(s: &mut String, c: &Cell) {
     if t.direct {
         match t.direct_honoured {
             Some(true) => {
-                let _ = writeln!(s, "O_DIRECT: honoured (DIOALIGN memory {} offset {})", t.dio_mem_align, t.dio_offset_align);
+                let _ = writeln!(
+                    s,
+                    "O_DIRECT: honoured (DIOALIGN memory {} offset {})",
+                    t.dio_mem_align, t.dio_offset_align
+                );
             }
             Some(false) => {
-                let _ = writeln!(s, "O_DIRECT: NOT honoured (the target ignores it; data went through the page cache)");
+                let _ = writeln!(
+                    s,
+                    "O_DIRECT: NOT honoured (the target ignores it; data went through the page cache)"
+                );
             }
             None => {}
         }
     }
-    let buckets: Vec<u64> = c.directions.first().map(|d| d.lat_buckets.iter().map(|b| b.le_ns).collect()).unwrap_or_default();
+    let buckets: Vec<u64> = c
+        .directions
+        .first()
+        .map(|d| d.lat_buckets.iter().map(|b| b.le_ns).collect())
+        .unwrap_or_default();
     let mut tab = Table::new();
     tab.load_style(UTF8_BORDERS_ONLY);
-    let mut head: Vec<String> = ["", "ops", "IOPS", "MB/s", "MiB/s", "mean", "p50", "p99", "p99.9", "max"].iter().map(|x| x.to_string()).collect();
+    let mut head: Vec<String> = ["", "ops", "IOPS", "MB/s", "MiB/s", "mean", "p50", "p99", "p99.9", "max"]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
     head.extend(buckets.iter().map(|&b| format!("≤{}", Nanos(b))));
     head.push("errors".into());
     tab.set_header(head);
@@ -104,12 +139,24 @@ fn cell(s: &mut String, c: &Cell) {
         row.push(if d.errors.is_empty() {
             "0".into()
         } else {
-            d.errors.iter().map(|(e, n)| format!("{e}:{n}")).collect::<Vec<_>>().join(" ")
+            d.errors
+                .iter()
+                .map(|(e, n)| format!("{e}:{n}"))
+                .collect::<Vec<_>>()
+                .join(" ")
         });
         tab.add_row(row);
         if let Some(sl) = &d.sched_lat {
-            let mut row = vec![format!("{} from schedule", d.dir.name()), String::new(), String::new(), String::new(), String::new()];
-            row.extend([sl.mean_ns as u64, sl.p(50.0), sl.p(99.0), sl.p(99.9), sl.max_ns].map(|v| Nanos(v).to_string()));
+            let mut row = vec![
+                format!("{} from schedule", d.dir.name()),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ];
+            row.extend(
+                [sl.mean_ns as u64, sl.p(50.0), sl.p(99.0), sl.p(99.9), sl.max_ns].map(|v| Nanos(v).to_string()),
+            );
             tab.add_row(row);
         }
     }

@@ -83,16 +83,22 @@ where
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..cfg.jobs)
             .map(|j| {
-                let (ready, go, start_at, counter, series, make) = (&ready, &go, &start_at, &counters[j], &series, &make);
+                let (ready, go, start_at, counter, series, make) =
+                    (&ready, &go, &start_at, &counters[j], &series, &make);
                 std::thread::Builder::new()
                     .name(format!("fslab-job{j}"))
                     .spawn_scoped(s, move || {
                         let built = make(j);
                         ready.wait();
                         go.wait();
-                        let t0 = start_at.lock().unwrap_or_else(|e| e.into_inner()).expect("start time set before go");
+                        let t0 = start_at
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .expect("start time set before go");
                         let out = match built {
-                            Ok((mut engine, mut wl)) => worker(j, cfg, stop, counter, series, engine.as_mut(), &mut wl, t0),
+                            Ok((mut engine, mut wl)) => {
+                                worker(j, cfg, stop, counter, series, engine.as_mut(), &mut wl, t0)
+                            }
                             Err(e) => {
                                 stop.store(true, Ordering::Relaxed);
                                 WorkerOut {
@@ -163,7 +169,11 @@ fn worker<W: Workload>(
     let mut cpu_start = CpuTimes::thread();
     let mut sec: u64 = 0;
     // The next instant at which something other than recording must happen.
-    let mut next_event = if recording { measure_start + Duration::from_secs(1) } else { measure_start };
+    let mut next_event = if recording {
+        measure_start + Duration::from_secs(1)
+    } else {
+        measure_start
+    };
     if let Some(d) = deadline {
         next_event = next_event.min(d);
     }
@@ -253,7 +263,11 @@ fn worker<W: Workload>(
     WorkerOut {
         stats,
         cpu: CpuTimes::thread() - cpu_start,
-        elapsed_ns: if recording { ns(last.saturating_duration_since(measure_start)) } else { 0 },
+        elapsed_ns: if recording {
+            ns(last.saturating_duration_since(measure_start))
+        } else {
+            0
+        },
         error,
     }
 }

@@ -3,11 +3,11 @@
 //! it costs the hot path nothing.
 
 use super::Counter;
+use super::Instant;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::thread::ScopedJoinHandle;
-use super::Instant;
 use std::time::Duration;
 
 /// Progress display for one run (or one layout phase).
@@ -41,17 +41,30 @@ impl Progress {
 
     /// A bar over bytes for untimed work such as laying out files.
     pub fn bytes_bar(&self, total: u64) -> Option<ProgressBar> {
-        self.enabled
-            .then(|| self.bar(total, "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}"))
+        self.enabled.then(|| {
+            self.bar(
+                total,
+                "{prefix} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            )
+        })
     }
 
     /// Updates the bar until every worker has finished.
-    pub fn watch<T>(&self, counters: &[Counter], measure_start: Instant, runtime: Option<Duration>, handles: &[ScopedJoinHandle<'_, T>]) {
+    pub fn watch<T>(
+        &self,
+        counters: &[Counter],
+        measure_start: Instant,
+        runtime: Option<Duration>,
+        handles: &[ScopedJoinHandle<'_, T>],
+    ) {
         if !self.enabled {
             return;
         }
         let pb = match (runtime, self.total_bytes) {
-            (Some(rt), _) => self.bar(rt.as_secs().max(1), "{prefix} [{bar:30}] {elapsed_precise} / {len}s  {msg}"),
+            (Some(rt), _) => self.bar(
+                rt.as_secs().max(1),
+                "{prefix} [{bar:30}] {elapsed_precise} / {len}s  {msg}",
+            ),
             (None, Some(total)) => self.bar(total, "{prefix} [{bar:30}] {bytes}/{total_bytes} eta {eta}  {msg}"),
             (None, None) => self.bar(0, "{prefix} {elapsed_precise} {msg}"),
         };

@@ -278,7 +278,10 @@ mod tests {
         total[0].record_ok(50, 10);
         tr.note(Dir::Read, 50);
         let i = tr.take(&total).clone();
-        assert_eq!((i.lat[0].count, i.bytes[0], i.lat[0].max_ns, i.lat[0].sum_ns), (1, 10, 50, 50));
+        assert_eq!(
+            (i.lat[0].count, i.bytes[0], i.lat[0].max_ns, i.lat[0].sum_ns),
+            (1, 10, 50, 50)
+        );
         assert_eq!(i.lat[0].hist.len(), 1);
         assert_eq!(i.lat[0].percentile(99.0), 50);
         assert_eq!(tr.take(&total).lat[0].count, 0);

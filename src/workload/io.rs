@@ -52,7 +52,11 @@ impl IoWorkload {
             bs: plan.bs,
             blocks,
             seq: [start, start],
-            remaining: if plan.runtime.is_some() { None } else { Some(blocks * plan.bs) },
+            remaining: if plan.runtime.is_some() {
+                None
+            } else {
+                Some(blocks * plan.bs)
+            },
             fsync_every: plan.fsync_every,
             writes_since_fsync: 0,
             rbuf: AlignedBuf::new(plan.bs as usize, 4096),

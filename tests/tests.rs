@@ -1,0 +1,8 @@
+//! The one integration test binary: real runs of the fslab binary.
+
+mod util;
+
+mod bad_input;
+mod device;
+mod io;
+mod signals;

@@ -1,0 +1,143 @@
+//! Helpers shared by the integration tests: running the binary, prerequisites
+//! that skip (or fail under FSLAB_REQUIRE_ALL=1), and guards for loop devices
+//! and mounts that are always undone.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The fslab binary under test.
+pub fn fslab() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("fslab").expect("fslab binary");
+    c.env_remove("RUST_LOG");
+    c
+}
+
+pub fn fslab_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fslab"))
+}
+
+/// True when the prerequisite holds. Otherwise skips (prints why and returns
+/// false) or, with FSLAB_REQUIRE_ALL=1 as in CI, fails the test.
+pub fn require(what: &str, ok: bool) -> bool {
+    if ok {
+        return true;
+    }
+    if std::env::var("FSLAB_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("prerequisite missing and FSLAB_REQUIRE_ALL=1: {what}");
+    }
+    eprintln!("skipped: needs {what}");
+    false
+}
+
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+pub fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Root plus the tools: the common prerequisite of device tests.
+pub fn require_root_with(tools: &[&str]) -> bool {
+    if !require("root", is_root()) {
+        return false;
+    }
+    tools.iter().all(|t| require(t, have(t)))
+}
+
+fn sh(args: &[&str]) -> String {
+    let o = Command::new(args[0]).args(&args[1..]).output().expect("spawn");
+    assert!(
+        o.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A loop device over a sparse image in a temporary directory; detached on drop.
+pub struct LoopDev {
+    pub dev: String,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    pub fn new(size_mib: u64) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("img");
+        std::fs::File::create(&img).unwrap().set_len(size_mib << 20).unwrap();
+        // The kernel picks a free device: never a hard-coded /dev/loopN.
+        let dev = sh(&["losetup", "--find", "--show", img.to_str().unwrap()]);
+        LoopDev { dev, _dir: dir }
+    }
+
+    pub fn mkfs(&self, fs: &str) {
+        match fs {
+            "ext4" => sh(&["mkfs.ext4", "-q", "-F", &self.dev]),
+            "xfs" => sh(&["mkfs.xfs", "-q", "-f", &self.dev]),
+            other => panic!("no mkfs for {other}"),
+        };
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// A mount in a temporary directory; unmounted on drop.
+pub struct Mount {
+    pub dir: tempfile::TempDir,
+}
+
+impl Mount {
+    pub fn new(source: &str, fstype: &str, opts: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec!["mount", "-t", fstype];
+        if !opts.is_empty() {
+            args.extend(["-o", opts]);
+        }
+        args.extend([source, dir.path().to_str().unwrap()]);
+        sh(&args);
+        Mount { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let p = self.dir.path().to_str().unwrap().to_string();
+        if Command::new("umount")
+            .arg(&p)
+            .status()
+            .map(|s| !s.success())
+            .unwrap_or(true)
+        {
+            let _ = Command::new("umount").args(["-l", &p]).status();
+        }
+    }
+}
+
+/// Entries fslab left in `dir` (work directories are named fslab-*).
+pub fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("fslab-"))
+        .collect()
+}
+
+/// Parses a result JSON file.
+pub fn read_json(p: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: invalid JSON: {e}\n{text}", p.display()))
+}
