@@ -112,7 +112,14 @@ pub fn run_suite(mut suite: SuitePlan, stop: &AtomicBool) -> Result<Report, AppE
         if !suite.quiet {
             eprintln!("fslab run: {name}");
         }
-        let Some(cell) = io_cell(name, plan, stop)? else {
+        let cell = match io_cell(name, plan, stop) {
+            Err(AppError::Target(TargetError::Refused { flag: "--direct", msg })) => {
+                eprintln!("fslab run: {name} skipped: {msg}");
+                continue;
+            }
+            c => c?,
+        };
+        let Some(cell) = cell else {
             r.interrupted = true;
             break;
         };

@@ -56,7 +56,7 @@ pub struct SuitePlan {
     pub quiet: bool,
 }
 
-/// Builds the quick suite: four short io cells that tell a newcomer how the
+/// Builds the quick suite: five short io cells that tell a newcomer how the
 /// filesystem under the target does at small random and large sequential I/O.
 pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
     if let Some(p) = &a.plan {
@@ -67,7 +67,7 @@ pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
     }
     let runtime = a.runtime.clone();
     duration("--runtime", &runtime)?;
-    let cell = |rw: &str, bs: &str| IoArgs {
+    let cell = |rw: &str, bs: &str, direct: bool| IoArgs {
         common: CommonArgs {
             output: vec![],
             ..a.common.clone()
@@ -79,16 +79,20 @@ pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
         jobs: "1".into(),
         engine: "sync".into(),
         runtime: Some(runtime.clone()),
+        direct,
         ..Default::default()
     };
     let mut cells = Vec::new();
-    for (name, rw, bs) in [
-        ("randread-4k", "randread", "4k"),
-        ("randwrite-4k", "randwrite", "4k"),
-        ("seqwrite-1m", "write", "1m"),
-        ("seqread-1m", "read", "1m"),
+    // One page-cache cell (what applications mostly see), then the device
+    // through the filesystem with O_DIRECT.
+    for (name, rw, bs, direct) in [
+        ("randread-4k-cached", "randread", "4k", false),
+        ("randread-4k-direct", "randread", "4k", true),
+        ("randwrite-4k-direct", "randwrite", "4k", true),
+        ("seqwrite-1m-direct", "write", "1m", true),
+        ("seqread-1m-direct", "read", "1m", true),
     ] {
-        cells.push((name.to_string(), IoPlan::from_args(&cell(rw, bs))?));
+        cells.push((name.to_string(), IoPlan::from_args(&cell(rw, bs, direct))?));
     }
     Ok(SuitePlan {
         cells,
