@@ -17,7 +17,7 @@ Examples:
            --runtime 30s --output json:result.json
 
   # a raw block device (refused when mounted or carrying a filesystem)
-  fslab io --target /dev/loop7 --allow-device --precondition --rw randrw --direct --runtime 30s";
+  fslab io --target /dev/sdX --allow-device --precondition --rw randrw --direct --runtime 30s";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
