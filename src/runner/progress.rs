@@ -28,6 +28,11 @@ impl Progress {
         }
     }
 
+    /// True when a bar is drawn.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
     fn bar(&self, len: u64, template: &str) -> ProgressBar {
         let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(5));
         pb.set_style(

@@ -81,21 +81,21 @@ impl IntervalTracker {
             let i = d.idx();
             let (t, p) = (&total[i].lat, &mut self.prev[i]);
             let l = &mut self.cur.lat[i];
-            if t.count == p.count {
-                *l = LatStats::default();
-            } else {
-                let mut hist = t.hist.clone();
-                hist.subtract(&p.hist);
-                *l = LatStats {
-                    count: t.count - p.count,
-                    sum_ns: t.sum_ns - p.sum_ns,
-                    sum_sq_ns: t.sum_sq_ns - p.sum_sq_ns,
-                    min_ns: hist.min(),
-                    max_ns: self.max[i],
-                    hist,
-                };
-                p.clone_from(t);
+            // reset + add reuse the histograms' allocations: nothing is
+            // allocated per interval, so memory stays flat over long runs.
+            l.hist.reset();
+            if t.count > p.count {
+                l.hist.add(&t.hist);
+                l.hist.subtract(&p.hist);
+                p.hist.reset();
+                p.hist.add(&t.hist);
             }
+            l.count = t.count - p.count;
+            l.sum_ns = t.sum_ns - p.sum_ns;
+            l.sum_sq_ns = t.sum_sq_ns - p.sum_sq_ns;
+            l.min_ns = l.hist.min();
+            l.max_ns = self.max[i];
+            (p.count, p.sum_ns, p.sum_sq_ns) = (t.count, t.sum_ns, t.sum_sq_ns);
             self.cur.bytes[i] = total[i].bytes - self.prev_bytes[i];
             self.prev_bytes[i] = total[i].bytes;
             self.max[i] = 0;
