@@ -67,8 +67,8 @@ impl Progress {
         }
         let pb = match (runtime, self.total_bytes) {
             (Some(rt), _) => self.bar(
-                rt.as_secs().max(1),
-                "{prefix} [{bar:30}] {elapsed_precise} / {len}s  {msg}",
+                rt.as_millis().max(1) as u64,
+                "{prefix} [{bar:30}] {elapsed_precise}  {msg}",
             ),
             (None, Some(total)) => self.bar(total, "{prefix} [{bar:30}] {bytes}/{total_bytes} eta {eta}  {msg}"),
             (None, None) => self.bar(0, "{prefix} {elapsed_precise} {msg}"),
@@ -81,14 +81,18 @@ impl Progress {
             let now = Instant::now();
             let iops = (ops - last_ops.min(ops)) as f64 / now.duration_since(last_t).as_secs_f64();
             (last_ops, last_t) = (ops, now);
-            if now < measure_start {
-                pb.set_message("ramping up");
-            } else {
-                pb.set_message(format!("{} IOPS", crate::units::fmt_rate(iops)));
-            }
+            let rate = crate::units::fmt_rate(iops);
             match runtime {
-                Some(_) => pb.set_position(now.saturating_duration_since(measure_start).as_secs()),
-                None => pb.set_position(bytes),
+                _ if now < measure_start => pb.set_message(format!("ramping up, {rate} IOPS")),
+                Some(rt) => {
+                    let done = now.saturating_duration_since(measure_start).min(rt);
+                    pb.set_position(done.as_millis() as u64);
+                    pb.set_message(format!("{:.0} s left, {rate} IOPS", (rt - done).as_secs_f64().ceil()));
+                }
+                None => {
+                    pb.set_position(bytes);
+                    pb.set_message(format!("{rate} IOPS"));
+                }
             }
         }
         pb.finish_and_clear();
