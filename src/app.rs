@@ -7,6 +7,7 @@ use crate::report::{self, Cell, Report};
 use crate::runner::{self, Progress, RunConfig};
 use crate::target::{self, TargetError};
 use crate::workload::io::IoWorkload;
+use crate::workload::Workload;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::AtomicBool;
@@ -57,6 +58,8 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
         ramp: plan.ramp,
         rate: plan.rate_iops,
         bucket_ns: plan.lat_buckets_ns.clone(),
+        depth: plan.iodepth as usize,
+        batch: plan.iodepth_batch as usize,
     };
     let shared = prepared.files.len() == 1 && plan.jobs > 1;
     let total = plan
@@ -77,8 +80,12 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
                 .map_err(|e| format!("job {j}: opening {}: {e}", path.display()))?;
             Some(f)
         };
-        let wl = IoWorkload::new(plan, j as u32, file, prepared.file_size, shared);
-        Ok((plan.engine.build(), wl))
+        let wl = IoWorkload::new(plan, j as u32, file, prepared.file_size, shared, plan.iodepth as usize);
+        let mut engine = plan.engine.build(&plan.uring).map_err(|e| format!("job {j}: {e}"))?;
+        engine
+            .register(&wl.files(), &wl.buffers())
+            .map_err(|e| format!("job {j}: {e}"))?;
+        Ok((engine, wl))
     });
     let plan_json = serde_json::to_value(plan).expect("plans serialise");
     let cell = Cell::from_run(name, plan_json, prepared.info.clone(), prepared.warnings.clone(), out);

@@ -6,3 +6,4 @@ mod bad_input;
 mod device;
 mod io;
 mod signals;
+mod uring;

@@ -12,6 +12,9 @@ Examples:
   # seed experiment 2: 16 jobs, 16 KiB, O_DIRECT, read:write 9:1
   fslab io --target /mnt/test --rw randrw --rwmixread 90 --bs 16k --jobs 16 --direct --runtime 10s
 
+  # 4 KiB random reads at queue depth 32 with io_uring, submitted in batches of 8
+  fslab io --target /mnt/test --engine uring --iodepth 32 --iodepth-batch 8 --direct --runtime 10s
+
   # paced at 500 IOPS per job, share of ops at or under 1 ms and 10 ms, JSON to a file
   fslab io --target /mnt/test --rw randwrite --rate-iops 500 --lat-buckets 1ms,10ms \\
            --runtime 30s --output json:result.json
@@ -74,7 +77,7 @@ pub struct RunArgs {
     pub runtime: String,
 }
 
-#[derive(Debug, Args, Clone, Default)]
+#[derive(Debug, Args, Clone)]
 pub struct IoArgs {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -103,9 +106,27 @@ pub struct IoArgs {
     /// Open with O_DIRECT (bypass the page cache).
     #[arg(long)]
     pub direct: bool,
-    /// I/O engine: sync (pread/pwrite) or null (no I/O: measures fslab itself).
+    /// I/O engine: sync (pread/pwrite), uring (io_uring, with --iodepth) or null (no I/O: measures fslab itself).
     #[arg(long, value_name = "ENGINE", default_value = "sync")]
     pub engine: String,
+    /// Operations in flight per job (--engine uring).
+    #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true)]
+    pub iodepth: String,
+    /// Submit when N operations are queued (default 1: each at once, as fio's iodepth_batch).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub iodepth_batch: Option<String>,
+    /// Register the files with io_uring (fewer lookups per operation).
+    #[arg(long)]
+    pub fixed_files: bool,
+    /// Register the buffers with io_uring (no page pinning per operation).
+    #[arg(long)]
+    pub fixed_bufs: bool,
+    /// A kernel thread polls the submission queue; it sleeps after IDLE without work (default 1s).
+    #[arg(long, value_name = "IDLE", num_args = 0..=1, default_missing_value = "1s")]
+    pub sqpoll: Option<String>,
+    /// Poll for completions (IOPOLL): needs --direct and a device with poll queues.
+    #[arg(long)]
+    pub hipri: bool,
     /// Run for this long (time-based); without it, each job moves --size bytes once.
     #[arg(long, value_name = "DUR")]
     pub runtime: Option<String>,
@@ -131,4 +152,16 @@ pub struct IoArgs {
     /// Write a device or existing file fully before measuring (reads never hit holes).
     #[arg(long)]
     pub precondition: bool,
+}
+
+impl Default for IoArgs {
+    /// The values `fslab io` gets with no flags: clap's defaults, from one place.
+    fn default() -> Self {
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            a: IoArgs,
+        }
+        Wrap::parse_from(["fslab"]).a
+    }
 }

@@ -7,34 +7,65 @@
 
 mod null;
 mod sync;
+pub mod uring;
 
 pub use null::NullEngine;
 pub use sync::SyncEngine;
+pub use uring::{probe_uring, UringEngine, UringOpts};
 
 use serde::{Deserialize, Serialize};
 use std::os::fd::RawFd;
 
-/// One operation. Buffers are raw so queueing engines can hold them across
-/// calls; the caller guarantees a buffer outlives the operation's completion.
+/// Marks a buffer that is not in the engine's registered set.
+pub const NO_BUF_INDEX: u16 = u16::MAX;
+
+/// One operation. Buffers and paths are raw so queueing engines can hold them
+/// across calls; the caller guarantees they outlive the operation's completion.
 #[derive(Clone, Copy, Debug)]
 pub enum Op {
+    /// `buf_index`: the buffer's index among those passed to `Engine::register`
+    /// (engines with registered buffers use it), or `NO_BUF_INDEX`.
     Read {
         fd: RawFd,
         offset: u64,
         buf: *mut u8,
         len: usize,
+        buf_index: u16,
     },
     Write {
         fd: RawFd,
         offset: u64,
         buf: *const u8,
         len: usize,
+        buf_index: u16,
     },
     Fsync {
         fd: RawFd,
     },
     Fdatasync {
         fd: RawFd,
+    },
+    /// openat(2); the result is the new fd.
+    OpenAt {
+        dirfd: RawFd,
+        path: *const libc::c_char,
+        flags: i32,
+        mode: u32,
+    },
+    Close {
+        fd: RawFd,
+    },
+    /// statx(2) of `path` relative to `dirfd` (basic stats).
+    Statx {
+        dirfd: RawFd,
+        path: *const libc::c_char,
+        buf: *mut libc::statx,
+    },
+    /// unlinkat(2); `flags` may hold AT_REMOVEDIR.
+    UnlinkAt {
+        dirfd: RawFd,
+        path: *const libc::c_char,
+        flags: i32,
     },
 }
 
@@ -61,6 +92,8 @@ pub struct Caps {
     pub inline: bool,
     /// Touches real files (the null engine does not).
     pub real_io: bool,
+    /// Operations it can keep in flight at once.
+    pub max_depth: usize,
 }
 
 /// The engine table: every engine implements these.
@@ -79,8 +112,14 @@ pub trait Engine {
         Ok(())
     }
 
-    /// Collects at least `min` completions into `out`.
+    /// Collects at least `min` completions into `out` (submitting what is queued).
     fn reap(&mut self, _min: usize, _out: &mut Vec<Completion>) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    /// Registers the files and buffers the worker will use, for engines that
+    /// can pre-register them (io_uring's fixed files and buffers).
+    fn register(&mut self, _fds: &[RawFd], _bufs: &[(*mut u8, usize)]) -> std::io::Result<()> {
         Ok(())
     }
 }
@@ -91,6 +130,7 @@ pub trait Engine {
 pub enum EngineKind {
     Null,
     Sync,
+    Uring,
 }
 
 impl EngineKind {
@@ -98,35 +138,74 @@ impl EngineKind {
         match s {
             "null" => Some(EngineKind::Null),
             "sync" | "psync" => Some(EngineKind::Sync),
+            "uring" | "io_uring" => Some(EngineKind::Uring),
             _ => None,
         }
     }
 
-    pub fn build(self) -> Box<dyn Engine> {
-        match self {
+    /// Builds the engine for one worker.
+    pub fn build(self, uring: &UringOpts) -> std::io::Result<Box<dyn Engine>> {
+        Ok(match self {
             EngineKind::Null => Box::new(NullEngine),
             EngineKind::Sync => Box::new(SyncEngine),
-        }
+            EngineKind::Uring => Box::new(UringEngine::new(uring)?),
+        })
     }
 }
 
 #[cfg(test)]
 mod conformance {
-    //! The same checks against every engine.
+    //! The same checks against every engine: round trip, short reads at EOF,
+    //! errno propagation, Busy handling, completions matched by token, and the
+    //! metadata operations.
     use super::*;
+    use std::ffi::CString;
     use std::io::Write;
     use std::os::fd::AsRawFd;
 
     fn engines() -> Vec<Box<dyn Engine>> {
-        vec![EngineKind::Null.build(), EngineKind::Sync.build()]
+        let o = UringOpts {
+            depth: 8,
+            ..Default::default()
+        };
+        [EngineKind::Null, EngineKind::Sync, EngineKind::Uring]
+            .iter()
+            .map(|k| k.build(&o).expect("engine builds (io_uring enabled?)"))
+            .collect()
+    }
+
+    /// Runs one operation to completion on any engine.
+    fn run(e: &mut dyn Engine, op: Op, token: u64) -> i64 {
+        match e.submit(&op, token) {
+            Submit::Done(r) => r,
+            Submit::Queued => {
+                let mut out = Vec::new();
+                e.reap(1, &mut out).unwrap();
+                assert_eq!(out.len(), 1, "{}", e.name());
+                assert_eq!(out[0].token, token, "{}: completion carries its token", e.name());
+                out[0].result
+            }
+            Submit::Busy => panic!("{}: busy with nothing in flight", e.name()),
+        }
+    }
+
+    fn read(fd: RawFd, offset: u64, buf: &mut [u8]) -> Op {
+        Op::Read {
+            fd,
+            offset,
+            buf: buf.as_mut_ptr(),
+            len: buf.len(),
+            buf_index: NO_BUF_INDEX,
+        }
     }
 
     #[test]
-    fn round_trip_and_errno() {
+    fn round_trip_short_read_and_errno() {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&[7u8; 8192]).unwrap();
         let fd = f.as_raw_fd();
         for mut e in engines() {
+            let e = e.as_mut();
             let data = [9u8; 4096];
             let mut back = [0u8; 4096];
             let w = Op::Write {
@@ -134,35 +213,141 @@ mod conformance {
                 offset: 4096,
                 buf: data.as_ptr(),
                 len: 4096,
+                buf_index: NO_BUF_INDEX,
             };
-            assert_eq!(e.submit(&w, 1), Submit::Done(4096), "{}", e.name());
-            let r = Op::Read {
-                fd,
-                offset: 4096,
-                buf: back.as_mut_ptr(),
-                len: 4096,
-            };
-            assert_eq!(e.submit(&r, 2), Submit::Done(4096), "{}", e.name());
-            assert_eq!(e.submit(&Op::Fsync { fd }, 3), Submit::Done(0));
+            assert_eq!(run(e, w, 1), 4096, "{}", e.name());
+            assert_eq!(run(e, read(fd, 4096, &mut back), 2), 4096, "{}", e.name());
+            assert_eq!(run(e, Op::Fsync { fd }, 3), 0, "{}", e.name());
+            assert_eq!(run(e, Op::Fdatasync { fd }, 4), 0, "{}", e.name());
             if e.caps().real_io {
-                assert_eq!(back, data);
-                // short read at EOF
-                let r = Op::Read {
-                    fd,
-                    offset: 6144,
-                    buf: back.as_mut_ptr(),
-                    len: 4096,
-                };
-                assert_eq!(e.submit(&r, 4), Submit::Done(2048));
-                // errno propagates as a negative result
-                let bad = Op::Read {
-                    fd: 999_999,
-                    offset: 0,
-                    buf: back.as_mut_ptr(),
-                    len: 16,
-                };
-                assert_eq!(e.submit(&bad, 5), Submit::Done(-(libc::EBADF as i64)));
+                assert_eq!(back, data, "{}", e.name());
+                assert_eq!(
+                    run(e, read(fd, 6144, &mut back), 5),
+                    2048,
+                    "{}: short read at EOF",
+                    e.name()
+                );
+                assert_eq!(run(e, read(fd, 8192, &mut back), 6), 0, "{}: read at EOF", e.name());
+                let bad = read(999_999, 0, &mut back);
+                assert_eq!(run(e, bad, 7), -(libc::EBADF as i64), "{}: errno propagates", e.name());
             }
         }
+    }
+
+    #[test]
+    fn busy_when_full_and_completions_matched_by_token() {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&(0..32768u32).map(|i| (i / 512) as u8).collect::<Vec<_>>())
+            .unwrap();
+        let fd = f.as_raw_fd();
+        for mut e in engines() {
+            let e = e.as_mut();
+            let mut bufs = vec![[0u8; 512]; 64];
+            let mut results = std::collections::HashMap::new();
+            let mut queued = 0;
+            let mut saw_busy = false;
+            for (i, b) in bufs.iter_mut().enumerate() {
+                // token i reads block i: its first byte tells the block
+                let op = read(fd, i as u64 * 512, b);
+                loop {
+                    match e.submit(&op, 1000 + i as u64) {
+                        Submit::Done(r) => {
+                            results.insert(1000 + i as u64, r);
+                            break;
+                        }
+                        Submit::Queued => {
+                            queued += 1;
+                            break;
+                        }
+                        Submit::Busy => {
+                            saw_busy = true;
+                            assert!(queued >= 8, "{}: busy only when full", e.name());
+                            let mut out = Vec::new();
+                            e.reap(queued, &mut out).unwrap();
+                            queued -= out.len();
+                            results.extend(out.iter().map(|c| (c.token, c.result)));
+                        }
+                    }
+                }
+            }
+            let mut out = Vec::new();
+            if queued > 0 {
+                e.reap(queued, &mut out).unwrap();
+            }
+            results.extend(out.iter().map(|c| (c.token, c.result)));
+            assert_eq!(results.len(), 64, "{}: every token completes once", e.name());
+            assert!(results.values().all(|&r| r == 512), "{}", e.name());
+            assert_eq!(saw_busy, !e.caps().inline, "{}: a full ring says Busy", e.name());
+            if e.caps().real_io {
+                for (i, b) in bufs.iter().enumerate() {
+                    assert_eq!(b[0] as usize, i, "{}: token {} got its own data", e.name(), 1000 + i);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn metadata_operations() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = std::fs::File::open(dir.path()).unwrap();
+        let dfd = d.as_raw_fd();
+        let name = CString::new("f").unwrap();
+        for mut e in engines() {
+            let e = e.as_mut();
+            if !e.caps().real_io {
+                continue;
+            }
+            let open = Op::OpenAt {
+                dirfd: dfd,
+                path: name.as_ptr(),
+                flags: libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY,
+                mode: 0o644,
+            };
+            let fd = run(e, open, 1);
+            assert!(fd >= 0, "{}: openat {fd}", e.name());
+            assert_eq!(run(e, open, 2), -(libc::EEXIST as i64), "{}: O_EXCL", e.name());
+            let mut st: libc::statx = unsafe { std::mem::zeroed() };
+            let stat = Op::Statx {
+                dirfd: dfd,
+                path: name.as_ptr(),
+                buf: &mut st,
+            };
+            assert_eq!(run(e, stat, 3), 0, "{}", e.name());
+            assert_eq!(st.stx_mode as u32 & libc::S_IFMT, libc::S_IFREG, "{}", e.name());
+            assert_eq!(run(e, Op::Close { fd: fd as RawFd }, 4), 0, "{}", e.name());
+            let unlink = Op::UnlinkAt {
+                dirfd: dfd,
+                path: name.as_ptr(),
+                flags: 0,
+            };
+            assert_eq!(run(e, unlink, 5), 0, "{}", e.name());
+            assert_eq!(run(e, unlink, 6), -(libc::ENOENT as i64), "{}", e.name());
+            assert_eq!(run(e, stat, 7), -(libc::ENOENT as i64), "{}", e.name());
+        }
+    }
+
+    #[test]
+    fn uring_registered_files_and_buffers() {
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&[5u8; 8192]).unwrap();
+        let fd = f.as_raw_fd();
+        let o = UringOpts {
+            depth: 4,
+            fixed_files: true,
+            fixed_bufs: true,
+            ..Default::default()
+        };
+        let mut e = EngineKind::Uring.build(&o).unwrap();
+        let mut buf = crate::workload::AlignedBuf::new(4096, 4096);
+        e.register(&[fd], &[(buf.as_ptr(), 4096)]).unwrap();
+        let op = Op::Read {
+            fd,
+            offset: 0,
+            buf: buf.as_ptr(),
+            len: 4096,
+            buf_index: 0,
+        };
+        assert_eq!(run(e.as_mut(), op, 9), 4096);
+        assert!(buf.as_mut_slice().iter().all(|&b| b == 5));
     }
 }

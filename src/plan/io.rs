@@ -2,7 +2,7 @@
 
 use super::{duration, seed, Outputs, PlanError, Result};
 use crate::cli::IoArgs;
-use crate::engine::EngineKind;
+use crate::engine::{EngineKind, UringOpts};
 use crate::stats::MAX_LAT_BUCKETS;
 use crate::units;
 use serde::Serialize;
@@ -84,6 +84,11 @@ pub struct IoPlan {
     pub file_mode: FileMode,
     pub direct: bool,
     pub engine: EngineKind,
+    /// Operations in flight per job, and how many are submitted at once.
+    pub iodepth: u32,
+    pub iodepth_batch: u32,
+    /// io_uring setup (used with `engine = uring`).
+    pub uring: UringOpts,
     /// Time-based when set; otherwise each job moves `size` bytes once.
     #[serde(with = "opt_dur")]
     pub runtime: Option<Duration>,
@@ -152,6 +157,57 @@ impl IoPlan {
         }
         let engine = EngineKind::parse(&a.engine)
             .ok_or_else(|| PlanError::new("--engine", format!("unknown engine '{}' (known: sync, null)", a.engine)))?;
+        let iodepth = count("--iodepth", &a.iodepth, 1)?;
+        if iodepth > 4096 {
+            return Err(PlanError::new("--iodepth", format!("{iodepth} is more than 4096")));
+        }
+        let iodepth_batch = match &a.iodepth_batch {
+            None => 1,
+            Some(s) => count("--iodepth-batch", s, 1)?,
+        };
+        if iodepth_batch > iodepth {
+            return Err(PlanError::new(
+                "--iodepth-batch",
+                format!("{iodepth_batch} is more than --iodepth {iodepth}"),
+            ));
+        }
+        let sqpoll_idle_ms = match &a.sqpoll {
+            None => None,
+            Some(s) => Some(duration("--sqpoll", s)?.as_millis().min(u32::MAX as u128) as u32),
+        };
+        let uring = UringOpts {
+            depth: iodepth as u32,
+            sqpoll_idle_ms,
+            hipri: a.hipri,
+            fixed_files: a.fixed_files,
+            fixed_bufs: a.fixed_bufs,
+        };
+        if engine != EngineKind::Uring {
+            let uring_only = [
+                ("--iodepth", iodepth > 1),
+                ("--iodepth-batch", a.iodepth_batch.is_some()),
+                ("--fixed-files", a.fixed_files),
+                ("--fixed-bufs", a.fixed_bufs),
+                ("--sqpoll", a.sqpoll.is_some()),
+                ("--hipri", a.hipri),
+            ];
+            if let Some((flag, _)) = uring_only.iter().find(|(_, set)| *set) {
+                return Err(PlanError::new(
+                    *flag,
+                    format!(
+                        "needs --engine uring (the {} engine does one operation at a time)",
+                        a.engine
+                    ),
+                ));
+            }
+        }
+        if a.hipri && !a.direct {
+            return Err(PlanError::new("--hipri", "polled completions need --direct"));
+        }
+        if engine == EngineKind::Uring {
+            crate::engine::probe_uring(&uring, &crate::engine::uring::io_opcodes(&uring))
+                .map_err(|e| PlanError::new("--engine", e))?;
+        }
         let runtime = match &a.runtime {
             None => None,
             Some(s) => {
@@ -225,6 +281,9 @@ impl IoPlan {
             },
             direct: a.direct,
             engine,
+            iodepth: iodepth as u32,
+            iodepth_batch: iodepth_batch as u32,
+            uring,
             runtime,
             ramp,
             fsync_every,

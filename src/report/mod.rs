@@ -58,6 +58,9 @@ pub struct Cell {
     pub series: Vec<IntervalPoint>,
     /// Errors that ended a job early.
     pub job_errors: Vec<String>,
+    /// Queueing engines: operations in flight at each submission, counting
+    /// the new one (`inflight_depth[d]` = submissions that made the depth d).
+    pub inflight_depth: Vec<u64>,
 }
 
 /// CPU use: total and per job, as user/sys time and % of one core.
@@ -96,6 +99,10 @@ pub struct DirResult {
     pub lat: LatSummary,
     /// Paced runs: from the scheduled start (includes time spent behind schedule).
     pub sched_lat: Option<LatSummary>,
+    /// Queueing engines: submission latency (fio's slat) and completion latency (clat);
+    /// `lat` is their sum per operation.
+    pub slat: Option<LatSummary>,
+    pub clat: Option<LatSummary>,
     /// Share of ops at or under each threshold (exact counts).
     pub lat_buckets: Vec<LatBucket>,
 }
@@ -182,6 +189,8 @@ impl DirResult {
             mib_s: bps / 1048576.0,
             lat: LatSummary::of(&s.lat),
             sched_lat: s.sched_lat.as_ref().map(LatSummary::of),
+            slat: s.slat.as_ref().filter(|l| l.count > 0).map(LatSummary::of),
+            clat: s.clat.as_ref().filter(|l| l.count > 0).map(LatSummary::of),
             lat_buckets: s
                 .bucket_ns
                 .iter()
@@ -241,6 +250,7 @@ impl Cell {
             },
             series: out.series,
             job_errors: out.jobs.iter().filter_map(|o| o.error.clone()).collect(),
+            inflight_depth: out.depth_counts,
         }
     }
 

@@ -53,6 +53,9 @@ fn describe_plan(c: &Cell) -> String {
         let _ = write!(d, "({}% reads) ", g("rwmixread"));
     }
     let _ = write!(d, "{} job(s), {} engine", g("jobs"), g("engine"));
+    if g("engine") == "uring" {
+        let _ = write!(d, " at depth {} (batch {})", g("iodepth"), g("iodepth_batch"));
+    }
     if p.get("direct").and_then(|v| v.as_bool()) == Some(true) {
         d.push_str(", O_DIRECT");
     }
@@ -146,18 +149,18 @@ fn cell(s: &mut String, c: &Cell) {
                 .join(" ")
         });
         tab.add_row(row);
-        if let Some(sl) = &d.sched_lat {
-            let mut row = vec![
-                format!("{} from schedule", d.dir.name()),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ];
-            row.extend(
-                [sl.mean_ns as u64, sl.p(50.0), sl.p(99.0), sl.p(99.9), sl.max_ns].map(|v| Nanos(v).to_string()),
-            );
-            tab.add_row(row);
+        for (what, l) in [("from schedule", &d.sched_lat), ("slat", &d.slat), ("clat", &d.clat)] {
+            if let Some(l) = l {
+                let mut row = vec![
+                    format!("  {what}"),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ];
+                row.extend([l.mean_ns as u64, l.p(50.0), l.p(99.0), l.p(99.9), l.max_ns].map(|v| Nanos(v).to_string()));
+                tab.add_row(row);
+            }
         }
     }
     for (i, col) in tab.column_iter_mut().enumerate() {
@@ -173,6 +176,9 @@ fn cell(s: &mut String, c: &Cell) {
         c.cpu.sys_ns as f64 / 1e9,
         c.cpu.percent_of_core
     );
+    if c.inflight_depth.len() > 2 {
+        let _ = writeln!(s, "in flight at submit: {}", depth_levels(&c.inflight_depth));
+    }
     for w in &c.warnings {
         let _ = writeln!(s, "warning: {w}");
     }
@@ -182,6 +188,32 @@ fn cell(s: &mut String, c: &Cell) {
     if c.interrupted {
         s.push_str("interrupted\n");
     }
+}
+
+/// fio's "IO depths" buckets: share of submissions with depth in (prev, n].
+fn depth_levels(counts: &[u64]) -> String {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return String::new();
+    }
+    let mut out = Vec::new();
+    let mut lo = 0usize;
+    for hi in [1usize, 2, 4, 8, 16, 32, 64, usize::MAX] {
+        if lo >= counts.len() {
+            break;
+        }
+        let n: u64 = counts[(lo + 1).min(counts.len())..(hi.saturating_add(1)).min(counts.len())]
+            .iter()
+            .sum();
+        let label = if hi == usize::MAX {
+            format!(">{lo}")
+        } else {
+            hi.to_string()
+        };
+        out.push(format!("{label}={:.1}%", n as f64 * 100.0 / total as f64));
+        lo = hi;
+    }
+    out.join(" ")
 }
 
 fn summary(s: &mut String, r: &Report) {

@@ -6,14 +6,17 @@
 //! their own cache lines. Results merge with `+=` after the workers finish.
 
 mod progress;
+mod queued;
+mod record;
 
 pub use progress::Progress;
 
-use crate::engine::{Completion, Engine, Submit};
+use crate::engine::{Engine, Submit};
 use crate::stats::cpu::CpuTimes;
-use crate::stats::series::{IntervalPoint, IntervalTracker, SeriesCollector};
+use crate::stats::series::{IntervalPoint, SeriesCollector};
 use crate::stats::{Dir, OpStats};
 use crate::workload::Workload;
+use record::Recorder;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
@@ -35,6 +38,10 @@ pub struct RunConfig {
     /// Operations per second per job, paced on a fixed grid.
     pub rate: Option<u64>,
     pub bucket_ns: Vec<u64>,
+    /// Operations in flight per job (queueing engines).
+    pub depth: usize,
+    /// Submit when this many operations are queued (1 = each at once).
+    pub batch: usize,
 }
 
 /// Per-worker counters the progress display reads.
@@ -45,6 +52,17 @@ pub struct Counter {
     pub bytes: AtomicU64,
 }
 
+/// Everything a worker loop gets from the runner besides its engine and workload.
+pub(crate) struct Ctx<'a> {
+    pub j: usize,
+    pub cfg: &'a RunConfig,
+    pub stop: &'a AtomicBool,
+    pub counter: &'a Counter,
+    pub series: &'a SeriesCollector,
+    /// When all workers were released.
+    pub t0: Instant,
+}
+
 /// What one worker measured.
 #[derive(Debug, Default)]
 pub struct WorkerOut {
@@ -53,6 +71,9 @@ pub struct WorkerOut {
     /// From the end of the ramp to the worker's last measured completion.
     pub elapsed_ns: u64,
     pub error: Option<String>,
+    /// Queueing engines: how many operations were in flight when each was
+    /// submitted (index = depth, counting the new one).
+    pub depth_counts: Vec<u64>,
 }
 
 /// What a run measured, merged.
@@ -64,6 +85,8 @@ pub struct RunOut {
     pub series: Vec<IntervalPoint>,
     pub interrupted: bool,
     pub cpu_process: CpuTimes,
+    /// Merged `WorkerOut::depth_counts`.
+    pub depth_counts: Vec<u64>,
 }
 
 /// Runs `cfg.jobs` workers; `make(j)` builds worker j's engine and workload on
@@ -87,7 +110,17 @@ where
         // ~2 % of a page-cached 4 KiB read. fio gets the same by forking.
         let built = make(0);
         let t0 = Instant::now();
-        outs.push(drive(0, built, cfg, stop, &counters[0], &series, t0));
+        outs.push(drive(
+            &Ctx {
+                j: 0,
+                cfg,
+                stop,
+                counter: &counters[0],
+                series: &series,
+                t0,
+            },
+            built,
+        ));
     } else {
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..cfg.jobs)
@@ -104,7 +137,17 @@ where
                                 .lock()
                                 .unwrap_or_else(|e| e.into_inner())
                                 .expect("start time set before go");
-                            drive(j, built, cfg, stop, counter, series, t0)
+                            drive(
+                                &Ctx {
+                                    j,
+                                    cfg,
+                                    stop,
+                                    counter,
+                                    series,
+                                    t0,
+                                },
+                                built,
+                            )
                         })
                         .expect("spawn worker thread")
                 })
@@ -125,9 +168,16 @@ where
     let cpu_process = CpuTimes::process() - cpu0;
     let outs_ok = outs.iter().all(|o| o.error.is_none());
     let mut stats: [OpStats; 3] = Default::default();
+    let mut depth_counts: Vec<u64> = Vec::new();
     for o in &outs {
         for d in Dir::ALL {
             stats[d.idx()] += &o.stats[d.idx()];
+        }
+        if depth_counts.len() < o.depth_counts.len() {
+            depth_counts.resize(o.depth_counts.len(), 0);
+        }
+        for (a, b) in depth_counts.iter_mut().zip(&o.depth_counts) {
+            *a += b;
         }
     }
     RunOut {
@@ -139,80 +189,39 @@ where
         // stop without a job error is an interruption (a signal).
         interrupted: stop.load(Ordering::Relaxed) && outs_ok,
         cpu_process,
+        depth_counts,
     }
 }
 
 /// Runs worker `j` if its engine and workload were built, and tells the
 /// series collector it is done either way.
-fn drive<W: Workload>(
-    j: usize,
-    built: Result<(Box<dyn Engine>, W), String>,
-    cfg: &RunConfig,
-    stop: &AtomicBool,
-    counter: &Counter,
-    series: &SeriesCollector,
-    t0: Instant,
-) -> WorkerOut {
+fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) -> WorkerOut {
     let out = match built {
-        Ok((mut engine, mut wl)) => worker(j, cfg, stop, counter, series, engine.as_mut(), &mut wl, t0),
+        Ok((mut engine, mut wl)) => worker(ctx, engine.as_mut(), &mut wl),
         Err(e) => {
-            stop.store(true, Ordering::Relaxed);
+            ctx.stop.store(true, Ordering::Relaxed);
             WorkerOut {
                 error: Some(e),
                 ..Default::default()
             }
         }
     };
-    series.finish(j);
+    ctx.series.finish(ctx.j);
     out
 }
 
-#[inline]
-fn ns(d: Duration) -> u64 {
-    d.as_nanos().min(u64::MAX as u128) as u64
-}
-
-/// The hot loop of one worker.
-#[allow(clippy::too_many_arguments)]
-fn worker<W: Workload>(
-    j: usize,
-    cfg: &RunConfig,
-    stop: &AtomicBool,
-    counter: &Counter,
-    series: &SeriesCollector,
-    engine: &mut dyn Engine,
-    wl: &mut W,
-    t0: Instant,
-) -> WorkerOut {
-    let paced = cfg.rate.is_some();
-    let mut stats: [OpStats; 3] = std::array::from_fn(|_| OpStats::new(&cfg.bucket_ns, paced));
-    let mut interval = IntervalTracker::default();
-    let measure_start = t0 + cfg.ramp;
-    let deadline = cfg.runtime.map(|r| measure_start + r);
-    let period = cfg.rate.map(|r| Duration::from_nanos(1_000_000_000 / r.max(1)));
-    let mut recording = cfg.ramp.is_zero();
-    let mut cpu_start = CpuTimes::thread();
-    let mut sec: u64 = 0;
-    // The next instant at which something other than recording must happen.
-    let mut next_event = if recording {
-        measure_start + Duration::from_secs(1)
-    } else {
-        measure_start
-    };
-    if let Some(d) = deadline {
-        next_event = next_event.min(d);
+/// The loop for engines that complete inline (sync, null): one operation at
+/// a time, two timestamps per operation and nothing else on the hot path.
+fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> WorkerOut {
+    if !engine.caps().inline {
+        return queued::worker(ctx, engine, wl);
     }
-    let (mut ops, mut bytes) = (0u64, 0u64);
+    let mut rec = Recorder::new(ctx, false);
+    let period = ctx.cfg.rate.map(|r| Duration::from_nanos(1_000_000_000 / r.max(1)));
     // Pacing grid: operation n is due at t0 + n*period, whatever happened before.
-    let mut due = t0;
-    let mut last = t0;
-    let mut completions: Vec<Completion> = Vec::new();
-    let mut error = None;
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        let Some(next) = wl.next_op() else { break };
+    let mut due = ctx.t0;
+    while !ctx.stop.load(Ordering::Relaxed) {
+        let Some(next) = wl.next_op(0) else { break };
         let intended = period.map(|p| {
             let t = due;
             due += p;
@@ -223,77 +232,23 @@ fn worker<W: Workload>(
             t
         });
         let start = Instant::now();
-        let result = match engine.submit(&next.op, ops) {
-            Submit::Done(r) => r,
-            Submit::Queued | Submit::Busy => {
-                // Depth-1 path for queueing engines: wait for this op's completion.
-                completions.clear();
-                match engine.commit().and_then(|_| engine.reap(1, &mut completions)) {
-                    Ok(()) => completions.first().map(|c| c.result).unwrap_or(-(libc::EIO as i64)),
-                    Err(e) => {
-                        error = Some(format!("{}: {e}", engine.name()));
-                        break;
-                    }
-                }
-            }
+        let Submit::Done(result) = engine.submit(&next.op, 0) else {
+            unreachable!("inline engines complete in submit")
         };
         let end = Instant::now();
         wl.on_complete(&next, result);
-        if end >= next_event {
-            if let Some(d) = deadline {
-                if end >= d {
-                    last = d;
-                    break;
-                }
-            }
-            if !recording {
-                if end >= measure_start {
-                    recording = true;
-                    cpu_start = CpuTimes::thread();
-                    next_event = measure_start + Duration::from_secs(1);
-                } else {
-                    next_event = measure_start;
-                }
-            } else {
-                series.flush(j, sec, interval.take(&stats));
-                sec = (end - measure_start).as_secs();
-                next_event = measure_start + Duration::from_secs(sec + 1);
-            }
-            if let Some(d) = deadline {
-                next_event = next_event.min(d);
-            }
+        if !rec.tick(end) {
+            break;
         }
-        if recording {
-            let lat = ns(end - start);
-            let st = &mut stats[next.dir.idx()];
-            if result >= 0 {
-                let moved = result as u64;
-                st.record_ok(lat, moved);
-                interval.note(next.dir, lat);
-                bytes += moved;
-            } else {
-                st.record_err(-result as i32);
-            }
-            if let Some(t) = intended {
-                st.record_sched(ns(end.saturating_duration_since(t)));
-            }
-            ops += 1;
-            counter.ops.store(ops, Ordering::Relaxed);
-            counter.bytes.store(bytes, Ordering::Relaxed);
-            last = end;
+        if rec.recording {
+            let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
+            rec.record(next.dir, result, ns(end - start), sched, end);
         }
     }
-    if recording {
-        series.flush(j, sec, interval.take(&stats));
-    }
-    WorkerOut {
-        stats,
-        cpu: CpuTimes::thread() - cpu_start,
-        elapsed_ns: if recording {
-            ns(last.saturating_duration_since(measure_start))
-        } else {
-            0
-        },
-        error,
-    }
+    rec.finish(None)
+}
+
+#[inline]
+pub(crate) fn ns(d: Duration) -> u64 {
+    d.as_nanos().min(u64::MAX as u128) as u64
 }

@@ -121,6 +121,10 @@ pub struct OpStats {
     /// Latency from the intended (scheduled) start, for paced runs only: a stall
     /// that delays later operations shows here and not in `lat`.
     pub sched_lat: Option<LatStats>,
+    /// Queueing engines: submission latency (prepared to handed to the kernel)
+    /// and completion latency (handed to the kernel to completion seen), as fio's slat/clat.
+    pub slat: Option<LatStats>,
+    pub clat: Option<LatStats>,
     pub bytes: u64,
     /// Failed operations by errno (their latency is not in `lat`).
     pub errors: BTreeMap<i32, u64>,
@@ -130,9 +134,11 @@ pub struct OpStats {
 }
 
 impl OpStats {
-    pub fn new(bucket_ns: &[u64], paced: bool) -> Self {
+    pub fn new(bucket_ns: &[u64], paced: bool, split: bool) -> Self {
         OpStats {
             sched_lat: paced.then(LatStats::default),
+            slat: split.then(LatStats::default),
+            clat: split.then(LatStats::default),
             bucket_ns: bucket_ns.to_vec(),
             ..Default::default()
         }
@@ -158,6 +164,15 @@ impl OpStats {
         }
     }
 
+    /// Records the submission and completion parts of a queued operation.
+    #[inline]
+    pub fn record_split(&mut self, slat_ns: u64, clat_ns: u64) {
+        if let (Some(s), Some(c)) = (&mut self.slat, &mut self.clat) {
+            s.record(slat_ns);
+            c.record(clat_ns);
+        }
+    }
+
     #[cold]
     pub fn record_err(&mut self, errno: i32) {
         *self.errors.entry(errno).or_insert(0) += 1;
@@ -180,11 +195,16 @@ impl OpStats {
 impl AddAssign<&OpStats> for OpStats {
     fn add_assign(&mut self, o: &OpStats) {
         self.lat += &o.lat;
-        match (&mut self.sched_lat, &o.sched_lat) {
-            (Some(a), Some(b)) => *a += b,
-            (None, Some(b)) => self.sched_lat = Some(b.clone()),
-            _ => {}
+        fn merge(a: &mut Option<LatStats>, b: &Option<LatStats>) {
+            match (a.as_mut(), b) {
+                (Some(a), Some(b)) => *a += b,
+                (None, Some(b)) => *a = Some(b.clone()),
+                _ => {}
+            }
         }
+        merge(&mut self.sched_lat, &o.sched_lat);
+        merge(&mut self.slat, &o.slat);
+        merge(&mut self.clat, &o.clat);
         self.bytes += o.bytes;
         for (e, c) in &o.errors {
             *self.errors.entry(*e).or_insert(0) += c;
@@ -207,13 +227,15 @@ mod tests {
         let buckets = [2_000_000, 10_000_000];
         let mut rng = fastrand::Rng::with_seed(42);
         let values: Vec<u64> = (0..100_000).map(|_| rng.u64(1_000..50_000_000)).collect();
-        let mut whole = OpStats::new(&buckets, true);
-        let mut parts: Vec<OpStats> = (0..7).map(|_| OpStats::new(&buckets, true)).collect();
+        let mut whole = OpStats::new(&buckets, true, true);
+        let mut parts: Vec<OpStats> = (0..7).map(|_| OpStats::new(&buckets, true, true)).collect();
         for (i, &v) in values.iter().enumerate() {
             whole.record_ok(v, 4096);
             whole.record_sched(v + 5);
+            whole.record_split(v / 3, v - v / 3);
             parts[i % 7].record_ok(v, 4096);
             parts[i % 7].record_sched(v + 5);
+            parts[i % 7].record_split(v / 3, v - v / 3);
             if v % 1000 == 0 {
                 whole.record_err(5);
                 parts[i % 7].record_err(5);
@@ -235,9 +257,15 @@ mod tests {
         for p in [50.0, 99.0, 99.9, 99.999] {
             assert_eq!(merged.lat.percentile(p), whole.lat.percentile(p));
         }
-        let (a, b) = (merged.sched_lat.unwrap(), whole.sched_lat.unwrap());
-        assert_eq!(a.sum_ns, b.sum_ns);
-        assert_eq!(a.hist.to_sparse(), b.hist.to_sparse());
+        for (a, b) in [
+            (merged.sched_lat, whole.sched_lat),
+            (merged.slat, whole.slat),
+            (merged.clat, whole.clat),
+        ] {
+            let (a, b) = (a.unwrap(), b.unwrap());
+            assert_eq!((a.count, a.sum_ns, a.max_ns), (b.count, b.sum_ns, b.max_ns));
+            assert_eq!(a.hist.to_sparse(), b.hist.to_sparse());
+        }
     }
 
     #[test]
@@ -253,7 +281,7 @@ mod tests {
 
     #[test]
     fn bucket_shares_count_at_or_under() {
-        let mut s = OpStats::new(&[2_000_000], false);
+        let mut s = OpStats::new(&[2_000_000], false, false);
         s.record_ok(2_000_000, 0); // exactly at the threshold counts
         s.record_ok(2_000_001, 0);
         s.record_ok(1, 0);

@@ -25,14 +25,15 @@ pub struct IoWorkload {
     remaining: Option<u64>,
     fsync_every: u64,
     writes_since_fsync: u64,
-    rbuf: AlignedBuf,
-    wbuf: AlignedBuf,
+    /// One buffer per in-flight slot. Writes send its random contents; reads
+    /// overwrite it with file data, which is random too (laid out so).
+    bufs: Vec<AlignedBuf>,
 }
 
 impl IoWorkload {
     /// Job `job` of `plan`, on `fd` whose usable size is `file_size`. With a
     /// shared file, sequential jobs start at evenly spread offsets.
-    pub fn new(plan: &IoPlan, job: u32, file: Option<File>, file_size: u64, shared: bool) -> Self {
+    pub fn new(plan: &IoPlan, job: u32, file: Option<File>, file_size: u64, shared: bool, depth: usize) -> Self {
         let fd = file.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
         let blocks = (file_size / plan.bs).max(1);
         let start = if shared && !plan.rw.random() {
@@ -41,8 +42,13 @@ impl IoWorkload {
             0
         };
         let mut rng = fastrand::Rng::with_seed(plan.seed ^ (job as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let mut wbuf = AlignedBuf::new(plan.bs as usize, 4096);
-        rng.fill(wbuf.as_mut_slice());
+        let bufs = (0..depth.max(1))
+            .map(|_| {
+                let mut b = AlignedBuf::new(plan.bs as usize, 4096);
+                rng.fill(b.as_mut_slice());
+                b
+            })
+            .collect();
         IoWorkload {
             _file: file,
             fd,
@@ -59,15 +65,26 @@ impl IoWorkload {
             },
             fsync_every: plan.fsync_every,
             writes_since_fsync: 0,
-            rbuf: AlignedBuf::new(plan.bs as usize, 4096),
-            wbuf,
+            bufs,
         }
     }
 }
 
 impl Workload for IoWorkload {
+    fn files(&self) -> Vec<RawFd> {
+        if self.fd >= 0 {
+            vec![self.fd]
+        } else {
+            vec![]
+        }
+    }
+
+    fn buffers(&self) -> Vec<(*mut u8, usize)> {
+        self.bufs.iter().map(|b| (b.as_ptr(), b.len())).collect()
+    }
+
     #[inline]
-    fn next_op(&mut self) -> Option<NextOp> {
+    fn next_op(&mut self, slot: usize) -> Option<NextOp> {
         if self.fsync_every > 0 && self.writes_since_fsync >= self.fsync_every {
             self.writes_since_fsync = 0;
             return Some(NextOp {
@@ -97,13 +114,16 @@ impl Workload for IoWorkload {
         };
         let offset = block * self.bs;
         let len = self.bs as usize;
+        let buf = self.bufs[slot].as_ptr();
+        let buf_index = slot as u16;
         Some(if read {
             NextOp {
                 op: Op::Read {
                     fd: self.fd,
                     offset,
-                    buf: self.rbuf.as_ptr(),
+                    buf,
                     len,
+                    buf_index,
                 },
                 dir: Dir::Read,
                 len: self.bs,
@@ -114,8 +134,9 @@ impl Workload for IoWorkload {
                 op: Op::Write {
                     fd: self.fd,
                     offset,
-                    buf: self.wbuf.as_ptr(),
+                    buf,
                     len,
+                    buf_index,
                 },
                 dir: Dir::Write,
                 len: self.bs,
@@ -147,9 +168,9 @@ mod tests {
     #[test]
     fn size_based_sequential_covers_the_file_once() {
         let p = plan("write", |_| {});
-        let mut w = IoWorkload::new(&p, 0, None, 64 * 4096, false);
+        let mut w = IoWorkload::new(&p, 0, None, 64 * 4096, false, 1);
         let mut offs = vec![];
-        while let Some(op) = w.next_op() {
+        while let Some(op) = w.next_op(0) {
             if let Op::Write { offset, .. } = op.op {
                 offs.push(offset);
             }
@@ -163,11 +184,11 @@ mod tests {
             a.runtime = Some("1s".into());
             a.fsync = Some("4".into());
         });
-        let mut w = IoWorkload::new(&p, 0, None, 1 << 20, false);
+        let mut w = IoWorkload::new(&p, 0, None, 1 << 20, false, 1);
         let (mut r, mut wr, mut fs) = (0, 0, 0);
         let mut since = 0;
         for _ in 0..100_000 {
-            let op = w.next_op().unwrap();
+            let op = w.next_op(0).unwrap();
             match op.dir {
                 Dir::Read => r += 1,
                 Dir::Write => {

@@ -1,0 +1,154 @@
+//! What every worker loop shares: recording completed operations, the ramp,
+//! the per-second boundaries and the deadline.
+
+use super::{ns, Counter, Ctx, Instant, WorkerOut};
+use crate::stats::cpu::CpuTimes;
+use crate::stats::series::{IntervalTracker, SeriesCollector};
+use crate::stats::{Dir, OpStats};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+pub(crate) struct Recorder<'a> {
+    j: usize,
+    counter: &'a Counter,
+    series: &'a SeriesCollector,
+    pub stats: [OpStats; 3],
+    interval: IntervalTracker,
+    measure_start: Instant,
+    deadline: Option<Instant>,
+    /// False during the ramp.
+    pub recording: bool,
+    cpu_start: CpuTimes,
+    sec: u64,
+    /// The next instant at which something other than recording must happen.
+    next_event: Instant,
+    ops: u64,
+    bytes: u64,
+    last: Instant,
+    pub depth_counts: Vec<u64>,
+}
+
+impl<'a> Recorder<'a> {
+    pub fn new(ctx: &Ctx<'a>, split: bool) -> Self {
+        let (cfg, t0) = (ctx.cfg, ctx.t0);
+        let measure_start = t0 + cfg.ramp;
+        let deadline = cfg.runtime.map(|r| measure_start + r);
+        let recording = cfg.ramp.is_zero();
+        let mut next_event = if recording {
+            measure_start + Duration::from_secs(1)
+        } else {
+            measure_start
+        };
+        if let Some(d) = deadline {
+            next_event = next_event.min(d);
+        }
+        Recorder {
+            j: ctx.j,
+            counter: ctx.counter,
+            series: ctx.series,
+            stats: std::array::from_fn(|_| OpStats::new(&cfg.bucket_ns, cfg.rate.is_some(), split)),
+            interval: IntervalTracker::default(),
+            measure_start,
+            deadline,
+            recording,
+            cpu_start: CpuTimes::thread(),
+            sec: 0,
+            next_event,
+            ops: 0,
+            bytes: 0,
+            last: t0,
+            depth_counts: Vec::new(),
+        }
+    }
+
+    /// Handles the events due at `now`; false once the deadline has passed
+    /// (the operation that completed at `now` is then not recorded).
+    #[inline]
+    pub fn tick(&mut self, now: Instant) -> bool {
+        now < self.next_event || self.event(now)
+    }
+
+    #[cold]
+    fn event(&mut self, now: Instant) -> bool {
+        if let Some(d) = self.deadline {
+            if now >= d {
+                self.last = d;
+                return false;
+            }
+        }
+        if !self.recording {
+            if now >= self.measure_start {
+                self.recording = true;
+                self.cpu_start = CpuTimes::thread();
+                self.next_event = self.measure_start + Duration::from_secs(1);
+            } else {
+                self.next_event = self.measure_start;
+            }
+        } else {
+            self.series.flush(self.j, self.sec, self.interval.take(&self.stats));
+            self.sec = (now - self.measure_start).as_secs();
+            self.next_event = self.measure_start + Duration::from_secs(self.sec + 1);
+        }
+        if let Some(d) = self.deadline {
+            self.next_event = self.next_event.min(d);
+        }
+        true
+    }
+
+    /// Records one completed operation (call only while `recording`).
+    #[inline]
+    pub fn record(&mut self, dir: Dir, result: i64, lat: u64, sched: Option<u64>, end: Instant) {
+        let st = &mut self.stats[dir.idx()];
+        if result >= 0 {
+            let moved = result as u64;
+            st.record_ok(lat, moved);
+            self.interval.note(dir, lat);
+            self.bytes += moved;
+        } else {
+            st.record_err(-result as i32);
+        }
+        if let Some(s) = sched {
+            st.record_sched(s);
+        }
+        self.ops += 1;
+        self.counter.ops.store(self.ops, Ordering::Relaxed);
+        self.counter.bytes.store(self.bytes, Ordering::Relaxed);
+        self.last = end;
+    }
+
+    /// Records the slat/clat split of a queued operation.
+    #[inline]
+    pub fn record_split(&mut self, dir: Dir, result: i64, slat: u64, clat: u64) {
+        if result >= 0 {
+            self.stats[dir.idx()].record_split(slat, clat);
+        }
+    }
+
+    /// Counts a submission that found `depth` operations in flight (itself included).
+    #[inline]
+    pub fn note_depth(&mut self, depth: usize) {
+        if self.recording {
+            if self.depth_counts.len() <= depth {
+                self.depth_counts.resize(depth + 1, 0);
+            }
+            self.depth_counts[depth] += 1;
+        }
+    }
+
+    pub fn finish(mut self, error: Option<String>) -> WorkerOut {
+        if self.recording {
+            self.series.flush(self.j, self.sec, self.interval.take(&self.stats));
+        }
+        WorkerOut {
+            cpu: CpuTimes::thread() - self.cpu_start,
+            elapsed_ns: if self.recording {
+                ns(self.last.saturating_duration_since(self.measure_start))
+            } else {
+                0
+            },
+            error,
+            depth_counts: self.depth_counts,
+            stats: self.stats,
+        }
+    }
+}
