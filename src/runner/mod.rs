@@ -14,7 +14,7 @@ pub use progress::Progress;
 use crate::engine::{Engine, Submit};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::{IntervalPoint, SeriesCollector};
-use crate::stats::{Dir, OpStats};
+use crate::stats::{Dir, KindStats};
 use crate::workload::Workload;
 use record::Recorder;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -66,7 +66,7 @@ pub(crate) struct Ctx<'a> {
 /// What one worker measured.
 #[derive(Debug, Default)]
 pub struct WorkerOut {
-    pub stats: [OpStats; 3],
+    pub stats: KindStats,
     pub cpu: CpuTimes,
     /// From the end of the ramp to the worker's last measured completion.
     pub elapsed_ns: u64,
@@ -79,7 +79,7 @@ pub struct WorkerOut {
 /// What a run measured, merged.
 #[derive(Debug)]
 pub struct RunOut {
-    pub stats: [OpStats; 3],
+    pub stats: KindStats,
     pub jobs: Vec<WorkerOut>,
     pub elapsed_ns: u64,
     pub series: Vec<IntervalPoint>,
@@ -167,7 +167,7 @@ where
     }
     let cpu_process = CpuTimes::process() - cpu0;
     let outs_ok = outs.iter().all(|o| o.error.is_none());
-    let mut stats: [OpStats; 3] = Default::default();
+    let mut stats: KindStats = Default::default();
     let mut depth_counts: Vec<u64> = Vec::new();
     for o in &outs {
         for d in Dir::ALL {

@@ -4,7 +4,7 @@
 use super::{ns, Counter, Ctx, Instant, WorkerOut};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::{IntervalTracker, SeriesCollector};
-use crate::stats::{Dir, OpStats};
+use crate::stats::{Dir, KindStats, OpStats};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ pub(crate) struct Recorder<'a> {
     j: usize,
     counter: &'a Counter,
     series: &'a SeriesCollector,
-    pub stats: [OpStats; 3],
+    pub stats: KindStats,
     interval: IntervalTracker,
     measure_start: Instant,
     deadline: Option<Instant>,

@@ -11,80 +11,85 @@ use serde::{Deserialize, Serialize};
 /// Highest value the histogram resolves; larger values are clamped to it.
 pub const MAX_NS: u64 = 3_600 * 1_000_000_000;
 
-/// A mergeable latency histogram in integer nanoseconds.
-#[derive(Clone, Debug)]
-pub struct LatHist(Histogram<u64>);
+/// A mergeable latency histogram in integer nanoseconds. The counts are
+/// allocated at the first value, so the per-kind arrays that workers keep cost
+/// nothing for kinds a workload never does.
+#[derive(Clone, Debug, Default)]
+pub struct LatHist(Option<Box<Histogram<u64>>>);
 
-impl Default for LatHist {
-    fn default() -> Self {
-        Self::new()
-    }
+fn empty() -> Box<Histogram<u64>> {
+    // Bounds are constants known to be valid, so this cannot fail.
+    Box::new(Histogram::new_with_bounds(1, MAX_NS, 2).expect("valid histogram bounds"))
 }
 
 impl LatHist {
     /// An empty histogram.
     pub fn new() -> Self {
-        // Bounds are constants known to be valid, so this cannot fail.
-        LatHist(Histogram::new_with_bounds(1, MAX_NS, 2).expect("valid histogram bounds"))
+        LatHist(None)
     }
 
     /// Records one value; 0 ns is recorded as 1 ns and values over an hour as an hour.
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.0.saturating_record(ns.clamp(1, MAX_NS));
+        self.0.get_or_insert_with(empty).saturating_record(ns.clamp(1, MAX_NS));
     }
 
     /// Number of recorded values.
     pub fn len(&self) -> u64 {
-        self.0.len()
+        self.0.as_ref().map_or(0, |h| h.len())
     }
 
     /// True when nothing was recorded.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len() == 0
     }
 
     /// Adds every value of `other` (same bounds, so this cannot fail).
     pub fn add(&mut self, other: &LatHist) {
-        self.0.add(&other.0).expect("histograms share bounds");
+        if let Some(o) = &other.0 {
+            self.0.get_or_insert_with(empty).add(&**o).expect("histograms share bounds");
+        }
     }
 
     /// Removes the values of `earlier`, a snapshot this histogram has grown from.
     pub fn subtract(&mut self, earlier: &LatHist) {
-        // Only fails if `earlier` holds values this one lacks: not a snapshot.
-        let _ = self.0.subtract(&earlier.0);
+        if let (Some(h), Some(e)) = (&mut self.0, &earlier.0) {
+            // Only fails if `earlier` holds values this one lacks: not a snapshot.
+            let _ = h.subtract(&**e);
+        }
     }
 
     /// Lowest recorded value (bucket resolution), 0 when empty.
     pub fn min(&self) -> u64 {
-        if self.0.is_empty() {
-            0
-        } else {
-            self.0.min()
+        match &self.0 {
+            Some(h) if !h.is_empty() => h.min(),
+            _ => 0,
         }
     }
 
     /// Forgets every value, keeping the allocation.
     pub fn reset(&mut self) {
-        self.0.reset();
+        if let Some(h) = &mut self.0 {
+            h.reset();
+        }
     }
 
     /// The value at quantile `q` (0..=1), clamped to the exact observed `[min, max]`
     /// so that a percentile never claims a latency no operation had.
     pub fn quantile(&self, q: f64, min: u64, max: u64) -> u64 {
-        if self.0.is_empty() {
-            return 0;
+        match &self.0 {
+            Some(h) if !h.is_empty() => h.value_at_quantile(q).clamp(min, max.max(min)),
+            _ => 0,
         }
-        self.0.value_at_quantile(q).clamp(min, max.max(min))
     }
 
     /// Fraction (0..=1) of values at or under `ns`, from the histogram (for cells
     /// where no exact counter was kept).
     pub fn share_at_or_under(&self, ns: u64) -> f64 {
-        if self.0.is_empty() {
-            return 0.0;
+        match &self.0 {
+            Some(h) if !h.is_empty() => h.count_between(0, ns) as f64 / h.len() as f64,
+            _ => 0.0,
         }
-        self.0.count_between(0, ns) as f64 / self.0.len() as f64
     }
 
     /// The sparse form stored in result files: `(value_ns, count)` per non-empty
@@ -93,11 +98,11 @@ impl LatHist {
     pub fn to_sparse(&self) -> SparseHist {
         SparseHist {
             significant_digits: 2,
-            buckets: self
-                .0
-                .iter_recorded()
-                .map(|v| (v.value_iterated_to(), v.count_at_value()))
-                .collect(),
+            buckets: self.0.as_ref().map_or_else(Vec::new, |h| {
+                h.iter_recorded()
+                    .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                    .collect()
+            }),
         }
     }
 
@@ -105,7 +110,7 @@ impl LatHist {
     pub fn from_sparse(s: &SparseHist) -> Self {
         let mut h = LatHist::new();
         for &(v, c) in &s.buckets {
-            h.0.saturating_record_n(v.clamp(1, MAX_NS), c);
+            h.0.get_or_insert_with(empty).saturating_record_n(v.clamp(1, MAX_NS), c);
         }
         h
     }

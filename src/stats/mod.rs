@@ -12,23 +12,49 @@ pub mod series;
 
 pub use hist::{LatHist, SparseHist, MAX_NS};
 
+/// Per-kind statistics of one worker or run.
+pub type KindStats = [OpStats; KINDS];
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::AddAssign;
 
-/// Kind of operation a statistic is about; io workloads have three.
+/// Kind of operation a statistic is about: the three directions of data I/O,
+/// then the metadata operations (one file operation each: a create is
+/// open + write + setxattr + close).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Dir {
     Read,
     Write,
     Fsync,
+    Create,
+    Stat,
+    Delete,
+    Getxattr,
+    Rename,
+    Readdir,
+    OpenClose,
 }
 
-impl Dir {
-    pub const ALL: [Dir; 3] = [Dir::Read, Dir::Write, Dir::Fsync];
+/// Number of `Dir` kinds: the size of per-kind arrays.
+pub const KINDS: usize = 10;
 
-    /// Index into per-direction arrays.
+impl Dir {
+    pub const ALL: [Dir; KINDS] = [
+        Dir::Read,
+        Dir::Write,
+        Dir::Fsync,
+        Dir::Create,
+        Dir::Stat,
+        Dir::Delete,
+        Dir::Getxattr,
+        Dir::Rename,
+        Dir::Readdir,
+        Dir::OpenClose,
+    ];
+
+    /// Index into per-kind arrays.
     #[inline]
     pub fn idx(self) -> usize {
         self as usize
@@ -39,6 +65,13 @@ impl Dir {
             Dir::Read => "read",
             Dir::Write => "write",
             Dir::Fsync => "fsync",
+            Dir::Create => "create",
+            Dir::Stat => "stat",
+            Dir::Delete => "delete",
+            Dir::Getxattr => "getxattr",
+            Dir::Rename => "rename",
+            Dir::Readdir => "readdir",
+            Dir::OpenClose => "open-close",
         }
     }
 }

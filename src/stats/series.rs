@@ -6,7 +6,8 @@
 //! second is summarised, and its histograms dropped, as soon as every worker has
 //! passed it: memory stays flat however long the run is.
 
-use super::{Dir, LatStats, OpStats};
+use super::{Dir, KindStats, LatStats, KINDS};
+use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -21,37 +22,27 @@ pub struct IntervalDir {
     pub max_ns: u64,
 }
 
-/// One interval of the series: `t_s` is the second since measurement started.
+/// One interval of the series: `t_s` is the second since measurement started;
+/// one entry per kind of operation that had any ("read", "write", ...).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct IntervalPoint {
     pub t_s: u64,
-    pub read: IntervalDir,
-    pub write: IntervalDir,
-    pub fsync: IntervalDir,
+    #[serde(flatten)]
+    pub kinds: BTreeMap<Dir, IntervalDir>,
 }
 
 impl IntervalPoint {
-    pub fn dir(&self, d: Dir) -> &IntervalDir {
-        match d {
-            Dir::Read => &self.read,
-            Dir::Write => &self.write,
-            Dir::Fsync => &self.fsync,
-        }
-    }
-    fn dir_mut(&mut self, d: Dir) -> &mut IntervalDir {
-        match d {
-            Dir::Read => &mut self.read,
-            Dir::Write => &mut self.write,
-            Dir::Fsync => &mut self.fsync,
-        }
+    /// The interval's figures for kind `d` (zeros when it had none).
+    pub fn dir(&self, d: Dir) -> IntervalDir {
+        self.kinds.get(&d).cloned().unwrap_or_default()
     }
 }
 
 /// One worker's stats for one interval.
 #[derive(Clone, Debug, Default)]
 pub struct IntervalStats {
-    pub lat: [LatStats; 3],
-    pub bytes: [u64; 3],
+    pub lat: [LatStats; KINDS],
+    pub bytes: [u64; KINDS],
 }
 
 /// Derives a worker's interval stats by differencing its cumulative stats at
@@ -59,9 +50,9 @@ pub struct IntervalStats {
 /// compare for the interval's exact maximum) instead of into two histograms.
 #[derive(Debug, Default)]
 pub struct IntervalTracker {
-    prev: [LatStats; 3],
-    prev_bytes: [u64; 3],
-    max: [u64; 3],
+    prev: [LatStats; KINDS],
+    prev_bytes: [u64; KINDS],
+    max: [u64; KINDS],
     cur: IntervalStats,
 }
 
@@ -76,7 +67,7 @@ impl IntervalTracker {
     }
 
     /// The interval since the last call, given the worker's cumulative stats.
-    pub fn take(&mut self, total: &[OpStats; 3]) -> &mut IntervalStats {
+    pub fn take(&mut self, total: &KindStats) -> &mut IntervalStats {
         for d in Dir::ALL {
             let i = d.idx();
             let (t, p) = (&total[i].lat, &mut self.prev[i]);
@@ -126,11 +117,11 @@ impl IntervalStats {
                 };
             }
         }
-        self.bytes = [0; 3];
+        self.bytes = [0; KINDS];
     }
 
     fn add(&mut self, o: &IntervalStats) {
-        for i in 0..3 {
+        for i in 0..KINDS {
             self.lat[i] += &o.lat[i];
             self.bytes[i] += o.bytes[i];
         }
@@ -143,13 +134,18 @@ impl IntervalStats {
         };
         for d in Dir::ALL {
             let l = &self.lat[d.idx()];
-            *p.dir_mut(d) = IntervalDir {
-                ops: l.count,
-                bytes: self.bytes[d.idx()],
-                mean_ns: l.mean_ns() as u64,
-                p99_ns: l.percentile(99.0),
-                max_ns: l.max_ns,
-            };
+            if l.count > 0 {
+                p.kinds.insert(
+                    d,
+                    IntervalDir {
+                        ops: l.count,
+                        bytes: self.bytes[d.idx()],
+                        mean_ns: l.mean_ns() as u64,
+                        p99_ns: l.percentile(99.0),
+                        max_ns: l.max_ns,
+                    },
+                );
+            }
         }
         p
     }
@@ -256,18 +252,19 @@ mod tests {
         c.finish(1);
         let pts = c.into_points();
         assert_eq!(pts.len(), 3, "{pts:?}");
-        assert_eq!(pts[0].read.ops, 2);
-        assert_eq!(pts[0].read.bytes, 8192);
-        assert_eq!(pts[0].read.max_ns, 300);
-        assert_eq!(pts[1].read.ops, 1);
-        assert_eq!(pts[2].write.ops, 1);
-        assert_eq!(pts[2].write.max_ns, 5_000_000_000);
+        assert_eq!(pts[0].dir(Dir::Read).ops, 2);
+        assert_eq!(pts[0].dir(Dir::Read).bytes, 8192);
+        assert_eq!(pts[0].dir(Dir::Read).max_ns, 300);
+        assert_eq!(pts[1].dir(Dir::Read).ops, 1);
+        assert_eq!(pts[2].dir(Dir::Write).ops, 1);
+        assert_eq!(pts[2].dir(Dir::Write).max_ns, 5_000_000_000);
+        assert!(!pts[1].kinds.contains_key(&Dir::Write), "kinds without ops are left out");
         assert_eq!(pts.iter().map(|p| p.t_s).collect::<Vec<_>>(), vec![0, 1, 2]);
     }
 
     #[test]
     fn tracker_differences_cumulative_stats() {
-        let mut total: [OpStats; 3] = Default::default();
+        let mut total: KindStats = Default::default();
         let mut tr = IntervalTracker::default();
         for v in [100, 200, 300] {
             total[0].record_ok(v, 10);

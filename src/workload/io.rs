@@ -201,6 +201,7 @@ mod tests {
                     since = 0;
                     fs += 1;
                 }
+                other => panic!("io workload produced {other:?}"),
             }
             if let Op::Read { offset, .. } | Op::Write { offset, .. } = op.op {
                 assert!(offset % 4096 == 0 && offset < 1 << 20);
