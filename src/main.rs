@@ -21,6 +21,10 @@ fn main() -> ExitCode {
             Ok(p) => app::run_io(p, &stop),
             Err(e) => return usage(e),
         },
+        Command::Meta(a) => match plan::MetaPlan::from_args(a) {
+            Ok(p) => app::run_meta(p, &stop),
+            Err(e) => return usage(e),
+        },
         Command::Run(a) => match plan::quick_suite(a) {
             Ok(s) => app::run_suite(s, &stop),
             Err(e) => return usage(e),
@@ -28,7 +32,14 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(r) if r.interrupted => ExitCode::from(130),
-        Ok(r) if r.cells.iter().any(|c| !c.job_errors.is_empty()) => ExitCode::from(1),
+        // Failed operations or failed jobs: the results are written, the run failed.
+        Ok(r)
+            if r.cells
+                .iter()
+                .any(|c| !c.job_errors.is_empty() || c.directions.iter().any(|d| !d.errors.is_empty())) =>
+        {
+            ExitCode::from(1)
+        }
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("fslab: error: {e}");

@@ -22,6 +22,18 @@ Examples:
   # a raw block device (refused when mounted or carrying a filesystem)
   fslab io --target /dev/sdX --allow-device --precondition --rw randrw --direct --runtime 30s";
 
+const META_EXAMPLES: &str = "\
+Examples:
+  # seed experiment 1: bonnie++ -n 100:256:256:10, with a 256-byte xattr per file
+  fslab meta --target /mnt/xfs --bonnie 100:256:256:10 --xattr user.test:256
+
+  # 1M empty files in 100 directories, 2 jobs, random order only, bonnie++ CSV too
+  fslab meta --target /mnt/ext4 --files 1m --dirs 100 --jobs 2 --order random \\
+             --output text --output bonnie-csv:meta.csv
+
+  # Samba-like: a 44-byte DOS attribute on every file, plus a getxattr phase
+  fslab meta --target /srv/share --files 50k --xattr user.DosAttrib:44 --phases getxattr";
+
 const RUN_EXAMPLES: &str = "\
 Examples:
   # the quick suite in the current directory (about 30 seconds)
@@ -46,6 +58,9 @@ pub enum Command {
     /// fio-class data I/O: sequential or random reads and writes with truthful latency.
     #[command(after_help = IO_EXAMPLES)]
     Io(Box<IoArgs>),
+    /// bonnie++-class metadata: create, stat and delete files, with extended attributes.
+    #[command(after_help = META_EXAMPLES)]
+    Meta(Box<MetaArgs>),
 }
 
 /// Flags every measuring command shares.
@@ -164,4 +179,46 @@ impl Default for IoArgs {
         }
         Wrap::parse_from(["fslab"]).a
     }
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct MetaArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Files per job (decimal multiples: 100k = 100000). Default 16k (16384).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub files: Option<String>,
+    /// Directories per job the files are spread over.
+    #[arg(long, value_name = "D", allow_hyphen_values = true)]
+    pub dirs: Option<String>,
+    /// Data written into each file at create: a size or MIN-MAX (random per file).
+    #[arg(long, value_name = "MIN[-MAX]")]
+    pub file_size: Option<String>,
+    /// An extended attribute set on every file at create (repeatable).
+    #[arg(long, value_name = "NAME:SIZE")]
+    pub xattr: Vec<String>,
+    /// Passes over the files: seq, random or both, as bonnie++.
+    #[arg(long, value_name = "ORDERS", default_value = "seq,random")]
+    pub order: String,
+    /// Extra phases after each stat phase: getxattr, rename, readdir, open-close.
+    #[arg(long, value_name = "PHASES")]
+    pub phases: Option<String>,
+    /// Number of jobs (threads); each has its own directories unless --shared-dirs.
+    #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true)]
+    pub jobs: String,
+    /// All jobs work in the same directories.
+    #[arg(long)]
+    pub shared_dirs: bool,
+    /// fsync each file and its directory after create (bonnie++ -b).
+    #[arg(long)]
+    pub fsync: bool,
+    /// Do not sync(2) after each phase (bonnie++ does).
+    #[arg(long)]
+    pub no_sync_after_phase: bool,
+    /// Engine: sync, or uring (one operation at a time through io_uring).
+    #[arg(long, value_name = "ENGINE", default_value = "sync")]
+    pub engine: String,
+    /// bonnie++ -n shorthand N:MAX:MIN:DIRS: N*1024 files of MIN..MAX bytes in DIRS directories.
+    #[arg(long, value_name = "N:MAX:MIN:DIRS")]
+    pub bonnie: Option<String>,
 }

@@ -67,6 +67,46 @@ pub enum Op {
         path: *const libc::c_char,
         flags: i32,
     },
+    /// renameat(2).
+    RenameAt {
+        olddirfd: RawFd,
+        oldpath: *const libc::c_char,
+        newdirfd: RawFd,
+        newpath: *const libc::c_char,
+    },
+    /// fsetxattr(2) with flags 0 (create or replace).
+    FSetXattr {
+        fd: RawFd,
+        name: *const libc::c_char,
+        value: *const u8,
+        len: usize,
+    },
+    /// getxattr(2) of a path; the result is the value's size.
+    GetXattr {
+        path: *const libc::c_char,
+        name: *const libc::c_char,
+        buf: *mut u8,
+        len: usize,
+    },
+}
+
+/// Runs one operation to completion on any engine (queueing engines at depth 1).
+#[inline]
+pub fn exec(e: &mut dyn Engine, op: &Op) -> i64 {
+    match e.submit(op, 0) {
+        Submit::Done(r) => r,
+        _ => exec_pending(e),
+    }
+}
+
+/// Waits for the single operation just queued on `e`.
+#[cold]
+pub fn exec_pending(e: &mut dyn Engine) -> i64 {
+    let mut out = Vec::with_capacity(1);
+    match e.reap(1, &mut out) {
+        Ok(()) => out.first().map_or(-(libc::EIO as i64), |c| c.result),
+        Err(err) => -(err.raw_os_error().unwrap_or(libc::EIO) as i64),
+    }
 }
 
 /// Outcome of `submit`. Results follow io_uring's convention: `>= 0` is the

@@ -69,6 +69,18 @@ impl Engine for SyncEngine {
                     libc_res(libc::statx(dirfd, path, 0, libc::STATX_BASIC_STATS, buf) as libc::c_long)
                 }
                 Op::UnlinkAt { dirfd, path, flags } => libc_res(libc::unlinkat(dirfd, path, flags) as libc::c_long),
+                Op::RenameAt {
+                    olddirfd,
+                    oldpath,
+                    newdirfd,
+                    newpath,
+                } => libc_res(libc::renameat(olddirfd, oldpath, newdirfd, newpath) as libc::c_long),
+                Op::FSetXattr { fd, name, value, len } => {
+                    libc_res(libc::fsetxattr(fd, name, value as *const libc::c_void, len, 0) as libc::c_long)
+                }
+                Op::GetXattr { path, name, buf, len } => {
+                    libc_res(libc::getxattr(path, name, buf as *mut libc::c_void, len) as libc::c_long)
+                }
             }
         })
     }

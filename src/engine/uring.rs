@@ -102,6 +102,12 @@ pub fn meta_opcodes() -> Vec<(u8, &'static str)> {
         (opcode::Close::CODE, "CLOSE"),
         (opcode::Statx::CODE, "STATX"),
         (opcode::UnlinkAt::CODE, "UNLINKAT"),
+        (opcode::RenameAt::CODE, "RENAMEAT"),
+        (opcode::FSetXattr::CODE, "FSETXATTR"),
+        (opcode::GetXattr::CODE, "GETXATTR"),
+        (opcode::Write::CODE, "WRITE"),
+        (opcode::Read::CODE, "READ"),
+        (opcode::Fsync::CODE, "FSYNC"),
     ]
 }
 
@@ -194,6 +200,18 @@ impl UringEngine {
                 .mask(libc::STATX_BASIC_STATS)
                 .build(),
             Op::UnlinkAt { dirfd, path, flags } => opcode::UnlinkAt::new(types::Fd(dirfd), path).flags(flags).build(),
+            Op::RenameAt {
+                olddirfd,
+                oldpath,
+                newdirfd,
+                newpath,
+            } => opcode::RenameAt::new(types::Fd(olddirfd), oldpath, types::Fd(newdirfd), newpath).build(),
+            Op::FSetXattr { fd, name, value, len } => {
+                opcode::FSetXattr::new(types::Fd(fd), name, value as *const libc::c_void, len as u32).build()
+            }
+            Op::GetXattr { path, name, buf, len } => {
+                opcode::GetXattr::new(name, buf as *mut libc::c_void, path, len as u32).build()
+            }
         }
     }
 }

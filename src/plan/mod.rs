@@ -3,9 +3,11 @@
 //! names the flag, so bad input fails before any file is touched.
 
 pub mod io;
+pub mod meta;
 mod output;
 
 pub use io::{FileMode, IoPlan, Rw};
+pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{OutputFormat, OutputSpec, Outputs};
 
 use crate::cli::{CommonArgs, IoArgs, RunArgs};

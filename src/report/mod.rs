@@ -81,10 +81,19 @@ pub struct JobCpu {
     pub percent_of_core: f64,
 }
 
-/// Results of one direction (read, write, fsync).
+/// Results of one kind of operation: a direction of data I/O (read, write,
+/// fsync), or one phase of a metadata run (`phase` set: "seq-create", ...).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DirResult {
     pub dir: Dir,
+    /// Metadata runs: the phase, with its own elapsed time and CPU use
+    /// (rates are over the phase's time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_percent: Option<f64>,
     pub ops: u64,
     pub bytes: u64,
     /// Failed operations by errno name ("EIO": 3).
@@ -174,12 +183,15 @@ pub fn errno_name(e: i32) -> String {
 }
 
 impl DirResult {
-    fn of(dir: Dir, s: &OpStats, elapsed_ns: u64) -> Self {
+    pub fn of(dir: Dir, s: &OpStats, elapsed_ns: u64) -> Self {
         let secs = elapsed_ns as f64 / 1e9;
         let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
         let bps = rate(s.bytes);
         DirResult {
             dir,
+            phase: None,
+            elapsed_ns: None,
+            cpu_percent: None,
             ops: s.lat.count,
             bytes: s.bytes,
             errors: s.errors.iter().map(|(e, c)| (errno_name(*e), *c)).collect(),

@@ -65,15 +65,92 @@ fn describe_plan(c: &Cell) -> String {
     d
 }
 
+/// The header line of a metadata cell.
+fn describe_meta(c: &Cell) -> String {
+    let p = &c.plan;
+    let u = |k: &str| p.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+    let mut d = format!("{} files/job in {} dir(s)", u("files"), u("dirs"));
+    let (lo, hi) = (u("size_min"), u("size_max"));
+    if hi > 0 {
+        if lo == hi {
+            let _ = write!(d, ", {} each", Bytes(hi));
+        } else {
+            let _ = write!(d, ", {}..{}", Bytes(lo), Bytes(hi));
+        }
+    }
+    if let Some(xs) = p.get("xattrs").and_then(|v| v.as_array()).filter(|x| !x.is_empty()) {
+        let names: Vec<String> = xs
+            .iter()
+            .map(|x| format!("{}:{}", x["name"].as_str().unwrap_or("?"), x["size"]))
+            .collect();
+        let _ = write!(d, ", xattr {}", names.join(" "));
+    }
+    let _ = write!(
+        d,
+        ", {} job(s), {} engine",
+        u("jobs"),
+        p.get("engine").and_then(|v| v.as_str()).unwrap_or("?")
+    );
+    if p.get("fsync").and_then(|v| v.as_bool()) == Some(true) {
+        d.push_str(", fsync");
+    }
+    d
+}
+
+/// A metadata cell: one row per phase, as bonnie++ lists them, with latency.
+fn meta_table(c: &Cell) -> Table {
+    let mut tab = Table::new();
+    tab.load_style(UTF8_BORDERS_ONLY);
+    tab.set_header([
+        "phase",
+        "files",
+        "files/s",
+        "%CPU",
+        "files/CPU-s",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "errors",
+    ]);
+    for d in &c.directions {
+        let cpu = d.cpu_percent.unwrap_or(0.0);
+        let per_cpu = if cpu > 0.0 { d.iops / (cpu / 100.0) } else { 0.0 };
+        tab.add_row([
+            d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()),
+            d.ops.to_string(),
+            fmt_rate(d.iops),
+            format!("{cpu:.0}"),
+            fmt_rate(per_cpu),
+            Nanos(d.lat.mean_ns as u64).to_string(),
+            Nanos(d.lat.p(50.0)).to_string(),
+            Nanos(d.lat.p(99.0)).to_string(),
+            Nanos(d.lat.p(99.9)).to_string(),
+            Nanos(d.lat.max_ns).to_string(),
+            errors_text(d),
+        ]);
+    }
+    tab
+}
+
+fn errors_text(d: &super::DirResult) -> String {
+    if d.errors.is_empty() {
+        "0".into()
+    } else {
+        d.errors
+            .iter()
+            .map(|(e, n)| format!("{e}:{n}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 fn cell(s: &mut String, c: &Cell) {
     let t = &c.target;
-    let _ = writeln!(
-        s,
-        "{}: {}, measured {:.2} s",
-        c.name,
-        describe_plan(c),
-        c.elapsed_ns as f64 / 1e9
-    );
+    let is_meta = c.directions.iter().any(|d| d.phase.is_some()) || c.plan.get("files").is_some();
+    let what = if is_meta { describe_meta(c) } else { describe_plan(c) };
+    let _ = writeln!(s, "{}: {}, measured {:.2} s", c.name, what, c.elapsed_ns as f64 / 1e9);
     let mut on = format!(
         "target: {} ({}",
         t.path.display(),
@@ -111,6 +188,17 @@ fn cell(s: &mut String, c: &Cell) {
             None => {}
         }
     }
+    if is_meta {
+        let mut tab = meta_table(c);
+        for (i, col) in tab.column_iter_mut().enumerate() {
+            if i > 0 {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        let _ = writeln!(s, "{tab}");
+        trailer(s, c);
+        return;
+    }
     let buckets: Vec<u64> = c
         .directions
         .first()
@@ -139,15 +227,7 @@ fn cell(s: &mut String, c: &Cell) {
             Nanos(d.lat.max_ns).to_string(),
         ];
         row.extend(d.lat_buckets.iter().map(|b| format!("{:.2}%", b.share * 100.0)));
-        row.push(if d.errors.is_empty() {
-            "0".into()
-        } else {
-            d.errors
-                .iter()
-                .map(|(e, n)| format!("{e}:{n}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        });
+        row.push(errors_text(d));
         tab.add_row(row);
         for (what, l) in [("from schedule", &d.sched_lat), ("slat", &d.slat), ("clat", &d.clat)] {
             if let Some(l) = l {
@@ -169,6 +249,11 @@ fn cell(s: &mut String, c: &Cell) {
         }
     }
     let _ = writeln!(s, "{tab}");
+    trailer(s, c);
+}
+
+/// CPU, queue depths, warnings and errors under a cell's table.
+fn trailer(s: &mut String, c: &Cell) {
     let _ = writeln!(
         s,
         "cpu: user {:.2} s, sys {:.2} s, {:.0}% of one core",
@@ -190,7 +275,6 @@ fn cell(s: &mut String, c: &Cell) {
     }
 }
 
-/// fio's "IO depths" buckets: share of submissions with depth in (prev, n].
 fn depth_levels(counts: &[u64]) -> String {
     let total: u64 = counts.iter().sum();
     if total == 0 {

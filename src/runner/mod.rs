@@ -11,7 +11,7 @@ mod record;
 
 pub use progress::Progress;
 
-use crate::engine::{Engine, Submit};
+use crate::engine::Engine;
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::{IntervalPoint, SeriesCollector};
 use crate::stats::{Dir, KindStats};
@@ -213,7 +213,7 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
 /// The loop for engines that complete inline (sync, null): one operation at
 /// a time, two timestamps per operation and nothing else on the hot path.
 fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> WorkerOut {
-    if !engine.caps().inline {
+    if !engine.caps().inline && wl.queues() {
         return queued::worker(ctx, engine, wl);
     }
     let mut rec = Recorder::new(ctx, false);
@@ -221,7 +221,6 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
     // Pacing grid: operation n is due at t0 + n*period, whatever happened before.
     let mut due = ctx.t0;
     while !ctx.stop.load(Ordering::Relaxed) {
-        let Some(next) = wl.next_op(0) else { break };
         let intended = period.map(|p| {
             let t = due;
             due += p;
@@ -232,17 +231,14 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
             t
         });
         let start = Instant::now();
-        let Submit::Done(result) = engine.submit(&next.op, 0) else {
-            unreachable!("inline engines complete in submit")
-        };
+        let Some(step) = wl.step(engine) else { break };
         let end = Instant::now();
-        wl.on_complete(&next, result);
         if !rec.tick(end) {
             break;
         }
         if rec.recording {
             let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
-            rec.record(next.dir, result, ns(end - start), sched, end);
+            rec.record(step.dir, step.result, ns(end - start), sched, end);
         }
     }
     rec.finish(None)

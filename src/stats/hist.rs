@@ -47,7 +47,10 @@ impl LatHist {
     /// Adds every value of `other` (same bounds, so this cannot fail).
     pub fn add(&mut self, other: &LatHist) {
         if let Some(o) = &other.0 {
-            self.0.get_or_insert_with(empty).add(&**o).expect("histograms share bounds");
+            self.0
+                .get_or_insert_with(empty)
+                .add(&**o)
+                .expect("histograms share bounds");
         }
     }
 

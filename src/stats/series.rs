@@ -7,8 +7,8 @@
 //! passed it: memory stays flat however long the run is.
 
 use super::{Dir, KindStats, LatStats, KINDS};
-use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
@@ -258,7 +258,10 @@ mod tests {
         assert_eq!(pts[1].dir(Dir::Read).ops, 1);
         assert_eq!(pts[2].dir(Dir::Write).ops, 1);
         assert_eq!(pts[2].dir(Dir::Write).max_ns, 5_000_000_000);
-        assert!(!pts[1].kinds.contains_key(&Dir::Write), "kinds without ops are left out");
+        assert!(
+            !pts[1].kinds.contains_key(&Dir::Write),
+            "kinds without ops are left out"
+        );
         assert_eq!(pts.iter().map(|p| p.t_s).collect::<Vec<_>>(), vec![0, 1, 2]);
     }
 

@@ -6,10 +6,11 @@
 
 mod buf;
 pub mod io;
+pub mod meta;
 
 pub use buf::AlignedBuf;
 
-use crate::engine::Op;
+use crate::engine::{Engine, Op, Submit};
 use crate::stats::Dir;
 
 /// The next operation and what it counts as.
@@ -21,6 +22,14 @@ pub struct NextOp {
     pub len: u64,
 }
 
+/// One unit of work done by `Workload::step`: its kind and its result
+/// (bytes moved, or a negated errno).
+#[derive(Clone, Copy, Debug)]
+pub struct Step {
+    pub dir: Dir,
+    pub result: i64,
+}
+
 /// A per-worker stream of operations.
 pub trait Workload {
     /// The next operation, using the resources of in-flight slot `slot`
@@ -30,6 +39,26 @@ pub trait Workload {
 
     /// Called with the result of every completed operation (`< 0` is -errno).
     fn on_complete(&mut self, _op: &NextOp, _result: i64) {}
+
+    /// Does the next unit of work to completion, or None when done. The worker
+    /// times the whole call, so a workload whose unit is several syscalls (a
+    /// file create: open, write, setxattr, close) overrides this.
+    #[inline]
+    fn step(&mut self, engine: &mut dyn Engine) -> Option<Step> {
+        let next = self.next_op(0)?;
+        let result = match engine.submit(&next.op, 0) {
+            Submit::Done(r) => r,
+            _ => crate::engine::exec_pending(engine),
+        };
+        self.on_complete(&next, result);
+        Some(Step { dir: next.dir, result })
+    }
+
+    /// Whether `next_op` can keep several operations in flight (false for
+    /// workloads built from dependent steps, which always use `step`).
+    fn queues(&self) -> bool {
+        true
+    }
 
     /// The open files, for engines that register them.
     fn files(&self) -> Vec<std::os::fd::RawFd> {

@@ -1,6 +1,10 @@
 //! Glue between the layers for each command: plan -> target -> runner ->
 //! report. Kept apart from `main` so tests and later commands reuse it.
 
+mod meta;
+
+pub use meta::run_meta;
+
 use crate::engine::EngineKind;
 use crate::plan::{IoPlan, SuitePlan};
 use crate::report::{self, Cell, Report};

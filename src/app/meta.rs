@@ -1,0 +1,219 @@
+//! `fslab meta`: lay out the directories, then run bonnie++'s phases one
+//! after the other (all jobs start each phase together), `sync` between phases.
+
+use super::AppError;
+use crate::engine::UringOpts;
+use crate::plan::{ExtraPhase, MetaPlan, Order};
+use crate::report::{self, Cell, CpuSummary, DirResult, Report};
+use crate::runner::{self, Progress, RunConfig};
+use crate::stats::cpu::CpuTimes;
+use crate::target::{self, Guard, TargetError, TargetInfo};
+use crate::workload::meta::{JobDirs, MetaWorkload, PhaseKind};
+use std::ffi::CString;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+fn io_err(what: String) -> impl FnOnce(std::io::Error) -> AppError {
+    move |source| AppError::Target(TargetError::Io { what, source })
+}
+
+fn refused(flag: &'static str, msg: String) -> AppError {
+    AppError::Target(TargetError::Refused { flag, msg })
+}
+
+/// Creates and opens each job's directories (untimed).
+fn make_dirs(plan: &MetaPlan, work: &Path) -> Result<Vec<Arc<JobDirs>>, AppError> {
+    let groups = if plan.shared_dirs { 1 } else { plan.jobs };
+    let mut out = Vec::new();
+    for g in 0..groups {
+        let base = work.join(if plan.shared_dirs {
+            "shared".to_string()
+        } else {
+            format!("job{g}")
+        });
+        let mut dirs = JobDirs {
+            fds: Vec::new(),
+            paths: Vec::new(),
+        };
+        for d in 0..plan.dirs {
+            let p = base.join(format!("{d:05}"));
+            std::fs::create_dir_all(&p).map_err(io_err(format!("creating {}", p.display())))?;
+            let f = std::fs::File::open(&p).map_err(io_err(format!("opening {}", p.display())))?;
+            dirs.fds.push(f.into());
+            dirs.paths
+                .push(CString::new(p.as_os_str().as_bytes()).expect("paths have no NUL"));
+        }
+        out.push(Arc::new(dirs));
+    }
+    Ok(out)
+}
+
+/// Refuses early, with the flag, when the filesystem can't store the xattrs.
+fn check_xattrs(plan: &MetaPlan, work: &Path, info: &TargetInfo) -> Result<(), AppError> {
+    let Some(x) = plan.xattrs.first() else { return Ok(()) };
+    let p = work.join(".xattr-probe");
+    let f = std::fs::File::create(&p).map_err(io_err(format!("creating {}", p.display())))?;
+    let value = vec![0u8; x.size];
+    // SAFETY: valid fd, NUL-terminated name, buffer of `size` bytes.
+    let r = unsafe { libc::fsetxattr(f.as_raw_fd(), x.name.as_ptr(), value.as_ptr() as *const _, x.size, 0) };
+    let err = std::io::Error::last_os_error();
+    drop(f);
+    let _ = std::fs::remove_file(&p);
+    if r != 0 {
+        let name = x.name.to_string_lossy();
+        return Err(refused(
+            "--xattr",
+            format!(
+                "{} ({}) refuses the extended attribute {name} of {} bytes: {err}",
+                plan.target.display(),
+                info.fs_type,
+                x.size
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The phases in bonnie++'s order: per order create, stat, the extras, delete.
+fn phases(plan: &MetaPlan) -> Vec<(Order, PhaseKind)> {
+    let mut v = Vec::new();
+    for &o in &plan.orders {
+        v.push((o, PhaseKind::Create));
+        v.push((o, PhaseKind::Stat));
+        for e in &plan.extra_phases {
+            v.push((
+                o,
+                match e {
+                    ExtraPhase::Getxattr => PhaseKind::Getxattr,
+                    ExtraPhase::Rename => PhaseKind::Rename,
+                    ExtraPhase::Readdir => PhaseKind::Readdir,
+                    ExtraPhase::OpenClose => PhaseKind::OpenClose,
+                },
+            ));
+        }
+        v.push((o, PhaseKind::Delete));
+    }
+    v
+}
+
+fn phase_name(o: Order, k: PhaseKind) -> String {
+    format!("{}-{}", o.name(), k.dir().name())
+}
+
+/// `fslab meta`: one cell whose directions are the phases.
+pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let mut r = Report::new("meta", SystemTime::now());
+    let meta = std::fs::metadata(&plan.target).map_err(|e| {
+        refused(
+            "--target",
+            format!("'{}': {e} (give an existing directory)", plan.target.display()),
+        )
+    })?;
+    if !meta.is_dir() {
+        return Err(refused(
+            "--target",
+            format!("'{}' is not a directory", plan.target.display()),
+        ));
+    }
+    let mut info = TargetInfo {
+        path: plan.target.clone(),
+        kind: "directory".into(),
+        ..Default::default()
+    };
+    target::describe_mount(&mut info, &target::info::mounts());
+    let work = target::make_workdir(&plan.target)?;
+    let _guard = Guard::for_workdir(work.clone());
+    check_xattrs(&plan, &work, &info)?;
+    let dirs = make_dirs(&plan, &work)?;
+    let cfg = RunConfig {
+        jobs: plan.jobs as usize,
+        runtime: None,
+        ramp: std::time::Duration::ZERO,
+        rate: None,
+        bucket_ns: vec![2_000_000],
+        depth: 1,
+        batch: 1,
+    };
+    let uring = UringOpts {
+        depth: 1,
+        ..Default::default()
+    };
+    let mut directions = Vec::new();
+    let mut cpu_total = CpuTimes::default();
+    let mut elapsed_total = 0;
+    let mut job_errors = Vec::new();
+    let mut interrupted = false;
+    let mut renamed = false;
+    let mut last_order = None;
+    for (order, kind) in phases(&plan) {
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        if last_order != Some(order) {
+            renamed = false;
+            last_order = Some(order);
+        }
+        let name = phase_name(order, kind);
+        let total = plan.files * plan.jobs as u64;
+        let progress = Progress::new(!plan.quiet, name.clone(), None);
+        let _ = total;
+        let out = runner::run(&cfg, stop, &progress, |j| {
+            let d = Arc::clone(&dirs[if plan.shared_dirs { 0 } else { j }]);
+            let wl = MetaWorkload::new(&plan, j as u32, d, kind, order, renamed);
+            let engine = plan.engine.build(&uring).map_err(|e| format!("job {j}: {e}"))?;
+            Ok((engine, wl))
+        });
+        if kind == PhaseKind::Rename {
+            renamed = !renamed;
+        }
+        let st = &out.stats[kind.dir().idx()];
+        let mut d = DirResult::of(kind.dir(), st, out.elapsed_ns);
+        d.phase = Some(name);
+        d.elapsed_ns = Some(out.elapsed_ns);
+        d.cpu_percent = Some(out.cpu_process.percent_of_core(out.elapsed_ns));
+        let failed = !st.errors.is_empty();
+        directions.push(d);
+        cpu_total += out.cpu_process;
+        elapsed_total += out.elapsed_ns;
+        job_errors.extend(out.jobs.iter().filter_map(|o| o.error.clone()));
+        if out.interrupted {
+            interrupted = true;
+            break;
+        }
+        if failed || !job_errors.is_empty() {
+            break;
+        }
+        if plan.sync_after_phase {
+            // bonnie++ syncs between phases; untimed, so one phase's dirty data
+            // is not charged to the next.
+            rustix::fs::sync();
+        }
+    }
+    r.interrupted = interrupted;
+    r.cells.push(Cell {
+        name: "meta".into(),
+        plan: serde_json::to_value(&plan).expect("plans serialise"),
+        target: info,
+        warnings: Vec::new(),
+        interrupted,
+        elapsed_ns: elapsed_total,
+        directions,
+        cpu: CpuSummary {
+            user_ns: cpu_total.user_ns,
+            sys_ns: cpu_total.sys_ns,
+            percent_of_core: cpu_total.percent_of_core(elapsed_total),
+            jobs: Vec::new(),
+        },
+        series: Vec::new(),
+        job_errors,
+        inflight_depth: Vec::new(),
+    });
+    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+    report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
+    Ok(r)
+}

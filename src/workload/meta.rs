@@ -1,0 +1,550 @@
+//! The meta workload: bonnie++'s file creation test, with extended attributes.
+//!
+//! Each step is one file operation of the current phase (a create is open +
+//! write + setxattr... + close). File names are computed from indices into a
+//! stack buffer, and random order is a bijection on the indices (a Feistel
+//! network with cycle walking), so memory stays flat from 10k to 10M files.
+
+use super::{AlignedBuf, NextOp, Step, Workload};
+use crate::engine::{exec, Engine, Op};
+use crate::plan::meta::XattrSpec;
+use crate::plan::{MetaPlan, Order};
+use crate::stats::Dir;
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+
+/// One job's directories: open fds (for the *at calls) and absolute paths
+/// (for getxattr, which has no *at form).
+pub struct JobDirs {
+    pub fds: Vec<OwnedFd>,
+    pub paths: Vec<CString>,
+}
+
+/// splitmix64: a fast, well-mixed hash of an index.
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A pseudo-random permutation of `0..n` in O(1) memory.
+#[derive(Clone, Debug)]
+pub struct Perm {
+    n: u64,
+    half_bits: u32,
+    keys: [u64; 4],
+}
+
+impl Perm {
+    pub fn new(n: u64, seed: u64) -> Self {
+        let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
+        let half_bits = bits.div_ceil(2).max(1);
+        Perm {
+            n,
+            half_bits,
+            keys: std::array::from_fn(|i| mix(seed ^ (i as u64 + 1) * 0xA24B_AED4_963E_E407)),
+        }
+    }
+
+    #[inline]
+    fn round(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut l, mut r) = (x >> self.half_bits, x & mask);
+        for k in self.keys {
+            let t = l ^ (mix(r ^ k) & mask);
+            l = r;
+            r = t;
+        }
+        (l << self.half_bits) | r
+    }
+
+    /// The i-th element of the permutation (cycle walking keeps it in `0..n`).
+    #[inline]
+    pub fn at(&self, i: u64) -> u64 {
+        let mut x = self.round(i);
+        while x >= self.n {
+            x = self.round(x);
+        }
+        x
+    }
+}
+
+const NAME_CHARS: &[u8; 62] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+/// Writes the name of file `idx` into `buf` and returns it: bonnie++'s scheme
+/// of a number plus 0..12 random characters, with the job in front for
+/// shared directories and `~` after a rename phase.
+#[inline]
+pub fn file_name(buf: &mut [u8; 48], idx: u64, job: Option<u32>, renamed: bool, seed: u64) -> &CStr {
+    let mut n = 0;
+    if let Some(j) = job {
+        for d in [j / 100 % 10, j / 10 % 10, j % 10] {
+            buf[n] = b'0' + d as u8;
+            n += 1;
+        }
+        buf[n] = b'-';
+        n += 1;
+    }
+    let mut digits = [0u8; 10];
+    let mut v = idx;
+    for d in digits.iter_mut().rev() {
+        *d = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    buf[n..n + 10].copy_from_slice(&digits);
+    n += 10;
+    let mut h = mix(idx ^ seed);
+    let extra = (h % 13) as usize;
+    for _ in 0..extra {
+        h = mix(h);
+        buf[n] = NAME_CHARS[(h % 62) as usize];
+        n += 1;
+    }
+    if renamed {
+        buf[n] = b'~';
+        n += 1;
+    }
+    buf[n] = 0;
+    CStr::from_bytes_with_nul(&buf[..=n]).expect("one NUL at the end")
+}
+
+/// The kind of work of one phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhaseKind {
+    Create,
+    Stat,
+    Delete,
+    Getxattr,
+    Rename,
+    Readdir,
+    OpenClose,
+}
+
+impl PhaseKind {
+    pub fn dir(self) -> Dir {
+        match self {
+            PhaseKind::Create => Dir::Create,
+            PhaseKind::Stat => Dir::Stat,
+            PhaseKind::Delete => Dir::Delete,
+            PhaseKind::Getxattr => Dir::Getxattr,
+            PhaseKind::Rename => Dir::Rename,
+            PhaseKind::Readdir => Dir::Readdir,
+            PhaseKind::OpenClose => Dir::OpenClose,
+        }
+    }
+}
+
+/// One job's pass over its files in one phase.
+pub struct MetaWorkload {
+    kind: PhaseKind,
+    order: Order,
+    dirs: Arc<JobDirs>,
+    files: u64,
+    job_prefix: Option<u32>,
+    renamed: bool,
+    seed: u64,
+    perm: Perm,
+    size_min: u64,
+    size_max: u64,
+    xattrs: Vec<XattrSpec>,
+    xvalue: Vec<u8>,
+    xread: Vec<u8>,
+    data: AlignedBuf,
+    fsync: bool,
+    next: u64,
+    failed: bool,
+    /// Sequential stat walks the directories with readdir.
+    walk: Option<(usize, rustix::fs::Dir)>,
+    path: Vec<u8>,
+}
+
+impl MetaWorkload {
+    pub fn new(plan: &MetaPlan, job: u32, dirs: Arc<JobDirs>, kind: PhaseKind, order: Order, renamed: bool) -> Self {
+        let seed = plan.seed ^ mix(job as u64);
+        let xmax = plan.xattrs.iter().map(|x| x.size).max().unwrap_or(0);
+        let mut xvalue = vec![0u8; xmax];
+        fastrand::Rng::with_seed(seed).fill(&mut xvalue);
+        let mut data = AlignedBuf::new(plan.size_max.max(1) as usize, 4096);
+        fastrand::Rng::with_seed(seed ^ 1).fill(data.as_mut_slice());
+        MetaWorkload {
+            kind,
+            order,
+            dirs,
+            files: plan.files,
+            job_prefix: plan.shared_dirs.then_some(job),
+            renamed,
+            seed: plan.seed,
+            perm: Perm::new(plan.files, seed ^ kind as u64),
+            size_min: plan.size_min,
+            size_max: plan.size_max,
+            xattrs: plan.xattrs.clone(),
+            xread: vec![0u8; xmax.max(1)],
+            xvalue,
+            data,
+            fsync: plan.fsync,
+            next: 0,
+            failed: false,
+            walk: None,
+            path: Vec::with_capacity(512),
+        }
+    }
+
+    /// Size of file `idx`: fixed, or drawn per file from [min, max].
+    #[inline]
+    fn size_of(&self, idx: u64) -> u64 {
+        if self.size_max == self.size_min {
+            self.size_max
+        } else {
+            self.size_min + mix(idx ^ self.seed ^ 0x51ce) % (self.size_max - self.size_min + 1)
+        }
+    }
+
+    #[inline]
+    fn dir_of(&self, idx: u64) -> usize {
+        (idx as u128 * self.dirs.fds.len() as u128 / self.files as u128) as usize
+    }
+
+    fn dirfd(&self, d: usize) -> RawFd {
+        self.dirs.fds[d].as_raw_fd()
+    }
+
+    /// Absolute path of `name` in directory `d`, NUL-terminated, in `self.path`.
+    fn full_path(&mut self, d: usize, name: &CStr) -> *const libc::c_char {
+        self.path.clear();
+        self.path.extend_from_slice(self.dirs.paths[d].as_bytes());
+        self.path.push(b'/');
+        self.path.extend_from_slice(name.to_bytes_with_nul());
+        self.path.as_ptr() as *const libc::c_char
+    }
+
+    fn create(&mut self, e: &mut dyn Engine, idx: u64) -> i64 {
+        let d = self.dir_of(idx);
+        let dirfd = self.dirfd(d);
+        let size = self.size_of(idx);
+        let mut nb = [0u8; 48];
+        let name = file_name(&mut nb, idx, self.job_prefix, false, self.seed);
+        let open = Op::OpenAt {
+            dirfd,
+            path: name.as_ptr(),
+            flags: libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY,
+            mode: 0o644,
+        };
+        let fd = exec(e, &open);
+        if fd < 0 {
+            return fd;
+        }
+        let fd = fd as RawFd;
+        let mut r = 0;
+        if size > 0 {
+            let w = Op::Write {
+                fd,
+                offset: 0,
+                buf: self.data.as_ptr(),
+                len: size as usize,
+                buf_index: crate::engine::NO_BUF_INDEX,
+            };
+            r = exec(e, &w);
+        }
+        for x in &self.xattrs {
+            if r < 0 {
+                break;
+            }
+            let set = Op::FSetXattr {
+                fd,
+                name: x.name.as_ptr(),
+                value: self.xvalue.as_ptr(),
+                len: x.size,
+            };
+            let s = exec(e, &set);
+            if s < 0 {
+                r = s;
+            }
+        }
+        if r >= 0 && self.fsync {
+            r = exec(e, &Op::Fsync { fd }).min(0).min(exec(e, &Op::Fsync { fd: dirfd }));
+            if r == 0 {
+                r = size as i64;
+            }
+        }
+        let c = exec(e, &Op::Close { fd });
+        if r < 0 {
+            r
+        } else if c < 0 {
+            c
+        } else {
+            size as i64
+        }
+    }
+
+    fn getxattrs(&mut self, e: &mut dyn Engine, d: usize, name: &CStr) -> i64 {
+        if self.xattrs.is_empty() {
+            return 0;
+        }
+        let path = self.full_path(d, name);
+        for x in &self.xattrs {
+            let g = Op::GetXattr {
+                path,
+                name: x.name.as_ptr(),
+                buf: self.xread.as_mut_ptr(),
+                len: self.xread.len(),
+            };
+            let r = exec(e, &g);
+            if r < 0 {
+                return r;
+            }
+        }
+        0
+    }
+
+    /// stat (+ read the data when there is some, in the sequential pass) (+ getxattr).
+    fn stat(&mut self, e: &mut dyn Engine, d: usize, name: &CStr, read_data: bool) -> i64 {
+        let dirfd = self.dirfd(d);
+        let name_ptr = name.as_ptr();
+        let mut st: libc::statx = unsafe { std::mem::zeroed() };
+        let r = exec(
+            e,
+            &Op::Statx {
+                dirfd,
+                path: name_ptr,
+                buf: &mut st,
+            },
+        );
+        if r < 0 {
+            return r;
+        }
+        let mut moved = 0;
+        if read_data && st.stx_size > 0 {
+            let fd = exec(
+                e,
+                &Op::OpenAt {
+                    dirfd,
+                    path: name_ptr,
+                    flags: libc::O_RDONLY,
+                    mode: 0,
+                },
+            );
+            if fd < 0 {
+                return fd;
+            }
+            let len = (st.stx_size as usize).min(self.data.len());
+            let rd = exec(
+                e,
+                &Op::Read {
+                    fd: fd as RawFd,
+                    offset: 0,
+                    buf: self.data.as_ptr(),
+                    len,
+                    buf_index: crate::engine::NO_BUF_INDEX,
+                },
+            );
+            let c = exec(e, &Op::Close { fd: fd as RawFd });
+            if rd < 0 {
+                return rd;
+            }
+            if c < 0 {
+                return c;
+            }
+            moved = rd;
+        }
+        let g = self.getxattrs(e, d, name);
+        if g < 0 {
+            g
+        } else {
+            moved
+        }
+    }
+
+    /// The next entry of the sequential readdir walk: its directory, and its
+    /// name copied NUL-terminated into `out` (no allocation per entry).
+    fn next_entry<'b>(&mut self, out: &'b mut [u8; 256]) -> Option<(usize, &'b CStr)> {
+        loop {
+            if self.walk.is_none() {
+                let d = self.next as usize;
+                if d >= self.dirs.fds.len() {
+                    return None;
+                }
+                self.next += 1;
+                let dir = rustix::fs::Dir::read_from(&self.dirs.fds[d]).ok()?;
+                self.walk = Some((d, dir));
+            }
+            let (d, dir) = self.walk.as_mut().expect("set above");
+            match dir.read() {
+                Some(Ok(ent)) => {
+                    let n = ent.file_name().to_bytes_with_nul();
+                    if n == b".\0" || n == b"..\0" || n.len() > out.len() {
+                        continue;
+                    }
+                    out[..n.len()].copy_from_slice(n);
+                    let name = CStr::from_bytes_with_nul(&out[..n.len()]).expect("a directory entry name");
+                    return Some((*d, name));
+                }
+                _ => self.walk = None,
+            }
+        }
+    }
+
+    fn index(&self, i: u64) -> u64 {
+        match self.order {
+            Order::Seq => i,
+            Order::Random => self.perm.at(i),
+        }
+    }
+}
+
+impl Workload for MetaWorkload {
+    fn next_op(&mut self, _slot: usize) -> Option<NextOp> {
+        None
+    }
+
+    fn queues(&self) -> bool {
+        false
+    }
+
+    fn step(&mut self, e: &mut dyn Engine) -> Option<Step> {
+        if self.failed {
+            return None;
+        }
+        let dir = self.kind.dir();
+        let result = match (self.kind, self.order) {
+            (PhaseKind::Stat, Order::Seq) => {
+                let mut nb = [0u8; 256];
+                let (d, name) = self.next_entry(&mut nb)?;
+                self.stat(e, d, name, true)
+            }
+            (PhaseKind::Readdir, _) => {
+                let d = self.next as usize;
+                if d >= self.dirs.fds.len() {
+                    return None;
+                }
+                self.next += 1;
+                match rustix::fs::Dir::read_from(&self.dirs.fds[d]) {
+                    Ok(mut dir) => {
+                        let mut r = 0;
+                        while let Some(ent) = dir.read() {
+                            if let Err(e) = ent {
+                                r = -(e.raw_os_error() as i64);
+                                break;
+                            }
+                        }
+                        r
+                    }
+                    Err(err) => -(err.raw_os_error() as i64),
+                }
+            }
+            _ => {
+                if self.next >= self.files {
+                    return None;
+                }
+                let idx = self.index(self.next);
+                self.next += 1;
+                let d = self.dir_of(idx);
+                let mut nb = [0u8; 48];
+                let mut nb2 = [0u8; 48];
+                let (prefix, renamed, seed) = (self.job_prefix, self.renamed, self.seed);
+                match self.kind {
+                    PhaseKind::Create => self.create(e, idx),
+                    PhaseKind::Stat => {
+                        let name = file_name(&mut nb, idx, prefix, renamed, seed);
+                        self.stat(e, d, name, false)
+                    }
+                    PhaseKind::Delete => {
+                        let name = file_name(&mut nb, idx, prefix, renamed, seed);
+                        exec(
+                            e,
+                            &Op::UnlinkAt {
+                                dirfd: self.dirs.fds[d].as_raw_fd(),
+                                path: name.as_ptr(),
+                                flags: 0,
+                            },
+                        )
+                    }
+                    PhaseKind::Getxattr => {
+                        let name = file_name(&mut nb, idx, prefix, renamed, seed);
+                        self.getxattrs(e, d, name)
+                    }
+                    PhaseKind::Rename => {
+                        let dirfd = self.dirs.fds[d].as_raw_fd();
+                        let old = file_name(&mut nb, idx, prefix, renamed, seed).as_ptr();
+                        let new = file_name(&mut nb2, idx, prefix, !renamed, seed).as_ptr();
+                        exec(
+                            e,
+                            &Op::RenameAt {
+                                olddirfd: dirfd,
+                                oldpath: old,
+                                newdirfd: dirfd,
+                                newpath: new,
+                            },
+                        )
+                    }
+                    PhaseKind::OpenClose => {
+                        let name = file_name(&mut nb, idx, prefix, renamed, seed);
+                        let fd = exec(
+                            e,
+                            &Op::OpenAt {
+                                dirfd: self.dirs.fds[d].as_raw_fd(),
+                                path: name.as_ptr(),
+                                flags: libc::O_RDONLY,
+                                mode: 0,
+                            },
+                        );
+                        if fd < 0 {
+                            fd
+                        } else {
+                            exec(e, &Op::Close { fd: fd as RawFd })
+                        }
+                    }
+                    PhaseKind::Readdir => unreachable!("handled above"),
+                }
+            }
+        };
+        if result < 0 {
+            // One failure ends this job's phase: later files depend on it
+            // (a file that was not created can't be stat'ed).
+            self.failed = true;
+        }
+        Some(Step { dir, result })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permutation_is_a_bijection() {
+        for n in [1u64, 2, 3, 10, 1000, 4097, 102_400] {
+            let p = Perm::new(n, 42);
+            let mut seen = vec![false; n as usize];
+            for i in 0..n {
+                let x = p.at(i);
+                assert!(x < n);
+                assert!(!seen[x as usize], "n={n}: {x} twice");
+                seen[x as usize] = true;
+            }
+            if n >= 1000 {
+                let fixed = (0..n).filter(|&i| p.at(i) == i).count();
+                assert!(fixed < 10, "n={n}: {fixed} fixed points, not shuffled");
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique_valid_and_stable() {
+        let mut seen = std::collections::HashSet::new();
+        let mut buf = [0u8; 48];
+        for i in 0..20_000u64 {
+            let n = file_name(&mut buf, i, None, false, 7).to_owned();
+            let b = n.to_bytes();
+            assert!(b.len() >= 10 && b.len() <= 22);
+            assert!(b.iter().all(|c| c.is_ascii_alphanumeric()));
+            assert!(seen.insert(n));
+        }
+        let a = file_name(&mut buf, 5, Some(3), true, 7).to_owned();
+        assert!(a.to_bytes().starts_with(b"003-0000000005"));
+        assert!(a.to_bytes().ends_with(b"~"));
+        assert_eq!(file_name(&mut [0u8; 48], 5, Some(3), true, 7), a.as_c_str());
+    }
+}
