@@ -5,5 +5,6 @@ mod util;
 mod bad_input;
 mod device;
 mod io;
+mod meta;
 mod signals;
 mod uring;

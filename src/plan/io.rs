@@ -293,7 +293,7 @@ impl IoPlan {
             allow_device: a.allow_device,
             force_overwrite: a.force_overwrite,
             precondition: a.precondition,
-            outputs: Outputs::from_args(&a.common)?,
+            outputs: Outputs::from_args(&a.common, "io")?,
             quiet: a.common.quiet,
         })
     }

@@ -289,7 +289,7 @@ impl MetaPlan {
             engine,
             seed: seed(&a.common)?,
             bonnie,
-            outputs: Outputs::from_args(&a.common)?,
+            outputs: Outputs::from_args(&a.common, "meta")?,
             quiet: a.common.quiet,
         })
     }

@@ -98,7 +98,7 @@ pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
     }
     Ok(SuitePlan {
         cells,
-        outputs: Outputs::from_args(&a.common)?,
+        outputs: Outputs::from_args(&a.common, "run")?,
         quiet: a.common.quiet,
     })
 }

@@ -12,6 +12,8 @@ use std::path::PathBuf;
 pub enum OutputFormat {
     Text,
     Json,
+    /// bonnie++ 1.98 CSV: metadata runs only.
+    BonnieCsv,
 }
 
 #[derive(Debug)]
@@ -44,7 +46,8 @@ impl Clone for Outputs {
 }
 
 impl Outputs {
-    pub fn from_args(c: &CommonArgs) -> Result<Self> {
+    /// Parses every `--output` of `command` and creates the files.
+    pub fn from_args(c: &CommonArgs, command: &str) -> Result<Self> {
         let mut v = Vec::new();
         for s in &c.output {
             let (fmt, path) = match s.split_once(':') {
@@ -54,10 +57,17 @@ impl Outputs {
             let format = match fmt {
                 "text" => OutputFormat::Text,
                 "json" => OutputFormat::Json,
+                "bonnie-csv" if command == "meta" => OutputFormat::BonnieCsv,
+                "bonnie-csv" => {
+                    return Err(PlanError::new(
+                        "--output",
+                        format!("bonnie-csv is for `fslab meta`, not `fslab {command}`"),
+                    ))
+                }
                 _ => {
                     return Err(PlanError::new(
                         "--output",
-                        format!("unknown format '{fmt}' (known: text, json)"),
+                        format!("unknown format '{fmt}' (known: text, json, bonnie-csv)"),
                     ))
                 }
             };

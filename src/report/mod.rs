@@ -2,6 +2,7 @@
 //! repeat it. Reporters (one file per format) are pure functions of it;
 //! writing their bytes happens once, in `write_outputs`.
 
+pub mod bonnie_csv;
 mod host;
 pub mod json;
 pub mod text;
@@ -295,6 +296,7 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
     match f {
         OutputFormat::Text => Box::new(text::Text),
         OutputFormat::Json => Box::new(json::Json),
+        OutputFormat::BonnieCsv => Box::new(bonnie_csv::BonnieCsv),
     }
 }
 
