@@ -159,9 +159,7 @@ pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppErro
             last_order = Some(order);
         }
         let name = phase_name(order, kind);
-        let total = plan.files * plan.jobs as u64;
         let progress = Progress::new(!plan.quiet, name.clone(), None);
-        let _ = total;
         let out = runner::run(&cfg, stop, &progress, |j| {
             let d = Arc::clone(&dirs[if plan.shared_dirs { 0 } else { j }]);
             let wl = MetaWorkload::new(&plan, j as u32, d, kind, order, renamed);
@@ -171,15 +169,27 @@ pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppErro
         if kind == PhaseKind::Rename {
             renamed = !renamed;
         }
+        // bonnie++ calls sync() before it stops the clock of each phase that
+        // changes the filesystem (create, delete; not stat): so does fslab,
+        // or the rates would not be comparable.
+        let mut elapsed = out.elapsed_ns;
+        let mut cpu = out.cpu_process;
+        let modifies = matches!(kind, PhaseKind::Create | PhaseKind::Delete | PhaseKind::Rename);
+        if plan.sync_after_phase && modifies && !out.interrupted {
+            let (t, c) = (std::time::Instant::now(), CpuTimes::process());
+            rustix::fs::sync();
+            elapsed += t.elapsed().as_nanos() as u64;
+            cpu += CpuTimes::process() - c;
+        }
         let st = &out.stats[kind.dir().idx()];
-        let mut d = DirResult::of(kind.dir(), st, out.elapsed_ns);
+        let mut d = DirResult::of(kind.dir(), st, elapsed);
         d.phase = Some(name);
-        d.elapsed_ns = Some(out.elapsed_ns);
-        d.cpu_percent = Some(out.cpu_process.percent_of_core(out.elapsed_ns));
+        d.elapsed_ns = Some(elapsed);
+        d.cpu_percent = Some(cpu.percent_of_core(elapsed));
         let failed = !st.errors.is_empty();
         directions.push(d);
-        cpu_total += out.cpu_process;
-        elapsed_total += out.elapsed_ns;
+        cpu_total += cpu;
+        elapsed_total += elapsed;
         job_errors.extend(out.jobs.iter().filter_map(|o| o.error.clone()));
         if out.interrupted {
             interrupted = true;
@@ -187,11 +197,6 @@ pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppErro
         }
         if failed || !job_errors.is_empty() {
             break;
-        }
-        if plan.sync_after_phase {
-            // bonnie++ syncs between phases; untimed, so one phase's dirty data
-            // is not charged to the next.
-            rustix::fs::sync();
         }
     }
     r.interrupted = interrupted;

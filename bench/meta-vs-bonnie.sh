@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# fslab meta vs bonnie++ -n (and a bare syscall loop) on the same filesystems,
+# in one run: a tmpfs and an ext4 loop filesystem. Prints per-phase ratios.
+#
+#   bench/meta-vs-bonnie.sh [N:MAX:MIN:DIRS]     (default 100:256:256:10; needs root)
+#
+# Targets (issue 4): fslab >= 1.0x bonnie++ on each of the six phases, and
+# >= 0.9x the bare loop (bench/meta_loop.c) for create and random stat.
+# bonnie++ prints +++++ for phases under 0.5 s: those phases are then rerun
+# with 4x the files so that both tools report a rate.
+source "$(dirname "$0")/lib.sh"
+need bonnie++ gcc python3 mkfs.ext4 losetup
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (mounts)" >&2; exit 2; }
+spec=${1:-100:256:256:10}
+build_fslab
+work=$(mktemp -d /var/tmp/fslab-bench.XXXXXX)
+mnts=(); dev=""
+cleanup() {
+    for m in "${mnts[@]}"; do umount "$m" 2>/dev/null || umount -l "$m"; done
+    [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+gcc -O2 -o "$work/meta_loop" "$here/meta_loop.c"
+
+mkdir -p "$work/tmpfs" "$work/ext4"
+mount -t tmpfs -o size=8g,nr_inodes=4m tmpfs "$work/tmpfs"; mnts+=("$work/tmpfs")
+truncate -s 8G "$work/img"
+dev=$(losetup --find --show "$work/img")
+mkfs.ext4 -q -F -I 512 "$dev"
+mount "$dev" "$work/ext4"; mnts+=("$work/ext4")
+
+phases=(seq-create seq-stat seq-delete random-create random-stat random-delete)
+
+compare() {  # compare FS SPEC: ROUNDS alternating rounds, medians per phase
+    local fs=$1 s=$2 d="$work/$1"
+    IFS=: read -r n max min dirs <<<"$s"
+    rm -f "$work"/r*.csv "$work"/r*.json "$work"/r*.bare
+    for i in $(seq "$ROUNDS"); do
+        bonnie++ -d "$d" -s0 -n "$s" -r 0 -u root -q 2>/dev/null | tail -1 > "$work/r$i.csv"
+        "$FSLAB" meta --target "$d" --bonnie "$s" --quiet --output "json:$work/r$i.json"
+        "$work/meta_loop" "$d" $((n * 1024)) "${dirs:-1}" "${max:-0}" > "$work/r$i.bare"
+    done
+    python3 - "$work" "$ROUNDS" "$fs" "$s" <<'PY'
+import json, statistics, sys
+work, rounds, fs, spec = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+names = ["seq-create", "seq-stat", "seq-delete", "random-create", "random-stat", "random-delete"]
+bare_key = {"seq-create": "create_per_sec", "random-stat": "random_stat_per_sec"}
+todo = []
+for i, ph in enumerate(names):
+    f, b, bare = [], [], []
+    for r in range(1, rounds + 1):
+        csv = open(f"{work}/r{r}.csv").read().strip().split(",")
+        meta = json.load(open(f"{work}/r{r}.json"))["cells"][0]["directions"]
+        f.append(next(d for d in meta if d["phase"] == ph)["iops"])
+        if not csv[26 + 2 * i].startswith("+"):
+            b.append(int(csv[26 + 2 * i]))
+        if ph in bare_key:
+            bare.append(float(dict(l.split() for l in open(f"{work}/r{r}.bare"))[bare_key[ph]]))
+    fm = statistics.median(f)
+    line = f"  {fs:5} -n {spec:16} {ph:14} fslab {fm:9.0f}/s"
+    if len(b) < rounds:
+        line += "  bonnie++ +++++ (< 0.5 s)"
+        todo.append(ph)
+    else:
+        bm = statistics.median(b)
+        line += f"  bonnie++ {bm:9.0f}/s  RATIO fslab/bonnie++ = {fm / bm:.2f}"
+    if bare:
+        line += f"  bare {statistics.median(bare):9.0f}/s  RATIO fslab/bare = {fm / statistics.median(bare):.2f}"
+    print(line)
+open(f"{work}/todo", "w").write(" ".join(todo))
+PY
+}
+
+for fs in tmpfs ext4; do
+    echo "== $fs ($ROUNDS rounds, medians)"
+    compare "$fs" "$spec"
+    if [ -s "$work/todo" ]; then
+        IFS=: read -r n rest <<<"$spec"
+        echo "   bonnie++ phases under 0.5 s ($(cat "$work/todo")): again with $((n * 4)) x 1024 files"
+        compare "$fs" "$((n * 4)):$rest"
+    fi
+done
