@@ -104,9 +104,19 @@ fn phase_name(o: Order, k: PhaseKind) -> String {
     format!("{}-{}", o.name(), k.dir().name())
 }
 
-/// `fslab meta`: one cell whose directions are the phases.
+/// `fslab meta`: one cell, written to every output.
 pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppError> {
     let mut r = Report::new("meta", SystemTime::now());
+    let cell = meta_cell("meta", &plan, stop)?;
+    r.interrupted = cell.interrupted;
+    r.cells.push(cell);
+    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+    report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
+    Ok(r)
+}
+
+/// Measures one metadata plan: one cell whose directions are the phases.
+pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<Cell, AppError> {
     let meta = std::fs::metadata(&plan.target).map_err(|e| {
         refused(
             "--target",
@@ -127,8 +137,8 @@ pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppErro
     target::describe_mount(&mut info, &target::info::mounts());
     let work = target::make_workdir(&plan.target)?;
     let _guard = Guard::for_workdir(work.clone());
-    check_xattrs(&plan, &work, &info)?;
-    let dirs = make_dirs(&plan, &work)?;
+    check_xattrs(plan, &work, &info)?;
+    let dirs = make_dirs(plan, &work)?;
     let cfg = RunConfig {
         jobs: plan.jobs as usize,
         runtime: None,
@@ -149,7 +159,7 @@ pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppErro
     let mut interrupted = false;
     let mut renamed = false;
     let mut last_order = None;
-    for (order, kind) in phases(&plan) {
+    for (order, kind) in phases(plan) {
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
             break;
@@ -162,7 +172,7 @@ pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppErro
         let progress = Progress::new(!plan.quiet, name.clone(), None);
         let out = runner::run(&cfg, stop, &progress, |j| {
             let d = Arc::clone(&dirs[if plan.shared_dirs { 0 } else { j }]);
-            let wl = MetaWorkload::new(&plan, j as u32, d, kind, order, renamed);
+            let wl = MetaWorkload::new(plan, j as u32, d, kind, order, renamed);
             let engine = plan.engine.build(&uring).map_err(|e| format!("job {j}: {e}"))?;
             Ok((engine, wl))
         });
@@ -199,10 +209,9 @@ pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppErro
             break;
         }
     }
-    r.interrupted = interrupted;
-    r.cells.push(Cell {
-        name: "meta".into(),
-        plan: serde_json::to_value(&plan).expect("plans serialise"),
+    Ok(Cell {
+        name: cell_name.into(),
+        plan: serde_json::to_value(plan).expect("plans serialise"),
         target: info,
         warnings: Vec::new(),
         interrupted,
@@ -217,8 +226,5 @@ pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppErro
         series: Vec::new(),
         job_errors,
         inflight_depth: Vec::new(),
-    });
-    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
-    Ok(r)
+    })
 }

@@ -3,10 +3,10 @@
 
 mod meta;
 
-pub use meta::run_meta;
+pub use meta::{meta_cell, run_meta};
 
 use crate::engine::EngineKind;
-use crate::plan::{IoPlan, SuitePlan};
+use crate::plan::{CellPlan, IoPlan, SuitePlan};
 use crate::report::{self, Cell, Report};
 use crate::runner::{self, Progress, RunConfig};
 use crate::target::{self, TargetError};
@@ -123,9 +123,17 @@ pub fn run_suite(mut suite: SuitePlan, stop: &AtomicBool) -> Result<Report, AppE
         if !suite.quiet {
             eprintln!("fslab run: {name}");
         }
-        let cell = match io_cell(name, plan, stop) {
-            Err(AppError::Target(TargetError::Refused { flag: "--direct", msg })) => {
-                eprintln!("fslab run: {name} skipped: {msg}");
+        let cell = match plan {
+            CellPlan::Io(p) => io_cell(name, p, stop),
+            CellPlan::Meta(p) => meta_cell(name, p, stop).map(Some),
+        };
+        let cell = match cell {
+            // A filesystem without O_DIRECT or user xattrs skips those cells.
+            Err(AppError::Target(TargetError::Refused {
+                flag: flag @ ("--direct" | "--xattr"),
+                msg,
+            })) => {
+                eprintln!("fslab run: {name} skipped ({flag}): {msg}");
                 continue;
             }
             c => c?,

@@ -36,7 +36,7 @@ Examples:
 
 const RUN_EXAMPLES: &str = "\
 Examples:
-  # the quick suite in the current directory (about 30 seconds)
+  # the quick suite in the current directory (about a minute)
   fslab run
 
   # the quick suite on another filesystem, results as JSON too
@@ -52,7 +52,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the main job: the built-in quick suite (plan files come with the lab).
+    /// Run the main job: the built-in quick suite (I/O and metadata) in --target.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// fio-class data I/O: sequential or random reads and writes with truthful latency.
@@ -222,4 +222,16 @@ pub struct MetaArgs {
     /// bonnie++ -n shorthand N:MAX:MIN:DIRS: N*1024 files of MIN..MAX bytes in DIRS directories.
     #[arg(long, value_name = "N:MAX:MIN:DIRS")]
     pub bonnie: Option<String>,
+}
+
+impl Default for MetaArgs {
+    /// The values `fslab meta` gets with no flags.
+    fn default() -> Self {
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            a: MetaArgs,
+        }
+        Wrap::parse_from(["fslab"]).a
+    }
 }

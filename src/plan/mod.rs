@@ -49,17 +49,27 @@ pub(crate) fn duration(flag: &str, s: &str) -> Result<Duration> {
     units::parse_duration(s).map_err(|e| PlanError::new(flag, e))
 }
 
+/// One cell of a suite: any workload's plan.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellPlan {
+    Io(IoPlan),
+    Meta(MetaPlan),
+}
+
 /// The built-in quick suite: the cells `fslab run` measures without a plan file.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SuitePlan {
-    pub cells: Vec<(String, IoPlan)>,
+    pub cells: Vec<(String, CellPlan)>,
     #[serde(skip)]
     pub outputs: Outputs,
     pub quiet: bool,
 }
 
-/// Builds the quick suite: five short io cells that tell a newcomer how the
-/// filesystem under the target does at small random and large sequential I/O.
+/// Builds the quick suite: short cells that tell a newcomer how the filesystem
+/// under the target does at small random and large sequential I/O, at seed
+/// experiment 2's mixed O_DIRECT I/O, and at creating files with and without
+/// a 256-byte xattr (seed experiment 1).
 pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
     if let Some(p) = &a.plan {
         return Err(PlanError::new(
@@ -91,10 +101,27 @@ pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
         ("randread-4k-cached", "randread", "4k", false),
         ("randread-4k-direct", "randread", "4k", true),
         ("randwrite-4k-direct", "randwrite", "4k", true),
+        ("randrw-16k-direct", "randrw", "16k", true),
         ("seqwrite-1m-direct", "write", "1m", true),
         ("seqread-1m-direct", "read", "1m", true),
     ] {
-        cells.push((name.to_string(), IoPlan::from_args(&cell(rw, bs, direct))?));
+        let mut args = cell(rw, bs, direct);
+        if rw == "randrw" {
+            args.rwmixread = "90".into();
+            args.jobs = "4".into();
+            args.size = Some("64m".into());
+        }
+        cells.push((name.to_string(), CellPlan::Io(IoPlan::from_args(&args)?)));
+    }
+    for (name, xattr) in [("meta-16k", None), ("meta-16k-xattr256", Some("user.fslab:256"))] {
+        let mut m = crate::cli::MetaArgs::default();
+        m.common = CommonArgs {
+            output: vec![],
+            ..a.common.clone()
+        };
+        m.files = Some("16384".into());
+        m.xattr = xattr.into_iter().map(String::from).collect();
+        cells.push((name.to_string(), CellPlan::Meta(MetaPlan::from_args(&m)?)));
     }
     Ok(SuitePlan {
         cells,

@@ -303,12 +303,12 @@ fn depth_levels(counts: &[u64]) -> String {
 fn summary(s: &mut String, r: &Report) {
     let mut tab = Table::new();
     tab.load_style(UTF8_BORDERS_ONLY);
-    tab.set_header(["cell", "dir", "IOPS", "MB/s", "mean", "p99"]);
+    tab.set_header(["cell", "operation", "ops/s", "MB/s", "mean", "p99"]);
     for c in &r.cells {
         for d in &c.directions {
             tab.add_row([
                 c.name.clone(),
-                d.dir.name().to_string(),
+                d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()),
                 fmt_rate(d.iops),
                 format!("{:.1}", d.mb_s),
                 Nanos(d.lat.mean_ns as u64).to_string(),
