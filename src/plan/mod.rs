@@ -114,13 +114,15 @@ pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
         cells.push((name.to_string(), CellPlan::Io(IoPlan::from_args(&args)?)));
     }
     for (name, xattr) in [("meta-16k", None), ("meta-16k-xattr256", Some("user.fslab:256"))] {
-        let mut m = crate::cli::MetaArgs::default();
-        m.common = CommonArgs {
-            output: vec![],
-            ..a.common.clone()
+        let m = crate::cli::MetaArgs {
+            common: CommonArgs {
+                output: vec![],
+                ..a.common.clone()
+            },
+            files: Some("16384".into()),
+            xattr: xattr.into_iter().map(String::from).collect(),
+            ..Default::default()
         };
-        m.files = Some("16384".into());
-        m.xattr = xattr.into_iter().map(String::from).collect();
         cells.push((name.to_string(), CellPlan::Meta(MetaPlan::from_args(&m)?)));
     }
     Ok(SuitePlan {
