@@ -25,6 +25,10 @@ fn main() -> ExitCode {
             Ok(p) => app::run_meta(p, &stop),
             Err(e) => return usage(e),
         },
+        Command::Probe(a) => match plan::ProbePlan::from_args(a) {
+            Ok(p) => app::run_probe(p, &stop),
+            Err(e) => return usage(e),
+        },
         Command::Run(a) => match plan::quick_suite(a) {
             Ok(s) => app::run_suite(s, &stop),
             Err(e) => return usage(e),

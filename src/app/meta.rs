@@ -226,5 +226,6 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         series: Vec::new(),
         job_errors,
         inflight_depth: Vec::new(),
+        probe: None,
     })
 }

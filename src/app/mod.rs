@@ -2,8 +2,10 @@
 //! report. Kept apart from `main` so tests and later commands reuse it.
 
 mod meta;
+mod probe;
 
 pub use meta::{meta_cell, run_meta};
+pub use probe::{probe_cell, run_probe};
 
 use crate::engine::EngineKind;
 use crate::plan::{CellPlan, IoPlan, SuitePlan};

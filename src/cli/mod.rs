@@ -34,6 +34,16 @@ Examples:
   # Samba-like: a 44-byte DOS attribute on every file, plus a getxattr phase
   fslab meta --target /srv/share --files 50k --xattr user.DosAttrib:44 --phases getxattr";
 
+const PROBE_EXAMPLES: &str = "\
+Examples:
+  # seed experiment 4: create latency every 100 ms before, during and after a 4 GiB dd
+  fslab probe --target /mnt/xfs --op create --interval 100ms \\
+              --phases idle:10s,load:20s,after:10s --load stream-write:4g
+
+  # append+fdatasync latency under a random-write io load, timeline as CSV
+  fslab probe --target /mnt/ext4 --op append-fsync --interval 50ms --phases idle:5s,load:30s \\
+              --load io:'--rw randwrite --bs 64k --jobs 2 --size 1g' --output timeline-csv:t.csv";
+
 const RUN_EXAMPLES: &str = "\
 Examples:
   # the quick suite in the current directory (about a minute)
@@ -61,6 +71,9 @@ pub enum Command {
     /// bonnie++-class metadata: create, stat and delete files, with extended attributes.
     #[command(after_help = META_EXAMPLES)]
     Meta(Box<MetaArgs>),
+    /// Latency of one operation, probed on a fixed grid, before, during and after a load.
+    #[command(after_help = PROBE_EXAMPLES)]
+    Probe(Box<ProbeArgs>),
 }
 
 /// Flags every measuring command shares.
@@ -234,4 +247,34 @@ impl Default for MetaArgs {
         }
         Wrap::parse_from(["fslab"]).a
     }
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ProbeArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The probed operation: create, stat, mkdir, append-fsync, read.
+    #[arg(long, value_name = "OP", default_value = "create")]
+    pub op: String,
+    /// Time between probes (a fixed grid).
+    #[arg(long, value_name = "DUR", default_value = "1s")]
+    pub interval: String,
+    /// Probe for this long (one phase; default 10s).
+    #[arg(long, value_name = "DUR")]
+    pub runtime: Option<String>,
+    /// Stop after N probes.
+    #[arg(long, value_name = "N")]
+    pub count: Option<String>,
+    /// Phases NAME:DUR,... ; the load runs during the one named `load`.
+    #[arg(long, value_name = "PHASES")]
+    pub phases: Option<String>,
+    /// Background load: stream-write:SIZE[,bs=1M][,direct][,fsync-end][,threads=N] or io:'<fslab io flags>'.
+    #[arg(long, value_name = "LOAD")]
+    pub load: Option<String>,
+    /// A probe slower than this is a stall.
+    #[arg(long, value_name = "DUR", default_value = "100ms")]
+    pub stall: String,
+    /// Size of the file the read probe reads.
+    #[arg(long, value_name = "SIZE", default_value = "64m")]
+    pub read_file_size: String,
 }

@@ -5,10 +5,12 @@
 pub mod io;
 pub mod meta;
 mod output;
+pub mod probe;
 
 pub use io::{FileMode, IoPlan, Rw};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{OutputFormat, OutputSpec, Outputs};
+pub use probe::{Load, ProbeOp, ProbePlan};
 
 use crate::cli::{CommonArgs, IoArgs, RunArgs};
 use crate::units;

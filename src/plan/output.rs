@@ -14,6 +14,8 @@ pub enum OutputFormat {
     Json,
     /// bonnie++ 1.98 CSV: metadata runs only.
     BonnieCsv,
+    /// Every probe sample as CSV: probe runs only.
+    TimelineCsv,
 }
 
 #[derive(Debug)]
@@ -64,10 +66,17 @@ impl Outputs {
                         format!("bonnie-csv is for `fslab meta`, not `fslab {command}`"),
                     ))
                 }
+                "timeline-csv" if command == "probe" => OutputFormat::TimelineCsv,
+                "timeline-csv" => {
+                    return Err(PlanError::new(
+                        "--output",
+                        format!("timeline-csv is for `fslab probe`, not `fslab {command}`"),
+                    ))
+                }
                 _ => {
                     return Err(PlanError::new(
                         "--output",
-                        format!("unknown format '{fmt}' (known: text, json, bonnie-csv)"),
+                        format!("unknown format '{fmt}' (known: text, json, bonnie-csv, timeline-csv)"),
                     ))
                 }
             };

@@ -5,7 +5,9 @@
 pub mod bonnie_csv;
 mod host;
 pub mod json;
+pub mod probe;
 pub mod text;
+pub mod timeline_csv;
 
 pub use host::HostInfo;
 
@@ -62,6 +64,9 @@ pub struct Cell {
     /// Queueing engines: operations in flight at each submission, counting
     /// the new one (`inflight_depth[d]` = submissions that made the depth d).
     pub inflight_depth: Vec<u64>,
+    /// Probe runs: samples, stalls, context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<probe::ProbeData>,
 }
 
 /// CPU use: total and per job, as user/sys time and % of one core.
@@ -125,7 +130,7 @@ pub struct LatBucket {
 }
 
 /// Latency of one measure.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LatSummary {
     pub min_ns: u64,
     pub mean_ns: f64,
@@ -264,6 +269,7 @@ impl Cell {
             series: out.series,
             job_errors: out.jobs.iter().filter_map(|o| o.error.clone()).collect(),
             inflight_depth: out.depth_counts,
+            probe: None,
         }
     }
 
@@ -297,6 +303,7 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::Text => Box::new(text::Text),
         OutputFormat::Json => Box::new(json::Json),
         OutputFormat::BonnieCsv => Box::new(bonnie_csv::BonnieCsv),
+        OutputFormat::TimelineCsv => Box::new(timeline_csv::TimelineCsv),
     }
 }
 

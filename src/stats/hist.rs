@@ -120,7 +120,7 @@ impl LatHist {
 }
 
 /// Serialized histogram: non-empty buckets as `[value_ns, count]` pairs.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct SparseHist {
     pub significant_digits: u8,
     pub buckets: Vec<(u64, u64)>,

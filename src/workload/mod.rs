@@ -7,6 +7,7 @@
 mod buf;
 pub mod io;
 pub mod meta;
+pub mod probe;
 
 pub use buf::AlignedBuf;
 

@@ -1,0 +1,257 @@
+//! The probe's plan: which operation, on what grid, in which phases, under
+//! which background load.
+
+use super::{duration, seed, IoPlan, Outputs, PlanError, Result};
+use crate::cli::{IoArgs, ProbeArgs};
+use crate::units;
+use clap::Parser;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The operation each probe performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeOp {
+    /// open(O_CREAT|O_EXCL|O_TRUNC) + close + unlink, as in the seed thread.
+    Create,
+    Stat,
+    /// mkdir + rmdir.
+    Mkdir,
+    /// append 4 KiB + fdatasync.
+    AppendFsync,
+    /// random 4 KiB O_DIRECT read of a laid-out file.
+    Read,
+}
+
+/// The background load.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Load {
+    /// A `dd`: `size` bytes written sequentially in `bs` blocks, per thread its own file.
+    StreamWrite {
+        size: u64,
+        bs: u64,
+        direct: bool,
+        fsync_end: bool,
+        threads: u32,
+    },
+    /// Any io workload.
+    Io { args: String, plan: Box<IoPlan> },
+}
+
+/// A named phase and its length.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseSpec {
+    pub name: String,
+    #[serde(serialize_with = "ser_dur")]
+    pub duration: Duration,
+    /// The load runs during this phase.
+    pub load: bool,
+}
+
+fn ser_dur<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&humantime::format_duration(*d).to_string())
+}
+
+/// A validated `fslab probe` run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbePlan {
+    pub target: PathBuf,
+    pub op: ProbeOp,
+    #[serde(serialize_with = "ser_dur")]
+    pub interval: Duration,
+    pub phases: Vec<PhaseSpec>,
+    /// Probes stop after this many (in addition to the phases' end).
+    pub count: Option<u64>,
+    #[serde(serialize_with = "ser_dur")]
+    pub stall: Duration,
+    pub load: Option<Load>,
+    /// `--load` as given.
+    pub load_spec: Option<String>,
+    /// Size of the file the read probe reads.
+    pub read_file_size: u64,
+    pub seed: u64,
+    #[serde(skip)]
+    pub outputs: Outputs,
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+fn parse_load(s: &str, target: &str) -> Result<Load> {
+    let bad = |m: String| PlanError::new("--load", format!("'{s}': {m}"));
+    if let Some(rest) = s.strip_prefix("stream-write:") {
+        let mut parts = rest.split(',');
+        let size = units::parse_size(parts.next().unwrap_or("")).map_err(|e| bad(e.to_string()))?;
+        let (mut bs, mut direct, mut fsync_end, mut threads) = (1u64 << 20, false, false, 1u32);
+        for p in parts {
+            match p.split_once('=') {
+                Some(("bs", v)) => bs = units::parse_size(v).map_err(|e| bad(e.to_string()))?,
+                Some(("threads", v)) => {
+                    threads = v
+                        .parse()
+                        .ok()
+                        .filter(|&t| (1..=64).contains(&t))
+                        .ok_or_else(|| bad(format!("threads={v}: 1 to 64")))?
+                }
+                None if p == "direct" => direct = true,
+                None if p == "fsync-end" => fsync_end = true,
+                _ => {
+                    return Err(bad(format!(
+                        "unknown option '{p}' (known: bs=SIZE, direct, fsync-end, threads=N)"
+                    )))
+                }
+            }
+        }
+        if bs == 0 || bs > 64 << 20 || size < bs {
+            return Err(bad(format!(
+                "needs 0 < bs <= 64 MiB and bs <= SIZE (bs {bs}, SIZE {size})"
+            )));
+        }
+        return Ok(Load::StreamWrite {
+            size,
+            bs,
+            direct,
+            fsync_end,
+            threads,
+        });
+    }
+    if let Some(rest) = s.strip_prefix("io:") {
+        #[derive(Parser)]
+        struct Wrap {
+            #[command(flatten)]
+            a: IoArgs,
+        }
+        let mut argv = vec![
+            "fslab-io".to_string(),
+            "--target".into(),
+            target.into(),
+            "--quiet".into(),
+        ];
+        argv.extend(rest.split_whitespace().map(String::from));
+        let w = Wrap::try_parse_from(&argv).map_err(|e| bad(e.to_string().lines().next().unwrap_or("").to_string()))?;
+        if w.a.common.target != target || !w.a.common.output.is_empty() {
+            return Err(bad(
+                "the io load runs in the probe's --target and writes no output of its own".into(),
+            ));
+        }
+        let mut a = w.a;
+        // time-based: the load runs as long as its phase
+        a.runtime.get_or_insert_with(|| "1h".into());
+        let plan = IoPlan::from_args(&a).map_err(|e| bad(e.to_string()))?;
+        return Ok(Load::Io {
+            args: rest.to_string(),
+            plan: Box::new(plan),
+        });
+    }
+    Err(bad(
+        "expected stream-write:SIZE[,bs=1M][,direct][,fsync-end][,threads=N] or io:'<fslab io flags>'".into(),
+    ))
+}
+
+impl ProbePlan {
+    pub fn from_args(a: &ProbeArgs) -> Result<Self> {
+        let op = match a.op.as_str() {
+            "create" => ProbeOp::Create,
+            "stat" => ProbeOp::Stat,
+            "mkdir" => ProbeOp::Mkdir,
+            "append-fsync" => ProbeOp::AppendFsync,
+            "read" => ProbeOp::Read,
+            o => {
+                return Err(PlanError::new(
+                    "--op",
+                    format!("unknown probe '{o}' (known: create, stat, mkdir, append-fsync, read)"),
+                ))
+            }
+        };
+        let interval = duration("--interval", &a.interval)?;
+        if interval < Duration::from_millis(1) {
+            return Err(PlanError::new("--interval", "must be at least 1ms"));
+        }
+        let stall = duration("--stall", &a.stall)?;
+        let count = a
+            .count
+            .as_deref()
+            .map(|c| units::parse_count(c).map_err(|e| PlanError::new("--count", e)))
+            .transpose()?;
+        if count == Some(0) {
+            return Err(PlanError::new("--count", "must be at least 1"));
+        }
+        let load = a.load.as_deref().map(|l| parse_load(l, &a.common.target)).transpose()?;
+        let phases = match &a.phases {
+            Some(p) => {
+                if a.runtime.is_some() {
+                    return Err(PlanError::new(
+                        "--runtime",
+                        "conflicts with --phases, which give each phase its duration",
+                    ));
+                }
+                let mut v = Vec::new();
+                for part in p.split(',') {
+                    let (name, d) = part.split_once(':').ok_or_else(|| {
+                        PlanError::new(
+                            "--phases",
+                            format!("'{part}': expected NAME:DURATION, e.g. idle:10s,load:20s,after:10s"),
+                        )
+                    })?;
+                    let name = name.trim();
+                    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') || name.is_empty() {
+                        return Err(PlanError::new(
+                            "--phases",
+                            format!("'{name}': phase names are letters, digits, - and _"),
+                        ));
+                    }
+                    let d = duration("--phases", d)?;
+                    v.push(PhaseSpec {
+                        name: name.to_string(),
+                        duration: d,
+                        load: name == "load",
+                    });
+                }
+                if load.is_some() && !v.iter().any(|p| p.load) {
+                    return Err(PlanError::new(
+                        "--phases",
+                        "--load runs during a phase named 'load'; there is none",
+                    ));
+                }
+                if load.is_none() && v.iter().any(|p| p.load) {
+                    return Err(PlanError::new("--phases", "a 'load' phase needs --load"));
+                }
+                v
+            }
+            None => {
+                let d = match (&a.runtime, count) {
+                    (Some(r), _) => duration("--runtime", r)?,
+                    (None, Some(c)) => interval * c.min(u32::MAX as u64) as u32,
+                    (None, None) => Duration::from_secs(10),
+                };
+                vec![PhaseSpec {
+                    name: if load.is_some() { "load" } else { "idle" }.into(),
+                    duration: d,
+                    load: load.is_some(),
+                }]
+            }
+        };
+        if phases.iter().any(|p| p.duration.is_zero()) {
+            return Err(PlanError::new("--phases", "every phase needs a duration above 0"));
+        }
+        let read_file_size = units::parse_size(&a.read_file_size).map_err(|e| PlanError::new("--read-file-size", e))?;
+        if read_file_size < 1 << 20 {
+            return Err(PlanError::new("--read-file-size", "at least 1 MiB"));
+        }
+        Ok(ProbePlan {
+            target: PathBuf::from(&a.common.target),
+            op,
+            interval,
+            phases,
+            count,
+            stall,
+            load,
+            load_spec: a.load.clone(),
+            read_file_size,
+            seed: seed(&a.common)?,
+            outputs: Outputs::from_args(&a.common, "probe")?,
+            quiet: a.common.quiet,
+        })
+    }
+}
