@@ -6,5 +6,6 @@ mod bad_input;
 mod device;
 mod io;
 mod meta;
+mod probe;
 mod signals;
 mod uring;
