@@ -29,6 +29,10 @@ fn main() -> ExitCode {
             Ok(p) => app::run_probe(p, &stop),
             Err(e) => return usage(e),
         },
+        Command::Replay(a) => match plan::ReplayPlan::from_args(a) {
+            Ok(p) => app::run_replay(p, &stop),
+            Err(e) => return usage(e),
+        },
         Command::Run(a) => match plan::quick_suite(a) {
             Ok(s) => app::run_suite(s, &stop),
             Err(e) => return usage(e),

@@ -3,9 +3,11 @@
 
 mod meta;
 mod probe;
+mod replay;
 
 pub use meta::{meta_cell, run_meta};
 pub use probe::{probe_cell, run_probe};
+pub use replay::{replay_cell, run_replay, throughput_mb_s};
 
 use crate::engine::EngineKind;
 use crate::plan::{CellPlan, IoPlan, SuitePlan};

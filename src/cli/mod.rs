@@ -44,6 +44,14 @@ Examples:
   fslab probe --target /mnt/ext4 --op append-fsync --interval 50ms --phases idle:5s,load:30s \\
               --load io:'--rw randwrite --bs 64k --jobs 2 --size 1g' --output timeline-csv:t.csv";
 
+const REPLAY_EXAMPLES: &str = "\
+Examples:
+  # seed experiment 3: dbench's client.txt, 4 clients, 20 s, a 44-byte user.DosAttrib per file
+  fslab replay /usr/share/dbench/client.txt --target /mnt/ext4 --clients 4 --time 20s --xattr
+
+  # as fast as possible, ignoring the load file's timestamps, mismatches fatal
+  fslab replay my.load --target /srv/share --clients 8 --timestamps ignore --strict";
+
 const RUN_EXAMPLES: &str = "\
 Examples:
   # the quick suite in the current directory (about a minute)
@@ -74,6 +82,9 @@ pub enum Command {
     /// Latency of one operation, probed on a fixed grid, before, during and after a load.
     #[command(after_help = PROBE_EXAMPLES)]
     Probe(Box<ProbeArgs>),
+    /// Replay a dbench/NBENCH load file (Samba-like) with N clients.
+    #[command(after_help = REPLAY_EXAMPLES)]
+    Replay(Box<ReplayArgs>),
 }
 
 /// Flags every measuring command shares.
@@ -277,4 +288,39 @@ pub struct ProbeArgs {
     /// Size of the file the read probe reads.
     #[arg(long, value_name = "SIZE", default_value = "64m")]
     pub read_file_size: String,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ReplayArgs {
+    /// The NBENCH load file (dbench's client.txt format).
+    pub loadfile: String,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Number of clients (threads), each in its own directory.
+    #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true)]
+    pub clients: String,
+    /// Run this long (the load file loops, as in dbench).
+    #[arg(long, value_name = "DUR", default_value = "20s")]
+    pub time: String,
+    /// Run this long before measuring.
+    #[arg(long, value_name = "DUR", default_value = "0s")]
+    pub warmup: String,
+    /// dbench -x: a user.DosAttrib xattr written on create and set-info, read on queries.
+    #[arg(long)]
+    pub xattr: bool,
+    /// Size of that xattr.
+    #[arg(long, value_name = "N", default_value = "44")]
+    pub xattr_size: String,
+    /// Open every file with O_SYNC.
+    #[arg(long)]
+    pub sync: bool,
+    /// fsync after every WriteX.
+    #[arg(long)]
+    pub fsync: bool,
+    /// Pace by the load file's leading timestamps (honour) or run flat out (ignore).
+    #[arg(long, value_name = "MODE", default_value = "honour")]
+    pub timestamps: String,
+    /// An outcome other than the expected status ends the run instead of being counted.
+    #[arg(long)]
+    pub strict: bool,
 }

@@ -3,14 +3,17 @@
 //! names the flag, so bad input fails before any file is touched.
 
 pub mod io;
+pub mod loadfile;
 pub mod meta;
 mod output;
 pub mod probe;
+pub mod replay;
 
 pub use io::{FileMode, IoPlan, Rw};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{OutputFormat, OutputSpec, Outputs};
 pub use probe::{Load, ProbeOp, ProbePlan};
+pub use replay::ReplayPlan;
 
 use crate::cli::{CommonArgs, IoArgs, RunArgs};
 use crate::units;

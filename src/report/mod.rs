@@ -183,6 +183,12 @@ pub fn errno_name(e: i32) -> String {
         libc::EDQUOT => "EDQUOT",
         libc::ENOTSUP => "ENOTSUP",
         libc::EINTR => "EINTR",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::ENOTEMPTY => "ENOTEMPTY",
+        libc::ENODATA => "ENODATA",
+        libc::ENOSYS => "ENOSYS",
+        crate::workload::replay::UNEXPECTED_SUCCESS => "UNEXPECTED_SUCCESS",
         _ => return format!("errno{e}"),
     };
     name.to_string()

@@ -285,9 +285,76 @@ fn target_line(s: &mut String, c: &Cell) {
     let _ = writeln!(s, "{on}");
 }
 
+/// A replay cell, shaped like dbench's summary: per operation Count, mean,
+/// p99 and max latency in ms, and mismatches; then the throughput line.
+fn replay_text(s: &mut String, c: &Cell) {
+    let p = &c.plan;
+    let g = |k: &str| {
+        p.get(k)
+            .map(|v| v.to_string().trim_matches('"').to_string())
+            .unwrap_or_default()
+    };
+    let mut what = format!("{} with {} client(s) for {}", g("loadfile"), g("clients"), g("time"));
+    if p.get("xattr").and_then(|v| v.as_bool()) == Some(true) {
+        let _ = write!(what, ", {}-byte user.DosAttrib", g("xattr_size"));
+    }
+    for (k, label) in [("sync", "O_SYNC"), ("fsync", "fsync after writes")] {
+        if p.get(k).and_then(|v| v.as_bool()) == Some(true) {
+            let _ = write!(what, ", {label}");
+        }
+    }
+    let _ = writeln!(s, "{}: {}, measured {:.2} s", c.name, what, c.elapsed_ns as f64 / 1e9);
+    target_line(s, c);
+    let mut tab = Table::new();
+    tab.load_style(UTF8_BORDERS_ONLY);
+    tab.set_header(["Operation", "Count", "AvgLat ms", "p99 ms", "MaxLat ms", "mismatches"]);
+    let ms = |ns: f64| format!("{:.3}", ns / 1e6);
+    for d in &c.directions {
+        let mism: u64 = d.errors.values().sum();
+        tab.add_row([
+            d.dir.name().to_string(),
+            (d.ops + mism).to_string(),
+            ms(d.lat.mean_ns),
+            ms(d.lat.p(99.0) as f64),
+            ms(d.lat.max_ns as f64),
+            if mism == 0 {
+                "0".into()
+            } else {
+                format!("{mism} ({})", errors_text(d))
+            },
+        ]);
+    }
+    for (i, col) in tab.column_iter_mut().enumerate() {
+        if i > 0 {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let _ = writeln!(s, "{tab}");
+    let mb: f64 = c
+        .directions
+        .iter()
+        .filter(|d| matches!(d.dir, crate::stats::Dir::ReadX | crate::stats::Dir::WriteX))
+        .map(|d| d.mb_s)
+        .sum();
+    let max = c.directions.iter().map(|d| d.lat.max_ns).max().unwrap_or(0);
+    let _ = writeln!(
+        s,
+        "Throughput {mb:.2} MB/sec  {} clients  {} procs  max_latency={:.3} ms",
+        g("clients"),
+        g("clients"),
+        max as f64 / 1e6
+    );
+    s.push_str("(as dbench: bytes of ReadX and WriteX per second, 1 MB = 10^6 bytes)\n");
+    trailer(s, c);
+}
+
 fn cell(s: &mut String, c: &Cell) {
     if let Some(p) = &c.probe {
         probe_text(s, c, p);
+        return;
+    }
+    if c.plan.get("loadfile").is_some() {
+        replay_text(s, c);
         return;
     }
     let t = &c.target;

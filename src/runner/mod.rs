@@ -197,7 +197,15 @@ where
 /// series collector it is done either way.
 fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) -> WorkerOut {
     let out = match built {
-        Ok((mut engine, mut wl)) => worker(ctx, engine.as_mut(), &mut wl),
+        Ok((mut engine, mut wl)) => {
+            let mut out = worker(ctx, engine.as_mut(), &mut wl);
+            if let Some(e) = wl.error() {
+                // a fatal workload error ends the siblings too
+                ctx.stop.store(true, Ordering::Relaxed);
+                out.error.get_or_insert(e);
+            }
+            out
+        }
         Err(e) => {
             ctx.stop.store(true, Ordering::Relaxed);
             WorkerOut {
@@ -221,15 +229,20 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
     // Pacing grid: operation n is due at t0 + n*period, whatever happened before.
     let mut due = ctx.t0;
     while !ctx.stop.load(Ordering::Relaxed) {
-        let intended = period.map(|p| {
-            let t = due;
-            due += p;
+        let intended = match period {
+            Some(p) => {
+                let t = due;
+                due += p;
+                Some(t)
+            }
+            None => wl.next_due(),
+        };
+        if let Some(t) = intended {
             let now = Instant::now();
             if t > now {
                 std::thread::sleep(t - now);
             }
-            t
-        });
+        }
         let start = Instant::now();
         let Some(step) = wl.step(engine) else { break };
         let end = Instant::now();

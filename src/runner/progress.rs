@@ -13,6 +13,8 @@ use std::time::Duration;
 /// Progress display for one run (or one layout phase).
 pub struct Progress {
     enabled: bool,
+    /// Not a terminal, but asked for a line per second (dbench prints one).
+    lines: bool,
     label: String,
     /// For size-based runs: total bytes all workers will move.
     total_bytes: Option<u64>,
@@ -23,9 +25,17 @@ impl Progress {
     pub fn new(want: bool, label: impl Into<String>, total_bytes: Option<u64>) -> Self {
         Progress {
             enabled: want && std::io::stderr().is_terminal(),
+            lines: false,
             label: label.into(),
             total_bytes,
         }
+    }
+
+    /// Like `new`, and when stderr is not a terminal, a plain line per second.
+    pub fn with_lines(want: bool, label: impl Into<String>) -> Self {
+        let mut p = Self::new(want, label, None);
+        p.lines = want && !p.enabled;
+        p
     }
 
     /// True when a bar is drawn.
@@ -54,6 +64,33 @@ impl Progress {
         })
     }
 
+    fn print_lines<T>(&self, counters: &[Counter], measure_start: Instant, handles: &[ScopedJoinHandle<'_, T>]) {
+        let (mut last_ops, mut last_bytes, mut s) = (0u64, 0u64, 1u64);
+        let start = Instant::now();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(20));
+            if Instant::now() < start + Duration::from_secs(s) {
+                continue;
+            }
+            let ops: u64 = counters.iter().map(|c| c.ops.load(Ordering::Relaxed)).sum();
+            let bytes: u64 = counters.iter().map(|c| c.bytes.load(Ordering::Relaxed)).sum();
+            let phase = if Instant::now() < measure_start {
+                "warmup"
+            } else {
+                "execute"
+            };
+            eprintln!(
+                "{} {:>4} s {:>10} ops/s {:>9.2} MB/sec  {phase}",
+                self.label,
+                s,
+                ops - last_ops.min(ops),
+                (bytes - last_bytes.min(bytes)) as f64 / 1e6
+            );
+            (last_ops, last_bytes) = (ops, bytes);
+            s += 1;
+        }
+    }
+
     /// Updates the bar until every worker has finished.
     pub fn watch<T>(
         &self,
@@ -62,6 +99,9 @@ impl Progress {
         runtime: Option<Duration>,
         handles: &[ScopedJoinHandle<'_, T>],
     ) {
+        if self.lines {
+            return self.print_lines(counters, measure_start, handles);
+        }
         if !self.enabled {
             return;
         }

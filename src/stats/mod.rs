@@ -35,10 +35,47 @@ pub enum Dir {
     Rename,
     Readdir,
     OpenClose,
+    // NBENCH load-file operations (fslab replay), under dbench's names.
+    #[serde(rename = "NTCreateX")]
+    NtCreateX,
+    #[serde(rename = "Close")]
+    NbClose,
+    #[serde(rename = "ReadX")]
+    ReadX,
+    #[serde(rename = "WriteX")]
+    WriteX,
+    #[serde(rename = "Flush")]
+    Flush,
+    #[serde(rename = "LockX")]
+    LockX,
+    #[serde(rename = "UnlockX")]
+    UnlockX,
+    #[serde(rename = "Unlink")]
+    NbUnlink,
+    #[serde(rename = "Mkdir")]
+    NbMkdir,
+    #[serde(rename = "Rmdir")]
+    NbRmdir,
+    #[serde(rename = "Deltree")]
+    Deltree,
+    #[serde(rename = "Rename")]
+    NbRename,
+    #[serde(rename = "QUERY_PATH_INFORMATION")]
+    QueryPath,
+    #[serde(rename = "QUERY_FILE_INFORMATION")]
+    QueryFile,
+    #[serde(rename = "SET_FILE_INFORMATION")]
+    SetFile,
+    #[serde(rename = "QUERY_FS_INFORMATION")]
+    QueryFs,
+    #[serde(rename = "FIND_FIRST")]
+    FindFirst,
+    #[serde(rename = "SLEEP")]
+    Sleep,
 }
 
 /// Number of `Dir` kinds: the size of per-kind arrays.
-pub const KINDS: usize = 10;
+pub const KINDS: usize = 28;
 
 impl Dir {
     pub const ALL: [Dir; KINDS] = [
@@ -52,6 +89,24 @@ impl Dir {
         Dir::Rename,
         Dir::Readdir,
         Dir::OpenClose,
+        Dir::NtCreateX,
+        Dir::NbClose,
+        Dir::ReadX,
+        Dir::WriteX,
+        Dir::Flush,
+        Dir::LockX,
+        Dir::UnlockX,
+        Dir::NbUnlink,
+        Dir::NbMkdir,
+        Dir::NbRmdir,
+        Dir::Deltree,
+        Dir::NbRename,
+        Dir::QueryPath,
+        Dir::QueryFile,
+        Dir::SetFile,
+        Dir::QueryFs,
+        Dir::FindFirst,
+        Dir::Sleep,
     ];
 
     /// Index into per-kind arrays.
@@ -72,6 +127,24 @@ impl Dir {
             Dir::Rename => "rename",
             Dir::Readdir => "readdir",
             Dir::OpenClose => "open-close",
+            Dir::NtCreateX => "NTCreateX",
+            Dir::NbClose => "Close",
+            Dir::ReadX => "ReadX",
+            Dir::WriteX => "WriteX",
+            Dir::Flush => "Flush",
+            Dir::LockX => "LockX",
+            Dir::UnlockX => "UnlockX",
+            Dir::NbUnlink => "Unlink",
+            Dir::NbMkdir => "Mkdir",
+            Dir::NbRmdir => "Rmdir",
+            Dir::Deltree => "Deltree",
+            Dir::NbRename => "Rename",
+            Dir::QueryPath => "QUERY_PATH_INFORMATION",
+            Dir::QueryFile => "QUERY_FILE_INFORMATION",
+            Dir::SetFile => "SET_FILE_INFORMATION",
+            Dir::QueryFs => "QUERY_FS_INFORMATION",
+            Dir::FindFirst => "FIND_FIRST",
+            Dir::Sleep => "SLEEP",
         }
     }
 }

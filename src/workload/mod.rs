@@ -8,6 +8,7 @@ mod buf;
 pub mod io;
 pub mod meta;
 pub mod probe;
+pub mod replay;
 
 pub use buf::AlignedBuf;
 
@@ -59,6 +60,18 @@ pub trait Workload {
     /// workloads built from dependent steps, which always use `step`).
     fn queues(&self) -> bool {
         true
+    }
+
+    /// When the next step is due, for workloads paced by their own schedule
+    /// (a load file's timestamps): the worker sleeps until then and also
+    /// measures latency from that instant.
+    fn next_due(&mut self) -> Option<crate::runner::Instant> {
+        None
+    }
+
+    /// Why the workload stopped early, if it did (it then returns None).
+    fn error(&self) -> Option<String> {
+        None
     }
 
     /// The open files, for engines that register them.

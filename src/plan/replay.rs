@@ -1,0 +1,99 @@
+//! The replay plan: a parsed load file and how clients replay it.
+
+use super::loadfile::LoadFile;
+use super::{duration, seed, Outputs, PlanError, Result};
+use crate::cli::ReplayArgs;
+use crate::units;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn ser_dur<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&humantime::format_duration(*d).to_string())
+}
+
+fn ser_loadfile<S: serde::Serializer>(l: &Arc<LoadFile>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&l.name)
+}
+
+/// A validated `fslab replay` run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayPlan {
+    #[serde(serialize_with = "ser_loadfile")]
+    pub loadfile: Arc<LoadFile>,
+    pub target: PathBuf,
+    pub clients: u32,
+    #[serde(serialize_with = "ser_dur")]
+    pub time: Duration,
+    #[serde(serialize_with = "ser_dur")]
+    pub warmup: Duration,
+    /// dbench -x: `user.DosAttrib` of `xattr_size` bytes on create and
+    /// SET_FILE_INFORMATION, read by the QUERY operations.
+    pub xattr: bool,
+    pub xattr_size: usize,
+    /// O_SYNC on every open.
+    pub sync: bool,
+    /// fsync after every WriteX.
+    pub fsync: bool,
+    /// Sleep until each line's leading timestamp.
+    pub timestamps: bool,
+    pub strict: bool,
+    pub seed: u64,
+    #[serde(skip)]
+    pub outputs: Outputs,
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+impl ReplayPlan {
+    pub fn from_args(a: &ReplayArgs) -> Result<Self> {
+        let clients = units::parse_count(&a.clients).map_err(|e| PlanError::new("--clients", e))?;
+        if !(1..=1024).contains(&clients) {
+            return Err(PlanError::new(
+                "--clients",
+                format!("must be between 1 and 1024, got {clients}"),
+            ));
+        }
+        let time = duration("--time", &a.time)?;
+        if time.is_zero() {
+            return Err(PlanError::new("--time", "must be longer than 0"));
+        }
+        let warmup = duration("--warmup", &a.warmup)?;
+        let xattr_size = units::parse_size(&a.xattr_size).map_err(|e| PlanError::new("--xattr-size", e))?;
+        if xattr_size == 0 || xattr_size > 65536 {
+            return Err(PlanError::new("--xattr-size", "between 1 byte and 64 KiB"));
+        }
+        let timestamps = match a.timestamps.as_str() {
+            "honour" | "honor" => true,
+            "ignore" => false,
+            o => return Err(PlanError::new("--timestamps", format!("'{o}': honour or ignore"))),
+        };
+        let outputs = Outputs::from_args(&a.common, "replay")?;
+        // Parsed once, before any client starts; every error names file:line.
+        let lf = LoadFile::read(std::path::Path::new(&a.loadfile)).map_err(|e| {
+            let at = if e.line == 0 {
+                e.file.clone()
+            } else {
+                format!("{}:{}", e.file, e.line)
+            };
+            PlanError::new(at, e.msg)
+        })?;
+        Ok(ReplayPlan {
+            loadfile: Arc::new(lf),
+            target: PathBuf::from(&a.common.target),
+            clients: clients as u32,
+            time,
+            warmup,
+            xattr: a.xattr,
+            xattr_size: xattr_size as usize,
+            sync: a.sync,
+            fsync: a.fsync,
+            timestamps,
+            strict: a.strict,
+            seed: seed(&a.common)?,
+            outputs,
+            quiet: a.common.quiet,
+        })
+    }
+}
