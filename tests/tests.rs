@@ -7,5 +7,6 @@ mod device;
 mod io;
 mod meta;
 mod probe;
+mod replay;
 mod signals;
 mod uring;
