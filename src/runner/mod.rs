@@ -225,6 +225,11 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
         return queued::worker(ctx, engine, wl);
     }
     let mut rec = Recorder::new(ctx, false);
+    if ctx.cfg.rate.is_some() {
+        // paced: wake up on time (the default timer slack is 50 µs)
+        // SAFETY: prctl with integer arguments only.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
+    }
     let period = ctx.cfg.rate.map(|r| Duration::from_nanos(1_000_000_000 / r.max(1)));
     // Pacing grid: operation n is due at t0 + n*period, whatever happened before.
     let mut due = ctx.t0;
