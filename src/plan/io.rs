@@ -49,10 +49,6 @@ impl Rw {
         matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
     }
 
-    pub fn mixed(self) -> bool {
-        matches!(self, Rw::Rw | Rw::RandRw)
-    }
-
     /// Percentage of reads given `rwmixread`.
     pub fn read_pct(self, rwmixread: u32) -> u32 {
         match self {

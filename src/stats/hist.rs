@@ -86,15 +86,6 @@ impl LatHist {
         }
     }
 
-    /// Fraction (0..=1) of values at or under `ns`, from the histogram (for cells
-    /// where no exact counter was kept).
-    pub fn share_at_or_under(&self, ns: u64) -> f64 {
-        match &self.0 {
-            Some(h) if !h.is_empty() => h.count_between(0, ns) as f64 / h.len() as f64,
-            _ => 0.0,
-        }
-    }
-
     /// The sparse form stored in result files: `(value_ns, count)` per non-empty
     /// bucket, where value is the highest value equivalent to the bucket. Recording
     /// these pairs again rebuilds the same histogram.
