@@ -1,0 +1,157 @@
+//! What the target is: filesystem type, mount options and device from
+//! `/proc/self/mountinfo`, the loop device's backing file, and statx's O_DIRECT
+//! alignment. Results must say what was measured, so this is recorded in every
+//! result file.
+
+use serde::{Deserialize, Serialize};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Where and on what a run happened.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// The path given with --target.
+    pub path: PathBuf,
+    /// "directory", "file" or "block-device".
+    pub kind: String,
+    /// Filesystem type from mountinfo ("raw" for a block device target).
+    pub fs_type: String,
+    pub mount_point: Option<PathBuf>,
+    /// Per-mount and superblock options, as mountinfo lists them.
+    pub mount_options: Option<String>,
+    /// The device: the mount source, or the block device itself.
+    pub device: Option<String>,
+    /// For a loop device: its backing file and whether it does direct I/O to it.
+    pub loop_backing_file: Option<String>,
+    pub loop_direct_io: Option<bool>,
+    /// statx DIOALIGN (0 when the filesystem reports none).
+    pub dio_mem_align: u32,
+    pub dio_offset_align: u32,
+    /// The run opened its files with O_DIRECT.
+    pub direct: bool,
+    /// With --direct: whether the target really bypasses the page cache (a
+    /// misaligned O_DIRECT read is refused). tmpfs accepts O_DIRECT and ignores it.
+    pub direct_honoured: Option<bool>,
+}
+
+/// One line of /proc/self/mountinfo, the parts fslab uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MountEntry {
+    pub dev: (u32, u32),
+    pub mount_point: PathBuf,
+    pub fs_type: String,
+    pub source: String,
+    pub options: String,
+}
+
+/// Undoes mountinfo's octal escapes (`\040` is a space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses mountinfo text; malformed lines are skipped.
+pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
+    text.lines()
+        .filter_map(|line| {
+            let (pre, post) = line.split_once(" - ")?;
+            let f: Vec<&str> = pre.split(' ').collect();
+            let p: Vec<&str> = post.split(' ').collect();
+            if f.len() < 6 || p.len() < 3 {
+                return None;
+            }
+            let (ma, mi) = f[2].split_once(':')?;
+            Some(MountEntry {
+                dev: (ma.parse().ok()?, mi.parse().ok()?),
+                mount_point: PathBuf::from(unescape(f[4])),
+                fs_type: p[0].to_string(),
+                source: unescape(p[1]),
+                options: format!("{} ({})", f[5], p[2]),
+            })
+        })
+        .collect()
+}
+
+pub fn mounts() -> Vec<MountEntry> {
+    parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default())
+}
+
+/// The mount a path lives on: same device number and the longest mount point
+/// that is a prefix of the path (device numbers alone are ambiguous with bind
+/// mounts, and btrfs subvolumes report anonymous ones, hence the fallback).
+pub fn mount_of(path: &Path, entries: &[MountEntry]) -> Option<MountEntry> {
+    let canon = path.canonicalize().ok()?;
+    let dev = std::fs::metadata(&canon).ok()?.dev();
+    let devpair = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    let best = |same_dev: bool| {
+        entries
+            .iter()
+            .filter(|e| canon.starts_with(&e.mount_point) && (!same_dev || e.dev == devpair))
+            .max_by_key(|e| e.mount_point.as_os_str().len())
+            .cloned()
+    };
+    best(true).or_else(|| best(false))
+}
+
+/// Backing file and direct-I/O flag of a loop device (`/dev/loopN`), from sysfs.
+pub fn loop_backing(device: &str) -> (Option<String>, Option<bool>) {
+    let Some(name) = device.strip_prefix("/dev/").filter(|n| n.starts_with("loop")) else {
+        return (None, None);
+    };
+    let base = format!("/sys/block/{name}/loop");
+    let backing = std::fs::read_to_string(format!("{base}/backing_file"))
+        .ok()
+        .map(|s| s.trim().to_string());
+    let dio = std::fs::read_to_string(format!("{base}/dio"))
+        .ok()
+        .map(|s| s.trim() == "1");
+    (backing, dio)
+}
+
+/// statx DIOALIGN of an open file or device: (memory, offset) alignment, 0 when unknown.
+pub fn dio_align(fd: impl rustix::fd::AsFd) -> (u32, u32) {
+    use rustix::fs::{statx, AtFlags, StatxFlags};
+    match statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN) {
+        Ok(st) if st.stx_mask & StatxFlags::DIOALIGN.bits() != 0 => (st.stx_dio_mem_align, st.stx_dio_offset_align),
+        _ => (0, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,errors=remount-ro
+95 22 7:3 / /tmp/my\\040mnt rw,noatime shared:50 - xfs /dev/loop3 rw,attr2,inode64
+96 22 0:45 / /run/x rw - tmpfs tmpfs rw,size=1024k
+bogus line";
+
+    #[test]
+    fn parses_mountinfo_with_escapes() {
+        let m = parse_mountinfo(SAMPLE);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[1].mount_point, PathBuf::from("/tmp/my mnt"));
+        assert_eq!(m[1].fs_type, "xfs");
+        assert_eq!(m[1].source, "/dev/loop3");
+        assert_eq!(m[1].dev, (7, 3));
+        assert_eq!(m[1].options, "rw,noatime (rw,attr2,inode64)");
+    }
+
+    #[test]
+    fn finds_the_mount_of_the_current_directory() {
+        let m = mount_of(Path::new("."), &mounts()).expect("cwd is on some mount");
+        assert!(!m.fs_type.is_empty());
+    }
+}

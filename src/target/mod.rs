@@ -1,0 +1,396 @@
+//! Where the work runs: a fresh directory of fslab's own under a directory
+//! target, an existing regular file, or a block device. Preparing lays the files
+//! out (fully written, so reads never hit holes), runs the safety checks, probes
+//! whether O_DIRECT is honoured, and returns a guard whose `Drop` removes
+//! whatever fslab created, on every path out.
+
+pub mod info;
+pub mod safety;
+
+pub use info::TargetInfo;
+
+use crate::plan::{FileMode, IoPlan};
+use crate::units::Bytes;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Name of the marker file in every work directory fslab creates; `fslab
+/// cleanup` removes only directories that carry it.
+pub const MARKER: &str = ".fslab-workdir";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The target can't be used as asked: bad usage, exit code 2.
+    #[error("{flag}: {msg}")]
+    Refused { flag: &'static str, msg: String },
+    /// Something failed while preparing: exit code 1.
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("interrupted while laying out files")]
+    Interrupted,
+}
+
+fn refused(flag: &'static str, msg: impl Into<String>) -> TargetError {
+    TargetError::Refused { flag, msg: msg.into() }
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> TargetError {
+    let what = what.into();
+    move |source| TargetError::Io { what, source }
+}
+
+/// Removes the work directory fslab created when dropped.
+#[derive(Debug, Default)]
+pub struct Guard {
+    dir: Option<PathBuf>,
+}
+
+impl Guard {
+    /// A guard that removes work directory `dir` (made by `make_workdir`).
+    pub fn for_workdir(dir: PathBuf) -> Self {
+        Guard { dir: Some(dir) }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(d) = self.dir.take() {
+            // Only a directory fslab made and marked: never anything else.
+            if d.join(MARKER).exists() {
+                let _ = std::fs::remove_dir_all(&d);
+            }
+        }
+    }
+}
+
+/// A prepared target: files ready for the timed phase.
+#[derive(Debug)]
+pub struct Prepared {
+    /// One per job, or a single shared one.
+    pub files: Vec<PathBuf>,
+    /// Bytes of each file the workload uses.
+    pub file_size: u64,
+    pub info: TargetInfo,
+    pub warnings: Vec<String>,
+    /// Keeps the target's files until dropped.
+    pub guard: Guard,
+}
+
+impl Prepared {
+    /// The file job `j` works on.
+    pub fn file_for(&self, j: usize) -> &Path {
+        &self.files[j % self.files.len()]
+    }
+}
+
+enum Kind {
+    Dir,
+    File(u64),
+    Device(u64),
+}
+
+fn device_size(path: &Path) -> std::io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    File::open(path)?.seek(SeekFrom::End(0))
+}
+
+/// Prepares `plan.target` for the io workload.
+pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) -> Result<Prepared, TargetError> {
+    let path = &plan.target;
+    let meta = std::fs::metadata(path).map_err(|e| {
+        refused(
+            "--target",
+            format!(
+                "'{}': {e} (give an existing directory, file or block device)",
+                path.display()
+            ),
+        )
+    })?;
+    let ft = meta.file_type();
+    let kind = if ft.is_dir() {
+        Kind::Dir
+    } else if ft.is_file() {
+        Kind::File(meta.len())
+    } else if ft.is_block_device() {
+        Kind::Device(device_size(path).map_err(io_err(format!("reading the size of {}", path.display())))?)
+    } else {
+        return Err(refused(
+            "--target",
+            format!("'{}' is not a directory, regular file or block device", path.display()),
+        ));
+    };
+    let mounts = info::mounts();
+    let mut info = TargetInfo {
+        path: path.clone(),
+        direct: plan.direct,
+        ..Default::default()
+    };
+    let mut guard = Guard::default();
+    let mut warnings = Vec::new();
+    let (files, size, lay_out) = match kind {
+        Kind::Dir => {
+            info.kind = "directory".into();
+            let size = plan.size.unwrap_or(crate::plan::io::DEFAULT_SIZE);
+            let n_files = match plan.file_mode {
+                FileMode::FilePerJob => plan.jobs as u64,
+                FileMode::SharedFile => 1,
+            };
+            if plan.engine != crate::engine::EngineKind::Null {
+                if let Ok(st) = rustix::fs::statvfs(path) {
+                    let free = st.f_bavail * st.f_frsize;
+                    let need = size.saturating_mul(n_files);
+                    if need > free {
+                        return Err(refused(
+                            "--size",
+                            format!(
+                                "{n_files} file(s) of {} need {} but {} has {} free; lower --size or --jobs",
+                                Bytes(size),
+                                Bytes(need),
+                                path.display(),
+                                Bytes(free)
+                            ),
+                        ));
+                    }
+                }
+            }
+            let dir = make_workdir(path)?;
+            guard.dir = Some(dir.clone());
+            let files: Vec<PathBuf> = (0..n_files).map(|j| dir.join(format!("job{j}.dat"))).collect();
+            (files, size, plan.engine != crate::engine::EngineKind::Null)
+        }
+        Kind::File(len) => {
+            info.kind = "file".into();
+            let size = plan.size.unwrap_or(len);
+            if size < plan.bs {
+                return Err(refused(
+                    "--target",
+                    format!("'{}' holds {len} bytes, less than one block", path.display()),
+                ));
+            }
+            if (plan.writes() || plan.precondition) && !plan.force_overwrite {
+                return Err(refused(
+                    "--target",
+                    format!("'{}' is an existing file fslab did not create and this run writes to it; add --force-overwrite to allow it", path.display()),
+                ));
+            }
+            if size > len && !plan.precondition {
+                return Err(refused(
+                    "--size",
+                    format!("{size} bytes is more than the {len} bytes '{}' holds; add --precondition (with --force-overwrite) to write it fully first", path.display()),
+                ));
+            }
+            (vec![path.clone()], size, plan.precondition)
+        }
+        Kind::Device(len) => {
+            info.kind = "block-device".into();
+            info.fs_type = "raw".into();
+            info.device = Some(path.display().to_string());
+            (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&path.display().to_string());
+            if !plan.allow_device {
+                return Err(refused(
+                    "--target",
+                    format!("'{}' is a block device; add --allow-device to use it", path.display()),
+                ));
+            }
+            let size = plan.size.unwrap_or(len);
+            if size > len {
+                return Err(refused(
+                    "--size",
+                    format!("{size} bytes is more than the device's {len}"),
+                ));
+            }
+            if plan.writes() || plan.precondition {
+                let why =
+                    safety::device_refusal(path, &mounts).map_err(io_err(format!("checking {}", path.display())))?;
+                if let Some(why) = why {
+                    if !plan.force_overwrite {
+                        return Err(refused(
+                            "--target",
+                            format!(
+                                "refusing to write to {}: {why}; add --force-overwrite if its data may be destroyed",
+                                path.display()
+                            ),
+                        ));
+                    }
+                    warnings.push(format!(
+                        "writing to {} although {why} (--force-overwrite)",
+                        path.display()
+                    ));
+                }
+            }
+            if !plan.precondition && plan.rw.read_pct(plan.rwmixread) > 0 {
+                warnings.push(format!(
+                    "{} was not preconditioned: reads of never-written blocks may be served without I/O (add --precondition)",
+                    path.display()
+                ));
+            }
+            (vec![path.clone()], size, plan.precondition)
+        }
+    };
+    if info.kind != "block-device" {
+        describe_mount(&mut info, &mounts);
+    }
+    if lay_out {
+        let total = size * files.len() as u64;
+        let mut done = 0;
+        for (i, f) in files.iter().enumerate() {
+            lay_out_file(f, size, plan.seed.wrapping_add(i as u64), stop, &mut |n| {
+                done += n;
+                progress(done, total)
+            })?;
+        }
+    }
+    if plan.direct && plan.engine != crate::engine::EngineKind::Null {
+        check_direct(&files[0], plan, size, &mut info, &mut warnings)?;
+    }
+    Ok(Prepared {
+        files,
+        file_size: size,
+        info,
+        warnings,
+        guard,
+    })
+}
+
+/// Fills in the filesystem, mount options and device of `info.path`.
+pub fn describe_mount(info: &mut TargetInfo, mounts: &[info::MountEntry]) {
+    if let Some(m) = info::mount_of(&info.path, mounts) {
+        info.fs_type = m.fs_type.clone();
+        info.mount_point = Some(m.mount_point.clone());
+        info.mount_options = Some(m.options.clone());
+        (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&m.source);
+        info.device = Some(m.source);
+    }
+}
+
+/// Creates `fslab-<pid>-<n>` under `parent`, with the marker inside.
+pub fn make_workdir(parent: &Path) -> Result<PathBuf, TargetError> {
+    let pid = std::process::id();
+    for n in 0..1000 {
+        let d = parent.join(format!("fslab-{pid}-{n}"));
+        match std::fs::create_dir(&d) {
+            Ok(()) => {
+                std::fs::write(d.join(MARKER), format!("pid {pid}\n"))
+                    .map_err(io_err(format!("writing {}", d.join(MARKER).display())))?;
+                return Ok(d);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(refused(
+                    "--target",
+                    format!("cannot create a work directory in '{}': {e}", parent.display()),
+                ))
+            }
+        }
+    }
+    Err(refused(
+        "--target",
+        format!("no free work directory name in '{}'", parent.display()),
+    ))
+}
+
+/// Writes `size` bytes of incompressible data, then fdatasync: reads never hit
+/// holes and a later O_DIRECT run finds the blocks allocated.
+pub fn lay_out_file(
+    path: &Path,
+    size: u64,
+    seed: u64,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), TargetError> {
+    use std::os::unix::fs::FileExt;
+    let f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io_err(format!("creating {}", path.display())))?;
+    const CHUNK: usize = 1 << 20;
+    let mut buf = vec![0u8; CHUNK];
+    let mut rng = fastrand::Rng::with_seed(seed);
+    rng.fill(&mut buf);
+    let mut off = 0u64;
+    while off < size {
+        if stop.load(Ordering::Relaxed) {
+            return Err(TargetError::Interrupted);
+        }
+        let n = (size - off).min(CHUNK as u64) as usize;
+        // Vary each 4 KiB block so no two blocks are equal (no dedup shortcuts).
+        for b in buf[..n].chunks_mut(4096) {
+            let tag = (off ^ rng.u64(..)).to_le_bytes();
+            let k = b.len().min(8);
+            b[..k].copy_from_slice(&tag[..k]);
+        }
+        f.write_all_at(&buf[..n], off)
+            .map_err(io_err(format!("laying out {}", path.display())))?;
+        off += n as u64;
+        progress(n as u64);
+    }
+    f.sync_data().map_err(io_err(format!("syncing {}", path.display())))?;
+    Ok(())
+}
+
+/// Opens with O_DIRECT, reads statx DIOALIGN and checks whether the target
+/// really honours O_DIRECT: a misaligned direct read must fail with EINVAL.
+fn check_direct(
+    path: &Path,
+    plan: &IoPlan,
+    size: u64,
+    info: &mut TargetInfo,
+    warnings: &mut Vec<String>,
+) -> Result<(), TargetError> {
+    let f = match OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            return Err(refused(
+                "--direct",
+                format!(
+                    "{} ({}) refuses O_DIRECT; run without --direct",
+                    path.display(),
+                    info.fs_type
+                ),
+            ))
+        }
+        Err(e) => return Err(io_err(format!("opening {} with O_DIRECT", path.display()))(e)),
+    };
+    (info.dio_mem_align, info.dio_offset_align) = info::dio_align(&f);
+    let mut buf = crate::workload::AlignedBuf::new(8192, 4096);
+    let honoured = if size >= 8192 {
+        // offset 1: misaligned for every filesystem that does direct I/O
+        let r = rustix::io::pread(&f, &mut buf.as_mut_slice()[..4096], 1);
+        r.is_err()
+    } else {
+        info.dio_offset_align != 0
+    };
+    info.direct_honoured = Some(honoured);
+    if !honoured {
+        warnings.push(format!(
+            "O_DIRECT is not honoured by {} ({}): it accepts misaligned direct I/O, so data goes through the page cache",
+            path.display(),
+            info.fs_type
+        ));
+    } else {
+        let align = if info.dio_offset_align > 0 {
+            info.dio_offset_align as u64
+        } else {
+            4096
+        };
+        if plan.bs % align != 0 {
+            return Err(refused(
+                "--bs",
+                format!(
+                    "{} is not a multiple of the O_DIRECT offset alignment {align} of {}",
+                    plan.bs,
+                    path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
