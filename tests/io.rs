@@ -377,3 +377,73 @@ fn o_direct_alignment_is_enforced_on_ext4() {
         .assert()
         .success();
 }
+
+/// fio tooling reads fslab's fio-json: the fields fio-plot uses, matching
+/// fslab's own JSON; and the CSV carries the same numbers.
+#[test]
+fn fio_json_and_csv_outputs_carry_the_same_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fj, js, csv) = (
+        dir.path().join("f.json"),
+        dir.path().join("r.json"),
+        dir.path().join("r.csv"),
+    );
+    fslab()
+        .args([
+            "io",
+            "--target",
+            dir.path().to_str().unwrap(),
+            "--rw",
+            "randrw",
+            "--rwmixread",
+            "70",
+        ])
+        .args(["--size", "4m", "--runtime", "1s", "--jobs", "2", "--quiet"])
+        .args([
+            "--output",
+            &format!("fio-json:{}", fj.display()),
+            "--output",
+            &format!("json:{}", js.display()),
+        ])
+        .args(["--output", &format!("csv:{}", csv.display())])
+        .assert()
+        .success();
+    let f = read_json(&fj);
+    let j = read_json(&js);
+    assert!(f["fio version"].as_str().unwrap().starts_with("fslab-"));
+    assert!(f["global options"].is_object());
+    let job = &f["jobs"][0];
+    assert_eq!(job["jobname"], "io");
+    for k in ["iodepth", "numjobs", "bs", "rw"] {
+        assert!(job["job options"][k].is_string(), "{k}");
+    }
+    assert_eq!(job["job options"]["numjobs"], "2");
+    for (fd, d) in [("read", 0), ("write", 1)] {
+        let ours = &j["cells"][0]["directions"][d];
+        let theirs = &job[fd];
+        assert_eq!(theirs["iops"].as_f64(), ours["iops"].as_f64());
+        assert_eq!(theirs["total_ios"], ours["ops"]);
+        assert_eq!(theirs["lat_ns"]["mean"].as_f64(), ours["lat"]["mean_ns"].as_f64());
+        assert_eq!(
+            theirs["bw"].as_u64().unwrap(),
+            (ours["bytes_per_s"].as_f64().unwrap() / 1024.0) as u64
+        );
+        assert_eq!(
+            theirs["clat_ns"]["percentile"]["99.000000"],
+            ours["lat"]["percentiles"]["99"]
+        );
+        assert!(theirs["iops_stddev"].is_number());
+    }
+    let total: f64 = ["latency_ns", "latency_us", "latency_ms"]
+        .iter()
+        .flat_map(|k| job[k].as_object().unwrap().values().map(|v| v.as_f64().unwrap()))
+        .sum();
+    assert!((total - 100.0).abs() < 0.01, "latency buckets cover every I/O: {total}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("cell,operation,phase,metric,value\n"));
+    let ops = text.lines().find(|l| l.starts_with("io,read,,ops,")).unwrap();
+    assert_eq!(
+        ops.rsplit(',').next().unwrap(),
+        j["cells"][0]["directions"][0]["ops"].to_string()
+    );
+}

@@ -94,7 +94,8 @@ pub struct CommonArgs {
     /// removes afterwards), a regular file, or a block device (--allow-device).
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub target: String,
-    /// Output as FORMAT or FORMAT:PATH (repeatable). Formats: text, json. Default: text on stdout.
+    /// Output as FORMAT or FORMAT:PATH (repeatable): text, json, csv, fio-json (io),
+    /// bonnie-csv (meta), timeline-csv (probe). Default: text on stdout.
     #[arg(long, value_name = "FORMAT[:PATH]")]
     pub output: Vec<String>,
     /// No progress bar and no text report unless asked for with --output text.

@@ -16,6 +16,10 @@ pub enum OutputFormat {
     BonnieCsv,
     /// Every probe sample as CSV: probe runs only.
     TimelineCsv,
+    /// fio's JSON shape: io runs and the quick suite.
+    FioJson,
+    /// One row per (cell, operation, metric).
+    Csv,
 }
 
 #[derive(Debug)]
@@ -67,6 +71,14 @@ impl Outputs {
                     ))
                 }
                 "timeline-csv" if command == "probe" => OutputFormat::TimelineCsv,
+                "fio-json" if command == "io" || command == "run" => OutputFormat::FioJson,
+                "fio-json" => {
+                    return Err(PlanError::new(
+                        "--output",
+                        format!("fio-json is for `fslab io` and `fslab run`, not `fslab {command}`"),
+                    ))
+                }
+                "csv" => OutputFormat::Csv,
                 "timeline-csv" => {
                     return Err(PlanError::new(
                         "--output",
@@ -76,7 +88,7 @@ impl Outputs {
                 _ => {
                     return Err(PlanError::new(
                         "--output",
-                        format!("unknown format '{fmt}' (known: text, json, bonnie-csv, timeline-csv)"),
+                        format!("unknown format '{fmt}' (known: text, json, csv, fio-json, bonnie-csv, timeline-csv)"),
                     ))
                 }
             };

@@ -3,6 +3,8 @@
 //! writing their bytes happens once, in `write_outputs`.
 
 pub mod bonnie_csv;
+pub mod csv;
+pub mod fio_json;
 mod host;
 pub mod json;
 pub mod probe;
@@ -310,6 +312,8 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::Json => Box::new(json::Json),
         OutputFormat::BonnieCsv => Box::new(bonnie_csv::BonnieCsv),
         OutputFormat::TimelineCsv => Box::new(timeline_csv::TimelineCsv),
+        OutputFormat::FioJson => Box::new(fio_json::FioJson),
+        OutputFormat::Csv => Box::new(csv::Csv),
     }
 }
 

@@ -1,0 +1,60 @@
+//! `--output csv`: one row per (cell, operation, metric), with stable column
+//! names, for spreadsheets and pandas: `cell,operation,phase,metric,value`.
+
+use super::{Report, Reporter};
+use std::fmt::Write;
+
+pub struct Csv;
+
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+impl Reporter for Csv {
+    fn render(&self, r: &Report) -> Vec<u8> {
+        let mut s = String::from("cell,operation,phase,metric,value\n");
+        for c in &r.cells {
+            for d in &c.directions {
+                let (cell, op, phase) = (
+                    field(&c.name),
+                    field(d.dir.name()),
+                    field(d.phase.as_deref().unwrap_or("")),
+                );
+                let mut row = |metric: &str, v: f64| {
+                    let _ = writeln!(s, "{cell},{op},{phase},{metric},{v}");
+                };
+                row("ops", d.ops as f64);
+                row("bytes", d.bytes as f64);
+                row("errors", d.errors.values().sum::<u64>() as f64);
+                row("ops_per_s", d.iops);
+                row("mb_per_s", d.mb_s);
+                row("mib_per_s", d.mib_s);
+                row("lat_min_ns", d.lat.min_ns as f64);
+                row("lat_mean_ns", d.lat.mean_ns);
+                row("lat_stddev_ns", d.lat.stddev_ns);
+                row("lat_max_ns", d.lat.max_ns as f64);
+                for p in ["50", "90", "99", "99.9", "99.99", "99.999"] {
+                    row(
+                        &format!("lat_p{p}_ns"),
+                        d.lat.percentiles.get(p).copied().unwrap_or(0) as f64,
+                    );
+                }
+                for b in &d.lat_buckets {
+                    row(&format!("share_le_{}ns", b.le_ns), b.share);
+                }
+                if let Some(cpu) = d.cpu_percent {
+                    row("cpu_percent", cpu);
+                }
+                if let Some(l) = &d.sched_lat {
+                    row("sched_lat_p99_ns", l.p(99.0) as f64);
+                    row("sched_lat_max_ns", l.max_ns as f64);
+                }
+            }
+        }
+        s.into_bytes()
+    }
+}
