@@ -1,13 +1,13 @@
 //! `fslab meta`: lay out the directories, then run bonnie++'s phases one
 //! after the other (all jobs start each phase together), `sync` between phases.
 
-use super::AppError;
+use super::{io_err, refused, AppError};
 use crate::engine::UringOpts;
 use crate::plan::{ExtraPhase, MetaPlan, Order};
-use crate::report::{self, Cell, CpuSummary, DirResult, Report};
+use crate::report::{Cell, CpuSummary, DirResult, Report};
 use crate::runner::{self, Progress, RunConfig};
 use crate::stats::cpu::CpuTimes;
-use crate::target::{self, Guard, TargetError, TargetInfo};
+use crate::target::{self, TargetInfo};
 use crate::workload::meta::{JobDirs, MetaWorkload, PhaseKind};
 use std::ffi::CString;
 use std::os::fd::AsRawFd;
@@ -15,15 +15,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::SystemTime;
-
-fn io_err(what: String) -> impl FnOnce(std::io::Error) -> AppError {
-    move |source| AppError::Target(TargetError::Io { what, source })
-}
-
-fn refused(flag: &'static str, msg: String) -> AppError {
-    AppError::Target(TargetError::Refused { flag, msg })
-}
 
 /// Creates and opens each job's directories (untimed).
 fn make_dirs(plan: &MetaPlan, work: &Path) -> Result<Vec<Arc<JobDirs>>, AppError> {
@@ -106,37 +97,17 @@ fn phase_name(o: Order, k: PhaseKind) -> String {
 
 /// `fslab meta`: one cell, written to every output.
 pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let mut r = Report::new("meta", SystemTime::now());
     let cell = meta_cell("meta", &plan, stop)?;
-    r.interrupted = cell.interrupted;
-    r.cells.push(cell);
-    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
-    Ok(r)
+    super::single_cell_report("meta", cell, &mut plan.outputs)
 }
 
 /// Measures one metadata plan: one cell whose directions are the phases.
 pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<Cell, AppError> {
-    let meta = std::fs::metadata(&plan.target).map_err(|e| {
-        refused(
-            "--target",
-            format!("'{}': {e} (give an existing directory)", plan.target.display()),
-        )
-    })?;
-    if !meta.is_dir() {
-        return Err(refused(
-            "--target",
-            format!("'{}' is not a directory", plan.target.display()),
-        ));
-    }
-    let mut info = TargetInfo {
-        path: plan.target.clone(),
-        kind: "directory".into(),
-        ..Default::default()
-    };
-    target::describe_mount(&mut info, &target::info::mounts());
-    let work = target::make_workdir(&plan.target)?;
-    let _guard = Guard::for_workdir(work.clone());
+    let target::WorkDir {
+        info,
+        path: work,
+        guard: _guard,
+    } = target::work_dir(&plan.target)?;
     check_xattrs(plan, &work, &info)?;
     let dirs = make_dirs(plan, &work)?;
     let cfg = RunConfig {

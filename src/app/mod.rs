@@ -29,6 +29,30 @@ pub enum AppError {
     Output(std::io::Error),
 }
 
+/// A refusal naming the flag (exit code 2).
+pub(crate) fn refused(flag: &'static str, msg: String) -> AppError {
+    AppError::Target(TargetError::Refused { flag, msg })
+}
+
+/// An I/O failure while preparing (exit code 1).
+pub(crate) fn io_err(what: String) -> impl FnOnce(std::io::Error) -> AppError {
+    move |source| AppError::Target(TargetError::Io { what, source })
+}
+
+/// A one-cell result: the report of `command`, written to every output.
+pub(crate) fn single_cell_report(
+    command: &str,
+    cell: Cell,
+    outputs: &mut crate::plan::Outputs,
+) -> Result<Report, AppError> {
+    let mut r = Report::new(command, SystemTime::now());
+    r.interrupted = cell.interrupted;
+    r.cells.push(cell);
+    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+    report::write_outputs(&r, outputs, true).map_err(AppError::Output)?;
+    Ok(r)
+}
+
 impl AppError {
     /// Exit code: 2 for refused usage, 1 for failures.
     pub fn exit_code(&self) -> i32 {

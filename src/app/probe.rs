@@ -1,33 +1,25 @@
 //! `fslab probe`: probes on a fixed grid through named phases, a background
 //! load during the `load` phase, and the context of every second beside them.
 
-use super::{io_cell, AppError};
+use super::{io_cell, io_err, refused, AppError};
 use crate::plan::{Load, ProbeOp, ProbePlan};
 use crate::report::probe::{ContextPoint, ProbeData, ProbePhase, ProbeSample, Stall};
 use crate::report::{self, errno_name, Cell, CpuSummary, LatSummary, Report};
 use crate::runner::Instant;
 use crate::stats::cpu::CpuTimes;
 use crate::stats::LatStats;
-use crate::target::{self, Guard, TargetError, TargetInfo};
+use crate::target::{self, TargetInfo};
 use crate::workload::probe::Prober;
 use crate::workload::AlignedBuf;
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
-
-fn refused(flag: &'static str, msg: String) -> AppError {
-    AppError::Target(TargetError::Refused { flag, msg })
-}
-
-fn io_err(what: String) -> impl FnOnce(std::io::Error) -> AppError {
-    move |source| AppError::Target(TargetError::Io { what, source })
-}
 
 /// How long before a slot the probe stops sleeping and spins.
 const SPIN: Duration = Duration::from_micros(250);
@@ -242,37 +234,17 @@ struct PhaseAcc {
 
 /// `fslab probe`: one cell with a direction per phase and the probe data.
 pub fn run_probe(mut plan: ProbePlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let mut r = Report::new("probe", SystemTime::now());
     let cell = probe_cell("probe", &plan, stop)?;
-    r.interrupted = cell.interrupted;
-    r.cells.push(cell);
-    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
-    Ok(r)
+    super::single_cell_report("probe", cell, &mut plan.outputs)
 }
 
 /// Measures one probe plan.
 pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Result<Cell, AppError> {
-    let meta = std::fs::metadata(&plan.target).map_err(|e| {
-        refused(
-            "--target",
-            format!("'{}': {e} (give an existing directory)", plan.target.display()),
-        )
-    })?;
-    if !meta.is_dir() {
-        return Err(refused(
-            "--target",
-            format!("'{}' is not a directory", plan.target.display()),
-        ));
-    }
-    let mut info = TargetInfo {
-        path: plan.target.clone(),
-        kind: "directory".into(),
-        ..Default::default()
-    };
-    target::describe_mount(&mut info, &target::info::mounts());
-    let work: PathBuf = target::make_workdir(&plan.target)?;
-    let _guard = Guard::for_workdir(work.clone());
+    let target::WorkDir {
+        info,
+        path: work,
+        guard: _guard,
+    } = target::work_dir(&plan.target)?;
     let mut prober = prepare_probe(plan, &work, &info, stop)?;
 
     // Wake up on time: the default 50 µs timer slack would show in every

@@ -1,19 +1,14 @@
 //! `fslab replay`: every client replays the shared, parsed load file in its
 //! own directory, looping until the time is up, as dbench's clients do.
 
-use super::AppError;
+use super::{io_err, AppError};
 use crate::engine::NullEngine;
 use crate::plan::ReplayPlan;
-use crate::report::{self, Cell, Report};
+use crate::report::{Cell, Report};
 use crate::runner::{self, Progress, RunConfig};
-use crate::target::{self, Guard, TargetError, TargetInfo};
+use crate::target;
 use crate::workload::replay::ReplayClient;
 use std::sync::atomic::AtomicBool;
-use std::time::SystemTime;
-
-fn refused(flag: &'static str, msg: String) -> AppError {
-    AppError::Target(TargetError::Refused { flag, msg })
-}
 
 /// dbench's throughput: bytes of ReadX and WriteX per second, in 10^6 B/s.
 pub fn throughput_mb_s(c: &Cell) -> f64 {
@@ -26,34 +21,14 @@ pub fn throughput_mb_s(c: &Cell) -> f64 {
 
 /// Replays one plan: one cell with a direction per operation type.
 pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Result<Cell, AppError> {
-    let meta = std::fs::metadata(&plan.target).map_err(|e| {
-        refused(
-            "--target",
-            format!("'{}': {e} (give an existing directory)", plan.target.display()),
-        )
-    })?;
-    if !meta.is_dir() {
-        return Err(refused(
-            "--target",
-            format!("'{}' is not a directory", plan.target.display()),
-        ));
-    }
-    let mut info = TargetInfo {
-        path: plan.target.clone(),
-        kind: "directory".into(),
-        ..Default::default()
-    };
-    target::describe_mount(&mut info, &target::info::mounts());
-    let work = target::make_workdir(&plan.target)?;
-    let _guard = Guard::for_workdir(work.clone());
+    let target::WorkDir {
+        info,
+        path: work,
+        guard: _guard,
+    } = target::work_dir(&plan.target)?;
     for n in 0..plan.clients {
         let d = work.join(format!("c{n}"));
-        std::fs::create_dir(&d).map_err(|source| {
-            AppError::Target(TargetError::Io {
-                what: format!("creating {}", d.display()),
-                source,
-            })
-        })?;
+        std::fs::create_dir(&d).map_err(io_err(format!("creating {}", d.display())))?;
     }
     let cfg = RunConfig {
         jobs: plan.clients as usize,
@@ -80,11 +55,6 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
 
 /// `fslab replay`: one cell, written to every output.
 pub fn run_replay(mut plan: ReplayPlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let mut r = Report::new("replay", SystemTime::now());
     let cell = replay_cell("replay", &plan, stop)?;
-    r.interrupted = cell.interrupted;
-    r.cells.push(cell);
-    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
-    Ok(r)
+    super::single_cell_report("replay", cell, &mut plan.outputs)
 }

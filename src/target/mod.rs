@@ -258,6 +258,43 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
     })
 }
 
+/// An existing directory target with fslab's own work directory in it.
+pub struct WorkDir {
+    pub info: TargetInfo,
+    pub path: PathBuf,
+    /// Removes `path` when dropped.
+    pub guard: Guard,
+}
+
+/// Checks that `target` is a directory, describes its filesystem, and makes
+/// fslab's work directory in it: the start of every file-creating workload.
+pub fn work_dir(target: &Path) -> Result<WorkDir, TargetError> {
+    let meta = std::fs::metadata(target).map_err(|e| {
+        refused(
+            "--target",
+            format!("'{}': {e} (give an existing directory)", target.display()),
+        )
+    })?;
+    if !meta.is_dir() {
+        return Err(refused(
+            "--target",
+            format!("'{}' is not a directory", target.display()),
+        ));
+    }
+    let mut info = TargetInfo {
+        path: target.to_path_buf(),
+        kind: "directory".into(),
+        ..Default::default()
+    };
+    describe_mount(&mut info, &info::mounts());
+    let path = make_workdir(target)?;
+    Ok(WorkDir {
+        info,
+        guard: Guard::for_workdir(path.clone()),
+        path,
+    })
+}
+
 /// Fills in the filesystem, mount options and device of `info.path`.
 pub fn describe_mount(info: &mut TargetInfo, mounts: &[info::MountEntry]) {
     if let Some(m) = info::mount_of(&info.path, mounts) {
