@@ -60,9 +60,21 @@ Examples:
   # the quick suite on another filesystem, results as JSON too
   fslab run --target /mnt/xfs --output json:quick.json";
 
+const TOP_EXAMPLES: &str = "\
+Examples:
+  fslab run                                              # the quick suite in the current directory
+  fslab io --target /mnt/x --rw randrw --rwmixread 90 --bs 16k --jobs 16 --direct --runtime 10s
+  fslab meta --target /mnt/x --bonnie 100:256:256:10 --xattr user.test:256
+  fslab replay /usr/share/dbench/client.txt --target /mnt/x --clients 4 --xattr
+  fslab probe --target /mnt/x --op create --interval 100ms --phases idle:10s,load:20s,after:10s \\
+              --load stream-write:4g
+
+Every measuring command takes --target, --output FORMAT[:PATH] (repeatable), --quiet and --seed.
+Exit codes: 0 ok, 1 the run failed (results still written), 2 bad usage, 130 interrupted.";
+
 /// fslab: a filesystem and storage laboratory.
 #[derive(Debug, Parser)]
-#[command(name = "fslab", version, about, propagate_version = true)]
+#[command(name = "fslab", version, about, propagate_version = true, after_help = TOP_EXAMPLES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

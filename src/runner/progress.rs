@@ -38,9 +38,9 @@ impl Progress {
         p
     }
 
-    /// True when a bar is drawn.
+    /// True when it shows anything (a bar, or lines).
     pub fn is_enabled(&self) -> bool {
-        self.enabled
+        self.enabled || self.lines
     }
 
     fn bar(&self, len: u64, template: &str) -> ProgressBar {
