@@ -33,6 +33,7 @@ fn main() -> ExitCode {
             Ok(p) => app::run_replay(p, &stop),
             Err(e) => return usage(e),
         },
+        Command::Cleanup(a) => return cleanup(a),
         Command::Run(a) => match plan::quick_suite(a) {
             Ok(s) => app::run_suite(s, &stop),
             Err(e) => return usage(e),
@@ -59,4 +60,43 @@ fn main() -> ExitCode {
 fn usage(e: plan::PlanError) -> ExitCode {
     eprintln!("fslab: error: {e}");
     ExitCode::from(2)
+}
+
+fn cleanup(a: &fslab::cli::CleanupArgs) -> ExitCode {
+    use fslab::target::cleanup;
+    let places: Vec<std::path::PathBuf> = if a.paths.is_empty() {
+        vec![".".into()]
+    } else {
+        a.paths.iter().map(Into::into).collect()
+    };
+    let found = match cleanup::scan(&places) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("fslab: error: PATHS: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for d in &found.live {
+        println!("kept {} (its fslab is still running)", d.display());
+    }
+    for d in &found.stale {
+        println!(
+            "{} {}",
+            if a.dry_run { "would remove" } else { "removing" },
+            d.display()
+        );
+    }
+    if a.dry_run {
+        return ExitCode::SUCCESS;
+    }
+    match cleanup::remove(&found) {
+        Ok(n) => {
+            println!("removed {n} leftover work director{}", if n == 1 { "y" } else { "ies" });
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("fslab: error: removing leftovers: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

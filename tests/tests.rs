@@ -3,6 +3,7 @@
 mod util;
 
 mod bad_input;
+mod cleanup;
 mod device;
 mod io;
 mod meta;

@@ -97,6 +97,8 @@ pub enum Command {
     /// Replay a dbench/NBENCH load file (Samba-like) with N clients.
     #[command(after_help = REPLAY_EXAMPLES)]
     Replay(Box<ReplayArgs>),
+    /// Remove work directories a killed fslab left behind (only fslab's own, only of dead processes).
+    Cleanup(CleanupArgs),
 }
 
 /// Flags every measuring command shares.
@@ -336,4 +338,13 @@ pub struct ReplayArgs {
     /// An outcome other than the expected status ends the run instead of being counted.
     #[arg(long)]
     pub strict: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CleanupArgs {
+    /// Directories to look in (the --target of the killed runs). Default: the current directory.
+    pub paths: Vec<String>,
+    /// Only list what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
 }

@@ -4,6 +4,7 @@
 //! whether O_DIRECT is honoured, and returns a guard whose `Drop` removes
 //! whatever fslab created, on every path out.
 
+pub mod cleanup;
 pub mod info;
 pub mod safety;
 

@@ -1,0 +1,81 @@
+//! `fslab cleanup` removes what a SIGKILLed fslab left, and nothing else.
+
+use crate::util::{fslab, fslab_path, leftovers};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[test]
+fn sigkill_leftovers_are_removed_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(fslab_path())
+        .args([
+            "io",
+            "--target",
+            dir.path().to_str().unwrap(),
+            "--size",
+            "8m",
+            "--runtime",
+            "60s",
+            "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    assert_eq!(leftovers(dir.path()).len(), 1, "SIGKILL leaves the work directory");
+    // look-alikes fslab did not make (no marker) must survive
+    let foreign = dir.path().join("fslab-1-0");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("precious"), b"x").unwrap();
+    let keep = dir.path().join("notes.txt");
+    std::fs::write(&keep, b"x").unwrap();
+    let out = fslab()
+        .args(["cleanup", "--dry-run", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("would remove"));
+    assert_eq!(leftovers(dir.path()).len(), 2, "--dry-run removes nothing");
+    let out = fslab()
+        .args(["cleanup", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("removed 1 leftover work directory"));
+    assert_eq!(
+        leftovers(dir.path()),
+        vec!["fslab-1-0".to_string()],
+        "only the marked one went"
+    );
+    assert!(foreign.join("precious").exists() && keep.exists());
+}
+
+#[test]
+fn a_running_fslab_keeps_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(fslab_path())
+        .args([
+            "io",
+            "--target",
+            dir.path().to_str().unwrap(),
+            "--size",
+            "8m",
+            "--runtime",
+            "30s",
+            "--quiet",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let out = fslab()
+        .args(["cleanup", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("its fslab is still running"));
+    assert_eq!(leftovers(dir.path()).len(), 1);
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait().unwrap();
+    assert!(leftovers(dir.path()).is_empty());
+}
