@@ -11,13 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 need fio gcc python3
 build_fslab
-work=$(mktemp -d /var/tmp/fslab-bench.XXXXXX)
-dev=""
-cleanup() {
-    [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+make_work
 gcc -O2 -o "$work/pread_loop" "$here/pread_loop.c"
 
 echo "== 4 KiB random reads of a page-cached 1 GiB file, 1 job, ${RUNTIME}s x $ROUNDS rounds"
@@ -60,11 +54,7 @@ if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null; then
     exit 0
 fi
 echo "== 16 KiB randrw 9:1, O_DIRECT, 16 jobs, raw loop device (direct-io on), ${RUNTIME}s x $ROUNDS rounds"
-img="$work/img"
-truncate -s 1G "$img"
-dev=$(losetup --find --show --direct-io=on "$img")
-# precondition: a sparse image would read holes at memory speed
-dd if=/dev/urandom of="$dev" bs=1M count=1024 oflag=direct status=none
+preconditioned_loop
 fio_i=(); fsl_i=()
 for i in $(seq "$ROUNDS"); do
     fio --name=mix --filename="$dev" --size=1g --rw=randrw --rwmixread=90 --bs=16k --direct=1 --ioengine=psync \

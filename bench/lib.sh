@@ -25,3 +25,29 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 ratio() { python3 -c "print(f'{float($1)/float($2):.2f}')"; }
+
+# A scratch directory for the script, and what it mounts and attaches there:
+# everything is undone on exit, also after Ctrl-C. Call once: make_work
+make_work() {
+    work=$(mktemp -d /var/tmp/fslab-bench.XXXXXX)
+    mnts=(); dev=""
+    trap cleanup_work EXIT INT TERM
+}
+cleanup_work() {
+    for m in "${mnts[@]}"; do mountpoint -q "$m" && { umount "$m" 2>/dev/null || umount -l "$m"; }; done
+    [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
+    rm -rf "$work"
+}
+
+# attach_loop SIZE [losetup options]: a loop device over a new image in $work, in $dev.
+attach_loop() {
+    truncate -s "$1" "$work/img"
+    shift
+    dev=$(losetup --find --show "$@" "$work/img")
+}
+
+# A direct-io loop device written fully first: a sparse image reads holes at memory speed.
+preconditioned_loop() {
+    attach_loop 1G --direct-io=on
+    dd if=/dev/urandom of="$dev" bs=1M count=1024 oflag=direct status=none
+}

@@ -13,20 +13,12 @@ need bonnie++ gcc python3 mkfs.ext4 losetup
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (mounts)" >&2; exit 2; }
 spec=${1:-100:256:256:10}
 build_fslab
-work=$(mktemp -d /var/tmp/fslab-bench.XXXXXX)
-mnts=(); dev=""
-cleanup() {
-    for m in "${mnts[@]}"; do umount "$m" 2>/dev/null || umount -l "$m"; done
-    [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+make_work
 gcc -O2 -o "$work/meta_loop" "$here/meta_loop.c"
 
 mkdir -p "$work/tmpfs" "$work/ext4"
 mount -t tmpfs -o size=8g,nr_inodes=4m tmpfs "$work/tmpfs"; mnts+=("$work/tmpfs")
-truncate -s 8G "$work/img"
-dev=$(losetup --find --show "$work/img")
+attach_loop 8G
 mkfs.ext4 -q -F -I 512 "$dev"
 mount "$dev" "$work/ext4"; mnts+=("$work/ext4")
 

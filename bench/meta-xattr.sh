@@ -8,16 +8,9 @@ need mkfs.ext4 mkfs.xfs losetup python3
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (mounts)" >&2; exit 2; }
 spec=${1:-100:256:256:10}
 build_fslab
-work=$(mktemp -d /var/tmp/fslab-bench.XXXXXX)
-dev=""; mnt="$work/mnt"; mkdir -p "$mnt"
-cleanup() {
-    mountpoint -q "$mnt" && umount "$mnt"
-    [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-truncate -s 4G "$work/img"
-dev=$(losetup --find --show "$work/img")
+make_work
+mnt="$work/mnt"; mkdir -p "$mnt"; mnts+=("$mnt")
+attach_loop 4G
 for fs in ext4 xfs; do
     for x in none user.test:256; do
         case $fs in

@@ -13,19 +13,12 @@ clients=${1:-4}; secs=${2:-20}
 lf=/usr/share/dbench/client.txt
 [ -f "$lf" ] || { echo "bench: needs $lf (apt-get install dbench)" >&2; exit 2; }
 build_fslab
-work=$(mktemp -d /var/tmp/fslab-bench.XXXXXX)
-mnts=(); dev=""
-cleanup() {
-    for m in "${mnts[@]}"; do umount "$m" 2>/dev/null || umount -l "$m"; done
-    [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+make_work
 targets=()
 if [ "$(id -u)" = 0 ]; then
     mkdir -p "$work/tmpfs" "$work/ext4"
     mount -t tmpfs -o size=4g tmpfs "$work/tmpfs"; mnts+=("$work/tmpfs"); targets+=("$work/tmpfs")
-    truncate -s 4G "$work/img"; dev=$(losetup --find --show "$work/img")
+    attach_loop 4G
     mkfs.ext4 -q -F "$dev"; mount "$dev" "$work/ext4"; mnts+=("$work/ext4"); targets+=("$work/ext4")
 else
     mkdir -p "$work/dir"; targets+=("$work/dir")

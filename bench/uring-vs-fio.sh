@@ -12,13 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 need fio python3
 build_fslab
-work=$(mktemp -d /var/tmp/fslab-bench.XXXXXX)
-dev=""
-cleanup() {
-    [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
+make_work
 
 echo "== 4 KiB random reads, QD32, page-cached 1 GiB file, ${RUNTIME}s x $ROUNDS rounds"
 f="$work/cached.dat"
@@ -43,10 +37,7 @@ if [ "$(id -u)" != 0 ] || ! command -v losetup >/dev/null; then
     exit 0
 fi
 echo "== 4 KiB random reads, QD32, O_DIRECT, raw loop device (direct-io on), ${RUNTIME}s x $ROUNDS rounds"
-img="$work/img"
-truncate -s 1G "$img"
-dev=$(losetup --find --show --direct-io=on "$img")
-dd if=/dev/urandom of="$dev" bs=1M count=1024 oflag=direct status=none
+preconditioned_loop
 fio_i=(); fsl_i=(); fio_p50=(); fsl_p50=(); fio_p99=(); fsl_p99=()
 for i in $(seq "$ROUNDS"); do
     fio --name=u --ioengine=io_uring --iodepth=32 --filename="$dev" --direct=1 --size=1g --bs=4k --rw=randread \

@@ -1,7 +1,7 @@
 //! Every bad flag value exits 2 with one line naming the flag, before any file
 //! is touched.
 
-use crate::util::{fslab, leftovers};
+use crate::util::*;
 
 #[test]
 fn every_bad_flag_exits_2_naming_the_flag() {
@@ -50,12 +50,7 @@ fn every_bad_flag_exits_2_naming_the_flag() {
         ),
     ];
     for (args, want) in cases {
-        let out = fslab().arg("io").args(["--target", t]).args(*args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: one line, got: {err}");
-        assert!(err.contains(want), "{args:?}: wanted '{want}' in: {err}");
-        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+        expect_usage(&[&["io", "--target", t][..], args].concat(), want);
     }
     assert!(leftovers(dir.path()).is_empty(), "a refused run creates nothing");
 }
@@ -79,15 +74,7 @@ fn bad_targets_exit_2_naming_the_target() {
         ),
     ];
     for (args, want) in cases {
-        let out = fslab()
-            .arg("io")
-            .args(*args)
-            .args(["--runtime", "1s"])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: wanted '{want}' in: {err}");
+        expect_usage(&[&["io"][..], args, &["--runtime", "1s"]].concat(), want);
     }
     assert_eq!(
         std::fs::read(&f).unwrap(),

@@ -1,26 +1,21 @@
 //! `fslab cleanup` removes what a SIGKILLed fslab left, and nothing else.
 
-use crate::util::{fslab, fslab_path, leftovers};
-use std::process::{Command, Stdio};
+use crate::util::*;
 use std::time::Duration;
 
 #[test]
 fn sigkill_leftovers_are_removed_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(fslab_path())
-        .args([
-            "io",
-            "--target",
-            dir.path().to_str().unwrap(),
-            "--size",
-            "8m",
-            "--runtime",
-            "60s",
-            "--quiet",
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = start(&[
+        "io",
+        "--target",
+        dir.path().to_str().unwrap(),
+        "--size",
+        "8m",
+        "--runtime",
+        "60s",
+        "--quiet",
+    ]);
     std::thread::sleep(Duration::from_millis(1000));
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
@@ -54,20 +49,16 @@ fn sigkill_leftovers_are_removed_and_nothing_else() {
 #[test]
 fn a_running_fslab_keeps_its_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(fslab_path())
-        .args([
-            "io",
-            "--target",
-            dir.path().to_str().unwrap(),
-            "--size",
-            "8m",
-            "--runtime",
-            "30s",
-            "--quiet",
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = start(&[
+        "io",
+        "--target",
+        dir.path().to_str().unwrap(),
+        "--size",
+        "8m",
+        "--runtime",
+        "30s",
+        "--quiet",
+    ]);
     std::thread::sleep(Duration::from_millis(1000));
     let out = fslab()
         .args(["cleanup", dir.path().to_str().unwrap()])
@@ -75,7 +66,6 @@ fn a_running_fslab_keeps_its_directory() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("its fslab is still running"));
     assert_eq!(leftovers(dir.path()).len(), 1);
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    child.wait().unwrap();
+    signal_and_wait(child, libc::SIGINT);
     assert!(leftovers(dir.path()).is_empty());
 }

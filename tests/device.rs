@@ -1,6 +1,6 @@
 //! Block devices: consent, and refusal of devices that hold data.
 
-use crate::util::{fslab, read_json, require_root_with, LoopDev, Mount};
+use crate::util::*;
 use std::io::Read;
 
 fn head(dev: &str) -> Vec<u8> {

@@ -1,6 +1,6 @@
 //! `fslab io` end to end on real files.
 
-use crate::util::{fslab, leftovers, read_json, require_root_with, LoopDev, Mount};
+use crate::util::*;
 use serde_json::Value;
 
 fn dir_result<'a>(j: &'a Value, dir: &str) -> &'a Value {
@@ -265,9 +265,7 @@ fn mixed_direct_io_on_ext4_loop_device_text_matches_json() {
     if !require_root_with(&["losetup", "mkfs.ext4", "mount"]) {
         return;
     }
-    let lo = LoopDev::new(256);
-    lo.mkfs("ext4");
-    let m = Mount::new(&lo.dev, "ext4", "");
+    let m = Scratch::new("ext4", 256);
     let res = tempfile::tempdir().unwrap();
     let (tp, jp) = (res.path().join("r.txt"), res.path().join("r.json"));
     fslab()
@@ -295,7 +293,7 @@ fn mixed_direct_io_on_ext4_loop_device_text_matches_json() {
     let j = read_json(&jp);
     let t = &j["cells"][0]["target"];
     assert_eq!(t["fs_type"], "ext4");
-    assert_eq!(t["device"], lo.dev.as_str());
+    assert_eq!(t["device"], m.lo.dev.as_str());
     assert_eq!(t["direct_honoured"], true);
     assert!(t["dio_offset_align"].as_u64().unwrap() >= 512);
     assert!(text.contains("O_DIRECT: honoured"), "{text}");
@@ -336,9 +334,7 @@ fn o_direct_alignment_is_enforced_on_ext4() {
     if !require_root_with(&["losetup", "mkfs.ext4", "mount"]) {
         return;
     }
-    let lo = LoopDev::new(64);
-    lo.mkfs("ext4");
-    let m = Mount::new(&lo.dev, "ext4", "");
+    let m = Scratch::new("ext4", 64);
     let out = fslab()
         .args([
             "io",

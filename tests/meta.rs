@@ -1,10 +1,9 @@
 //! `fslab meta` end to end: phases, xattrs, the bonnie++ CSV read by the real
 //! bon_csv2txt and bon_csv2html, errors, cleanup and memory.
 
-use crate::util::{fslab, fslab_path, have, leftovers, read_json, require, require_root_with, LoopDev, Mount};
+use crate::util::*;
 use serde_json::Value;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 fn phases(j: &Value) -> Vec<(String, u64)> {
     j["cells"][0]["directions"]
@@ -144,14 +143,10 @@ fn bonnie_shorthand_sets_bonnie_semantics_and_bad_specs_exit_2() {
         (&["--engine", "null"], "--engine: unknown engine 'null' for meta"),
     ] {
         // every case fails validation, before any file is made
-        let o = fslab()
-            .args(["meta", "--target", dir.path().to_str().unwrap()])
-            .args(args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: wanted '{want}' in {err}");
+        expect_usage(
+            &[&["meta", "--target", dir.path().to_str().unwrap()][..], args].concat(),
+            want,
+        );
     }
     let o = fslab().args(["io", "--output", "bonnie-csv:x.csv"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("bonnie-csv is for `fslab meta`"));
@@ -257,9 +252,7 @@ fn unsupported_or_refused_xattrs_are_one_clear_error() {
         return;
     }
     // ext4 without ea_inode keeps an xattr within one block: 64 KiB is refused
-    let lo = LoopDev::new(64);
-    lo.mkfs("ext4");
-    let m = Mount::new(&lo.dev, "ext4", "");
+    let m = Scratch::new("ext4", 64);
     let o = fslab()
         .args([
             "meta",
@@ -325,26 +318,15 @@ fn enospc_stops_cleanly_with_the_errno_reported() {
 fn ctrl_c_removes_every_file_and_a_million_files_stay_under_64_mib() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("m.json");
-    let mut child = Command::new(fslab_path())
-        .args([
-            "meta",
-            "--target",
-            dir.path().to_str().unwrap(),
-            "--files",
-            "1m",
-            "--dirs",
-            "100",
-            "--quiet",
-        ])
-        .args(["--output", &format!("json:{}", out.display())])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    let json = format!("json:{}", out.display());
+    let t = dir.path().to_str().unwrap();
+    let code = interrupt_after(
+        &[
+            "meta", "--target", t, "--files", "1m", "--dirs", "100", "--quiet", "--output", &json,
+        ],
+        1500,
+    );
+    assert_eq!(code, Some(130));
     let j = read_json(&out);
     assert_eq!(j["interrupted"], true);
     assert!(j["cells"][0]["directions"][0]["ops"].as_u64().unwrap() > 0);

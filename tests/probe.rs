@@ -1,8 +1,8 @@
 //! `fslab probe`: every op and load, stall truth under fsfreeze, errors,
 //! cleanup.
 
-use crate::util::{fslab, fslab_path, leftovers, read_json, require_root_with, LoopDev, Mount};
-use std::process::{Command, Stdio};
+use crate::util::*;
+use std::process::Command;
 use std::time::{Duration, SystemTime};
 
 #[test]
@@ -140,14 +140,10 @@ fn bad_probe_flags_exit_2() {
         (&["--count", "0"], "--count: must be at least 1"),
         (&["--output", "bonnie-csv"], "--output: bonnie-csv is for `fslab meta`"),
     ] {
-        let o = fslab()
-            .args(["probe", "--target", dir.path().to_str().unwrap()])
-            .args(args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: wanted '{want}' in {err}");
+        expect_usage(
+            &[&["probe", "--target", dir.path().to_str().unwrap()][..], args].concat(),
+            want,
+        );
     }
     assert!(leftovers(dir.path()).is_empty());
 }
@@ -185,16 +181,14 @@ fn read_probe_needs_real_o_direct() {
 fn ctrl_c_during_a_load_removes_everything() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p.json");
-    let mut child = Command::new(fslab_path())
-        .args(["probe", "--target", dir.path().to_str().unwrap(), "--interval", "50ms"])
-        .args(["--phases", "load:60s", "--load", "stream-write:8g", "--quiet"])
-        .args(["--output", &format!("json:{}", out.display())])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let json = format!("json:{}", out.display());
+    let t = dir.path().to_str().unwrap();
+    let args = ["probe", "--target", t, "--interval", "50ms", "--phases", "load:60s"];
+    let code = interrupt_after(
+        &[&args[..], &["--load", "stream-write:8g", "--quiet", "--output", &json]].concat(),
+        1500,
+    );
+    assert_eq!(code, Some(130));
     let j = read_json(&out);
     assert_eq!(j["interrupted"], true);
     assert!(j["cells"][0]["probe"]["samples"].as_array().unwrap().len() >= 20);
@@ -209,30 +203,23 @@ fn a_frozen_filesystem_shows_as_a_stall_at_the_right_time() {
         return;
     }
     for fs in ["xfs", "ext4"] {
-        let lo = LoopDev::new(320);
-        lo.mkfs(fs);
-        let m = Mount::new(&lo.dev, fs, "");
+        let m = Scratch::new(fs, 320);
         let res = tempfile::tempdir().unwrap();
         let out = res.path().join("p.json");
-        let mut child = Command::new(fslab_path())
-            .args([
-                "probe",
-                "--target",
-                m.path().to_str().unwrap(),
-                "--op",
-                "create",
-                "--interval",
-                "10ms",
-            ])
-            .args([
-                "--runtime",
-                "3s",
-                "--quiet",
-                "--output",
-                &format!("json:{}", out.display()),
-            ])
-            .spawn()
-            .unwrap();
+        let mut child = start(&[
+            "probe",
+            "--target",
+            m.path().to_str().unwrap(),
+            "--op",
+            "create",
+            "--interval",
+            "10ms",
+            "--runtime",
+            "3s",
+            "--quiet",
+            "--output",
+            &format!("json:{}", out.display()),
+        ]);
         std::thread::sleep(Duration::from_millis(1000));
         let mp = m.path().to_str().unwrap();
         // The freeze happens somewhere inside `fsfreeze -f` (it syncs first).

@@ -1,10 +1,10 @@
 //! `fslab replay`: each operation's POSIX effect, parser errors, loops,
 //! expected failures, the real client.txt, cleanup.
 
-use crate::util::{fslab, fslab_path, leftovers, read_json, require, require_root_with, LoopDev, Mount};
+use crate::util::*;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 fn ops(j: &Value) -> Vec<(String, u64, u64)> {
@@ -70,26 +70,20 @@ fn every_operation_has_its_posix_effect() {
     std::fs::write(&lf, EFFECTS).unwrap();
     let work = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let mut child = Command::new(fslab_path())
-        .args([
-            "replay",
-            lf.to_str().unwrap(),
-            "--target",
-            work.path().to_str().unwrap(),
-            "--clients",
-            "2",
-        ])
-        .args([
-            "--time",
-            "2s",
-            "--xattr",
-            "--quiet",
-            "--output",
-            &format!("json:{}", out.display()),
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = start(&[
+        "replay",
+        lf.to_str().unwrap(),
+        "--target",
+        work.path().to_str().unwrap(),
+        "--clients",
+        "2",
+        "--time",
+        "2s",
+        "--xattr",
+        "--quiet",
+        "--output",
+        &format!("json:{}", out.display()),
+    ]);
     std::thread::sleep(Duration::from_millis(800));
     // while the clients sleep at the end of the file, look at what they did
     let wd = std::fs::read_dir(work.path()).unwrap().next().unwrap().unwrap().path();
@@ -213,14 +207,7 @@ fn parser_errors_name_file_and_line() {
         (&["--timestamps", "maybe"], "--timestamps: 'maybe': honour or ignore"),
         (&["--xattr-size", "1m"], "--xattr-size: between 1 byte and 64 KiB"),
     ] {
-        let o = fslab()
-            .args(["replay", "/nonexistent.txt"])
-            .args(args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(err.contains(want), "{args:?}: {err}");
+        expect_usage(&[&["replay", "/nonexistent.txt"][..], args].concat(), want);
     }
     let o = fslab().args(["replay", "/nonexistent.txt"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent.txt: No such file"));
@@ -273,10 +260,8 @@ fn the_real_client_txt_replays_without_mismatches() {
         return;
     }
     let tm = Mount::new("tmpfs", "tmpfs", "size=2g");
-    let lo = LoopDev::new(2048);
-    lo.mkfs("ext4");
-    let ext4 = Mount::new(&lo.dev, "ext4", "");
-    for (m, xattr) in [(&tm, false), (&ext4, true)] {
+    let ext4 = Scratch::new("ext4", 2048);
+    for (m, xattr) in [(tm.path(), false), (ext4.path(), true)] {
         let res = tempfile::tempdir().unwrap();
         let out = res.path().join("r.json");
         let mut cmd = fslab();
@@ -284,7 +269,7 @@ fn the_real_client_txt_replays_without_mismatches() {
             "replay",
             lf.to_str().unwrap(),
             "--target",
-            m.path().to_str().unwrap(),
+            m.to_str().unwrap(),
             "--clients",
             "4",
         ])
@@ -303,7 +288,7 @@ fn the_real_client_txt_replays_without_mismatches() {
         let got = ops(&j);
         assert!(got.len() >= 15, "{got:?}");
         assert!(got.iter().all(|(_, _, m)| *m == 0), "mismatches: {got:?}");
-        assert!(leftovers(m.path()).is_empty());
+        assert!(leftovers(m).is_empty());
     }
 }
 
@@ -312,28 +297,25 @@ fn ctrl_c_leaves_nothing() {
     let Some(lf) = client_txt() else { return };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let mut child = Command::new(fslab_path())
-        .args([
+    let json = format!("json:{}", out.display());
+    let (l, t) = (lf.to_str().unwrap(), dir.path().to_str().unwrap());
+    let code = interrupt_after(
+        &[
             "replay",
-            lf.to_str().unwrap(),
+            l,
             "--target",
-            dir.path().to_str().unwrap(),
+            t,
             "--clients",
             "2",
-        ])
-        .args([
             "--time",
             "60s",
             "--quiet",
             "--output",
-            &format!("json:{}", out.display()),
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2000));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+            &json,
+        ],
+        2000,
+    );
+    assert_eq!(code, Some(130));
     assert_eq!(read_json(&out)["interrupted"], true);
     assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
 }

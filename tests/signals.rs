@@ -1,35 +1,18 @@
 //! Ctrl-C and SIGTERM: stop cleanly, write what was measured marked
 //! interrupted, and leave no files behind.
 
-use crate::util::{fslab_path, leftovers, read_json};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use crate::util::*;
+use std::time::Duration;
 
 fn signal_after(sig: i32, wait: Duration, args: &[&str]) -> (std::process::Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(fslab_path())
-        .args(["io", "--target", dir.path().to_str().unwrap()])
-        .args(args)
-        .args(["--output", &format!("json:{}", dir.path().join("r.json").display())])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let out = format!("json:{}", dir.path().join("r.json").display());
+    let mut all = vec!["io", "--target", dir.path().to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.extend(["--output", &out]);
+    let child = start(&all);
     std::thread::sleep(wait);
-    // Only the child we started, by pid.
-    unsafe { libc::kill(child.id() as i32, sig) };
-    let t = Instant::now();
-    let out = loop {
-        if let Some(_s) = child.try_wait().unwrap() {
-            break child.wait_with_output().unwrap();
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "fslab did not stop after the signal"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    (out, dir)
+    (signal_and_wait(child, sig), dir)
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `--engine uring`: queue depth, slat/clat, registered files and buffers,
 //! SQPOLL, and one clear error when io_uring is unavailable.
 
-use crate::util::{fslab, fslab_path, read_json};
+use crate::util::*;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -177,16 +177,15 @@ fn uring_only_flags_need_the_uring_engine() {
         &["--sqpoll"],
         &["--hipri", "--direct"],
     ] {
-        let out = fslab().args(["io", "--runtime", "1s"]).args(flag).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{flag:?}: {err}");
-        assert!(err.contains(&format!("{}: needs --engine uring", flag[0])), "{err}");
+        let want = format!("{}: needs --engine uring", flag[0]);
+        expect_usage(&[&["io", "--runtime", "1s"][..], flag].concat(), &want);
     }
-    let out = fslab().args(["io", "--engine", "uring", "--hipri"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--hipri: polled completions need --direct"));
-    let out = fslab()
-        .args(["io", "--engine", "uring", "--iodepth", "4", "--iodepth-batch", "8"])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--iodepth-batch: 8 is more than --iodepth 4"));
+    expect_usage(
+        &["io", "--engine", "uring", "--hipri"],
+        "--hipri: polled completions need --direct",
+    );
+    expect_usage(
+        &["io", "--engine", "uring", "--iodepth", "4", "--iodepth-batch", "8"],
+        "--iodepth-batch: 8 is more than --iodepth 4",
+    );
 }

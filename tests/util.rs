@@ -141,3 +141,68 @@ pub fn read_json(p: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: invalid JSON: {e}\n{text}", p.display()))
 }
+
+/// A fresh filesystem of `fs` on its own loop device, mounted in a temporary
+/// directory; unmounted, then detached, when dropped (fields drop in order).
+pub struct Scratch {
+    pub mount: Mount,
+    pub lo: LoopDev,
+}
+
+impl Scratch {
+    pub fn new(fs: &str, size_mib: u64) -> Self {
+        let lo = LoopDev::new(size_mib);
+        lo.mkfs(fs);
+        Scratch {
+            mount: Mount::new(&lo.dev, fs, ""),
+            lo,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.mount.path()
+    }
+}
+
+/// `fslab ARGS` must be refused as bad usage: exit 2, one line on stderr
+/// containing `want`, nothing on stdout.
+pub fn expect_usage(args: &[&str], want: &str) {
+    let out = fslab().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: one line, got: {err}");
+    assert!(err.contains(want), "{args:?}: wanted '{want}' in: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+}
+
+/// Starts fslab in the background (stdout discarded, stderr kept).
+pub fn start(args: &[&str]) -> std::process::Child {
+    Command::new(fslab_path())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Sends `sig` to a child this test started (by pid) and waits for it, at most 10 s.
+pub fn signal_and_wait(mut child: std::process::Child, sig: i32) -> std::process::Output {
+    // SAFETY: kill(2) on the pid of our own child.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(10),
+            "fslab did not stop after signal {sig}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Runs fslab ARGS, waits `ms`, sends SIGINT: the exit code.
+pub fn interrupt_after(args: &[&str], ms: u64) -> Option<i32> {
+    let child = start(args);
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    signal_and_wait(child, libc::SIGINT).status.code()
+}

@@ -424,7 +424,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
     let dir = match plan.op {
         ProbeOp::Create => crate::stats::Dir::Create,
         ProbeOp::Stat => crate::stats::Dir::Stat,
-        ProbeOp::Mkdir => crate::stats::Dir::Create,
+        ProbeOp::Mkdir => crate::stats::Dir::NbMkdir,
         ProbeOp::AppendFsync => crate::stats::Dir::Fsync,
         ProbeOp::Read => crate::stats::Dir::Read,
     };

@@ -59,7 +59,7 @@ pub struct LoadFile {
     pub lines: Vec<Line>,
     /// Interned paths: `\` turned into `/`, leading `/` removed.
     pub paths: Vec<String>,
-    /// Statuses other than NT_STATUS_OK seen, for the report.
+    /// Some line carries a leading timestamp (clients can be paced by them).
     pub has_timestamps: bool,
 }
 
