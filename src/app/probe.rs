@@ -432,6 +432,8 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
     let mut directions = Vec::new();
     for (i, (spec, a)) in plan.phases.iter().zip(&accs).enumerate() {
         let (s, e) = bounds[i];
+        // a count-limited run ends before its nominal phase does
+        let e = e.min(Duration::from_nanos(elapsed)).max(s);
         let load_end = accs.get(i + 1).map_or(written_total, |n| n.load_start);
         let load_bytes = load_end.saturating_sub(a.load_start);
         let secs = (e - s).as_secs_f64();
