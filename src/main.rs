@@ -34,8 +34,9 @@ fn main() -> ExitCode {
             Err(e) => return usage(e),
         },
         Command::Cleanup(a) => return cleanup(a),
+        Command::Compare(a) => return compare(a),
         Command::Run(a) => match plan::quick_suite(a) {
-            Ok(s) => app::run_suite(s, &stop),
+            Ok(s) => app::run_lab(s, &stop),
             Err(e) => return usage(e),
         },
     };
@@ -99,4 +100,42 @@ fn cleanup(a: &fslab::cli::CleanupArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn compare(a: &fslab::cli::CompareArgs) -> ExitCode {
+    use fslab::report::{compare, Report};
+    let mut reports = Vec::new();
+    for f in &a.files {
+        let text = match std::fs::read_to_string(f) {
+            Ok(t) => t,
+            Err(e) => return usage(plan::PlanError::new(f.as_str(), e)),
+        };
+        match serde_json::from_str::<Report>(&text) {
+            Ok(r) => {
+                let label = std::path::Path::new(f)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| f.clone());
+                reports.push((label, r));
+            }
+            Err(e) => {
+                return usage(plan::PlanError::new(
+                    format!("{f}:{}", e.line()),
+                    format!("not an fslab result file: {e}"),
+                ))
+            }
+        }
+    }
+    let sources: Vec<(String, &Report)> = reports.iter().map(|(l, r)| (l.clone(), r)).collect();
+    let c = compare::build(&sources, a.baseline.as_deref());
+    if let Some(b) = &a.baseline {
+        if !c.filesystems.contains(b) {
+            return usage(plan::PlanError::new(
+                "--baseline",
+                format!("'{b}' is none of the compared: {}", c.filesystems.join(", ")),
+            ));
+        }
+    }
+    print!("{}", compare::render(&c));
+    ExitCode::SUCCESS
 }

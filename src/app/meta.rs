@@ -198,5 +198,8 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         job_errors,
         inflight_depth: Vec::new(),
         probe: None,
+
+        lab: None,
+        error: None,
     })
 }

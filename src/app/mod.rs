@@ -1,16 +1,18 @@
 //! Glue between the layers for each command: plan -> target -> runner ->
 //! report. Kept apart from `main` so tests and later commands reuse it.
 
+mod lab;
 mod meta;
 mod probe;
 mod replay;
 
+pub use lab::run_lab;
 pub use meta::{meta_cell, run_meta};
 pub use probe::{probe_cell, run_probe};
 pub use replay::{replay_cell, run_replay, throughput_mb_s};
 
 use crate::engine::EngineKind;
-use crate::plan::{CellPlan, IoPlan, SuitePlan};
+use crate::plan::IoPlan;
 use crate::report::{self, Cell, Report};
 use crate::runner::{self, Progress, RunConfig};
 use crate::target::{self, TargetError};
@@ -137,44 +139,5 @@ pub fn run_io(mut plan: IoPlan, stop: &AtomicBool) -> Result<Report, AppError> {
     }
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
     report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
-    Ok(r)
-}
-
-/// `fslab run` without a plan: the quick suite. Result files are rewritten
-/// after every cell, so an interrupted suite keeps what it measured.
-pub fn run_suite(mut suite: SuitePlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let mut r = Report::new("run", SystemTime::now());
-    for (name, plan) in &suite.cells {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
-        if !suite.quiet {
-            eprintln!("fslab run: {name}");
-        }
-        let cell = match plan {
-            CellPlan::Io(p) => io_cell(name, p, stop),
-            CellPlan::Meta(p) => meta_cell(name, p, stop).map(Some),
-        };
-        let cell = match cell {
-            // A filesystem without O_DIRECT or user xattrs skips those cells.
-            Err(AppError::Target(TargetError::Refused {
-                flag: flag @ ("--direct" | "--xattr"),
-                msg,
-            })) => {
-                eprintln!("fslab run: {name} skipped ({flag}): {msg}");
-                continue;
-            }
-            c => c?,
-        };
-        let Some(cell) = cell else {
-            r.interrupted = true;
-            break;
-        };
-        r.interrupted |= cell.interrupted;
-        r.cells.push(cell);
-        r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-        report::write_outputs(&r, &mut suite.outputs, false).map_err(AppError::Output)?;
-    }
-    report::write_outputs(&r, &mut suite.outputs, true).map_err(AppError::Output)?;
     Ok(r)
 }

@@ -502,5 +502,8 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
             context,
             load: plan.load_spec.clone(),
         }),
+
+        lab: None,
+        error: None,
     })
 }

@@ -97,6 +97,9 @@ pub enum Command {
     /// Replay a dbench/NBENCH load file (Samba-like) with N clients.
     #[command(after_help = REPLAY_EXAMPLES)]
     Replay(Box<ReplayArgs>),
+    /// Side-by-side table of saved results: mean ± 95% CI, ratio to the baseline, significance.
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
     /// Remove work directories a killed fslab left behind (only fslab's own, only of dead processes).
     Cleanup(CleanupArgs),
 }
@@ -129,6 +132,22 @@ pub struct RunArgs {
     /// Duration of each cell of the quick suite.
     #[arg(long, value_name = "DUR", default_value = "5s")]
     pub runtime: String,
+    /// Run the quick suite on fresh scratch filesystems of these types
+    /// (ext4,xfs,btrfs,tmpfs: image file, loop device, mkfs, mount) and compare them.
+    #[arg(long, value_name = "TYPES", value_delimiter = ',')]
+    pub scratch: Vec<String>,
+    /// Where scratch images and mount points go (default /var/tmp, or the plan's scratch-dir).
+    #[arg(long, value_name = "DIR")]
+    pub scratch_dir: Option<String>,
+    /// Repeat every cell N times (overrides the plan's repeat).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<String>,
+    /// Allow a plan to format block devices that are not fslab's own loop devices.
+    #[arg(long)]
+    pub allow_device: bool,
+    /// With --allow-device: format a device even though it carries a filesystem or partition table.
+    #[arg(long)]
+    pub force_overwrite: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -339,6 +358,23 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub strict: bool,
 }
+
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    /// Result files (--output json) of fslab run, io, meta, replay or probe.
+    #[arg(required = true, value_name = "RESULTS.json")]
+    pub files: Vec<String>,
+    /// The filesystem (or, for single-command results, the file name without .json) others are compared with.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+}
+
+const COMPARE_EXAMPLES: &str = "Examples:
+  fslab run examples/seed-metadata-xattr.toml --output json:meta.json
+  fslab compare meta.json
+  fslab io --target /mnt/ext4 --rw randrw --direct --output json:ext4.json
+  fslab io --target /mnt/xfs --rw randrw --direct --output json:xfs.json
+  fslab compare ext4.json xfs.json --baseline ext4";
 
 #[derive(Debug, Args, Clone)]
 pub struct CleanupArgs {

@@ -3,6 +3,7 @@
 //! names the flag, so bad input fails before any file is touched.
 
 pub mod io;
+pub mod lab;
 pub mod loadfile;
 pub mod meta;
 mod output;
@@ -10,12 +11,13 @@ pub mod probe;
 pub mod replay;
 
 pub use io::{FileMode, IoPlan, Rw};
+pub use lab::{FsKind, FsPlan, LabPlan, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{OutputFormat, OutputSpec, Outputs};
 pub use probe::{Load, ProbeOp, ProbePlan};
 pub use replay::ReplayPlan;
 
-use crate::cli::{CommonArgs, IoArgs, RunArgs};
+use crate::cli::{CommonArgs, RunArgs};
 use crate::units;
 use std::time::Duration;
 
@@ -54,52 +56,51 @@ pub(crate) fn duration(flag: &str, s: &str) -> Result<Duration> {
     units::parse_duration(s).map_err(|e| PlanError::new(flag, e))
 }
 
-/// One cell of a suite: any workload's plan.
+/// One cell of a lab run: any workload's plan.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CellPlan {
     Io(IoPlan),
     Meta(MetaPlan),
+    Replay(ReplayPlan),
+    Probe(ProbePlan),
 }
 
-/// The built-in quick suite: the cells `fslab run` measures without a plan file.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct SuitePlan {
-    pub cells: Vec<(String, CellPlan)>,
-    #[serde(skip)]
-    pub outputs: Outputs,
-    pub quiet: bool,
-}
-
-/// Builds the quick suite: short cells that tell a newcomer how the filesystem
-/// under the target does at small random and large sequential I/O, at seed
-/// experiment 2's mixed O_DIRECT I/O, and at creating files with and without
-/// a 256-byte xattr (seed experiment 1).
-pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
+/// The built-in quick suite: what `fslab run` measures without a plan file,
+/// in the target directory or on fresh scratch filesystems (`--scratch`).
+/// Short cells that tell a newcomer how the filesystem does at small random
+/// and large sequential I/O, at seed experiment 2's mixed O_DIRECT I/O, at
+/// creating files with and without a 256-byte xattr (seed experiment 1), and
+/// at creating a file while a streaming writer fills the page cache (seed
+/// experiment 4).
+pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
     if let Some(p) = &a.plan {
-        return Err(PlanError::new(
-            "PLAN",
-            format!("'{p}': plan files are not supported yet; run `fslab run` without one for the quick suite"),
-        ));
+        if !a.scratch.is_empty() {
+            return Err(PlanError::new(
+                "--scratch",
+                format!("a plan file ('{p}') lists its own filesystems; --scratch is for the quick suite"),
+            ));
+        }
+        return LabPlan::from_file(p, a);
     }
     let runtime = a.runtime.clone();
-    duration("--runtime", &runtime)?;
-    let cell = |rw: &str, bs: &str, direct: bool| IoArgs {
-        common: CommonArgs {
-            output: vec![],
-            ..a.common.clone()
-        },
-        rw: rw.into(),
-        rwmixread: "50".into(),
-        bs: bs.into(),
-        size: Some("256m".into()),
-        jobs: "1".into(),
-        engine: "sync".into(),
-        runtime: Some(runtime.clone()),
-        direct,
-        ..Default::default()
+    let rt = duration("--runtime", &runtime)?;
+    let mut workloads = Vec::new();
+    let mut add = |name: &str, kind: &str, args: &[&str]| -> Result<()> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let plan = lab::workload_from_args(kind, &args).map_err(|e| match e {
+            lab::WorkloadError::Plan(p) => p,
+            lab::WorkloadError::Usage(m) => PlanError::new("--runtime", m),
+        })?;
+        workloads.push(WorkloadPlan {
+            name: name.into(),
+            kind: kind.into(),
+            args,
+            plan,
+        });
+        Ok(())
     };
-    let mut cells = Vec::new();
+    let seed = a.common.seed.clone().unwrap_or_else(|| DEFAULT_SEED.to_string());
     // One page-cache cell (what applications mostly see), then the device
     // through the filesystem with O_DIRECT.
     for (name, rw, bs, direct) in [
@@ -110,29 +111,108 @@ pub fn quick_suite(a: &RunArgs) -> Result<SuitePlan> {
         ("seqwrite-1m-direct", "write", "1m", true),
         ("seqread-1m-direct", "read", "1m", true),
     ] {
-        let mut args = cell(rw, bs, direct);
-        if rw == "randrw" {
-            args.rwmixread = "90".into();
-            args.jobs = "4".into();
-            args.size = Some("64m".into());
-        }
-        cells.push((name.to_string(), CellPlan::Io(IoPlan::from_args(&args)?)));
-    }
-    for (name, xattr) in [("meta-16k", None), ("meta-16k-xattr256", Some("user.fslab:256"))] {
-        let m = crate::cli::MetaArgs {
-            common: CommonArgs {
-                output: vec![],
-                ..a.common.clone()
-            },
-            files: Some("16384".into()),
-            xattr: xattr.into_iter().map(String::from).collect(),
-            ..Default::default()
+        let (jobs, size, mix) = if rw == "randrw" {
+            ("4", "64m", "90")
+        } else {
+            ("1", "256m", "50")
         };
-        cells.push((name.to_string(), CellPlan::Meta(MetaPlan::from_args(&m)?)));
+        let mut args = vec![
+            "--rw",
+            rw,
+            "--bs",
+            bs,
+            "--size",
+            size,
+            "--jobs",
+            jobs,
+            "--rwmixread",
+            mix,
+            "--runtime",
+            &runtime,
+            "--seed",
+            &seed,
+        ];
+        if direct {
+            args.push("--direct");
+        }
+        add(name, "io", &args)?;
     }
-    Ok(SuitePlan {
-        cells,
-        outputs: Outputs::from_args(&a.common, "run")?,
-        quiet: a.common.quiet,
-    })
+    add("meta-16k", "meta", &["--files", "16384", "--seed", &seed])?;
+    add(
+        "meta-16k-xattr256",
+        "meta",
+        &["--files", "16384", "--xattr", "user.fslab:256", "--seed", &seed],
+    )?;
+    // create latency before, during and after a 1 GiB buffered stream
+    let phase = humantime::format_duration(rt).to_string().replace(' ', "");
+    add(
+        "create-under-stream",
+        "probe",
+        &[
+            "--op",
+            "create",
+            "--interval",
+            "100ms",
+            "--phases",
+            &format!("idle:{phase},load:{phase},after:{phase}"),
+            "--load",
+            "stream-write:1g",
+        ],
+    )?;
+    let filesystems = if a.scratch.is_empty() {
+        vec![FsPlan {
+            name: a.common.target.clone(),
+            kind: FsKind::Dir {
+                path: a.common.target.clone().into(),
+            },
+            mkfs: vec![],
+            mount: None,
+            size: 0,
+        }]
+    } else {
+        a.scratch
+            .iter()
+            .flat_map(|s| s.split(','))
+            .map(|t| {
+                let kind = match t {
+                    "tmpfs" => FsKind::Tmpfs,
+                    t if crate::target::scratch::MKFS_TYPES.contains(&t) => FsKind::Mkfs {
+                        fs_type: t.into(),
+                        device: None,
+                    },
+                    t => {
+                        return Err(PlanError::new(
+                            "--scratch",
+                            format!(
+                                "'{t}' is not a filesystem fslab can make (known: {}, tmpfs)",
+                                crate::target::scratch::MKFS_TYPES.join(", ")
+                            ),
+                        ))
+                    }
+                };
+                Ok(FsPlan {
+                    name: t.into(),
+                    kind,
+                    mkfs: vec![],
+                    mount: None,
+                    size: lab::DEFAULT_FS_SIZE,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?
+    };
+    let mut lab = LabPlan {
+        name: "quick".into(),
+        file: None,
+        repeat: 1,
+        baseline: None,
+        fresh: false,
+        drop_caches: true,
+        scratch_dir: lab::DEFAULT_SCRATCH_DIR.into(),
+        filesystems,
+        workloads,
+        outputs: Outputs::default(),
+        quiet: false,
+    };
+    lab.apply_run_args(a)?;
+    Ok(lab)
 }

@@ -3,6 +3,7 @@
 //! writing their bytes happens once, in `write_outputs`.
 
 pub mod bonnie_csv;
+pub mod compare;
 pub mod csv;
 pub mod fio_json;
 mod host;
@@ -44,6 +45,25 @@ pub struct Report {
     pub cells: Vec<Cell>,
     /// Peak resident set size of fslab over the whole run.
     pub max_rss_kib: u64,
+    /// Lab runs (`fslab run`): the plan and its shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<LabInfo>,
+}
+
+/// What a lab run was asked to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LabInfo {
+    pub name: String,
+    /// The plan file, None for the built-in quick suite.
+    pub file: Option<String>,
+    pub repeat: u32,
+    /// The filesystem others are compared with (the first one unless the plan names one).
+    pub baseline: Option<String>,
+    pub fresh: bool,
+    pub filesystems: Vec<String>,
+    pub workloads: Vec<String>,
+    /// The validated plan, so the run can be repeated.
+    pub plan: serde_json::Value,
 }
 
 /// One measured configuration (a single `fslab io` run is one cell).
@@ -69,6 +89,30 @@ pub struct Cell {
     /// Probe runs: samples, stalls, context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<probe::ProbeData>,
+    /// Lab runs: which filesystem, workload and repeat this cell is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<LabTag>,
+    /// Set when the cell could not run (mkfs refused an option, the
+    /// filesystem lacks O_DIRECT): nothing was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A lab cell's place in the plan.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LabTag {
+    /// The filesystem's name in the plan ("ext4-i512").
+    pub filesystem: String,
+    /// ext4, xfs, btrfs, tmpfs, dir, raw.
+    pub fs_type: String,
+    pub workload: String,
+    /// io, meta, replay, probe.
+    pub kind: String,
+    /// 1-based.
+    pub repeat: u32,
+    /// How the scratch filesystem was made (None for an existing directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<crate::target::scratch::ScratchInfo>,
 }
 
 /// CPU use: total and per job, as user/sys time and % of one core.
@@ -278,6 +322,33 @@ impl Cell {
             job_errors: out.jobs.iter().filter_map(|o| o.error.clone()).collect(),
             inflight_depth: out.depth_counts,
             probe: None,
+            lab: None,
+            error: None,
+        }
+    }
+
+    /// A cell that could not run: the reason, nothing measured.
+    pub fn failed(name: &str, plan: serde_json::Value, target: TargetInfo, error: String) -> Self {
+        Cell {
+            name: name.to_string(),
+            plan,
+            target,
+            warnings: vec![],
+            interrupted: false,
+            elapsed_ns: 0,
+            directions: vec![],
+            cpu: CpuSummary {
+                user_ns: 0,
+                sys_ns: 0,
+                percent_of_core: 0.0,
+                jobs: vec![],
+            },
+            series: vec![],
+            job_errors: vec![],
+            inflight_depth: vec![],
+            probe: None,
+            lab: None,
+            error: Some(error),
         }
     }
 
@@ -297,6 +368,7 @@ impl Report {
             interrupted: false,
             cells: Vec::new(),
             max_rss_kib: 0,
+            lab: None,
         }
     }
 }

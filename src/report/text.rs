@@ -10,12 +10,29 @@ pub struct Text;
 impl Reporter for Text {
     fn render(&self, r: &Report) -> Vec<u8> {
         let mut s = String::new();
-        for c in &r.cells {
-            cell(&mut s, c);
+        if let Some(l) = &r.lab {
+            // A lab run: the comparison; every cell's detail is in the JSON.
+            let _ = writeln!(
+                s,
+                "fslab run {}: {} filesystem(s) x {} workload(s) x {} repeat(s)",
+                l.file.as_deref().unwrap_or("(quick suite)"),
+                l.filesystems.len(),
+                l.workloads.len(),
+                l.repeat
+            );
+            s.push_str(&super::compare::render(&super::compare::build(
+                &[(String::new(), r)],
+                None,
+            )));
             s.push('\n');
-        }
-        if r.cells.len() > 1 {
-            summary(&mut s, r);
+        } else {
+            for c in &r.cells {
+                cell(&mut s, c);
+                s.push('\n');
+            }
+            if r.cells.len() > 1 {
+                summary(&mut s, r);
+            }
         }
         let _ = writeln!(
             s,

@@ -1,7 +1,9 @@
-//! `fslab cleanup`: removes work directories an fslab killed with SIGKILL
-//! left behind, and nothing else: a directory qualifies only when its name is
-//! `fslab-<pid>-<n>`, it carries fslab's marker file, and the process that
-//! made it (the pid in the marker) no longer runs fslab.
+//! `fslab cleanup`: removes work directories and scratch filesystems an
+//! fslab killed with SIGKILL left behind, and nothing else: a directory
+//! qualifies only when its name is `fslab-<pid>-<n>`, it carries fslab's
+//! marker file, and the process that made it (the pid in the marker) no
+//! longer runs fslab. A scratch directory's `mnt` is unmounted and loop
+//! devices backed by its image are detached before it is removed.
 
 use super::MARKER;
 use std::path::{Path, PathBuf};
@@ -54,10 +56,49 @@ pub fn scan(places: &[PathBuf]) -> std::io::Result<Found> {
     Ok(f)
 }
 
+/// Loop devices whose backing file lies in `dir`.
+fn loops_backed_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return vec![];
+    };
+    rd.flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let dev = format!("/dev/{name}");
+            let (backing, _) = super::info::loop_backing(&dev);
+            let backing = backing?;
+            let backing = backing.trim_end_matches(" (deleted)");
+            Path::new(backing).starts_with(dir).then(|| PathBuf::from(dev))
+        })
+        .collect()
+}
+
+/// Removes one stale directory: unmounts its scratch mount, detaches its loop
+/// devices, then deletes it (never over a mount that would not go away).
+fn remove_one(dir: &Path) -> std::io::Result<()> {
+    let dir = dir.canonicalize()?;
+    let mnt = dir.join("mnt");
+    let mounts = super::info::mounts();
+    // Innermost first, should anything be mounted below the scratch mount.
+    let mut ours: Vec<_> = mounts.iter().filter(|m| m.mount_point.starts_with(&mnt)).collect();
+    ours.sort_by_key(|m| std::cmp::Reverse(m.mount_point.as_os_str().len()));
+    for m in ours {
+        super::scratch::unmount(&m.mount_point)?;
+    }
+    for dev in loops_backed_in(&dir) {
+        if let Ok(f) = std::fs::File::options().read(true).open(&dev) {
+            use std::os::fd::AsRawFd;
+            // SAFETY: LOOP_CLR_FD (0x4C01) takes no argument.
+            unsafe { libc::ioctl(f.as_raw_fd(), 0x4C01 as _) };
+        }
+    }
+    std::fs::remove_dir_all(&dir)
+}
+
 /// Removes the stale directories; returns how many were removed.
 pub fn remove(found: &Found) -> std::io::Result<usize> {
     for d in &found.stale {
-        std::fs::remove_dir_all(d)?;
+        remove_one(d).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", d.display())))?;
     }
     Ok(found.stale.len())
 }

@@ -7,6 +7,7 @@
 pub mod cleanup;
 pub mod info;
 pub mod safety;
+pub mod scratch;
 
 pub use info::TargetInfo;
 

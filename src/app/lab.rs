@@ -1,0 +1,208 @@
+//! `fslab run`: every (repeat x filesystem x workload) cell of a lab plan,
+//! each on a fresh scratch filesystem unless the plan says otherwise. Repeats
+//! are the outer loop, so slow drift of the machine (other tenants, a
+//! warming device) spreads over all filesystems instead of favouring one.
+//! The result files are rewritten after every cell; a cell that fails (mkfs
+//! refuses an option, no O_DIRECT) is recorded with its reason and the run
+//! goes on.
+
+use super::{io_cell, meta_cell, probe_cell, replay_cell, AppError};
+use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs};
+use crate::report::{self, Cell, LabTag, Report};
+use crate::target::scratch::{self, Scratch, ScratchSpec};
+use crate::target::{TargetError, TargetInfo};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+/// A filesystem ready for cells: a scratch guard, or an existing directory.
+struct Ready {
+    target: PathBuf,
+    scratch: Option<Scratch>,
+}
+
+fn make_fs(fs: &FsPlan, lab: &LabPlan) -> Result<Ready, TargetError> {
+    let (fs_type, device) = match &fs.kind {
+        FsKind::Dir { path } => {
+            return Ok(Ready {
+                target: path.clone(),
+                scratch: None,
+            })
+        }
+        FsKind::Mkfs { fs_type, device } => (fs_type.as_str(), device.as_deref()),
+        FsKind::Tmpfs => ("tmpfs", None),
+        FsKind::Raw { device } => ("raw", device.as_deref()),
+    };
+    let s = Scratch::create(
+        &ScratchSpec {
+            fs_type,
+            mkfs_args: &fs.mkfs,
+            mount_options: fs.mount.as_deref(),
+            size: fs.size,
+            device,
+        },
+        &lab.scratch_dir,
+    )?;
+    Ok(Ready {
+        target: s.target.clone(),
+        scratch: Some(s),
+    })
+}
+
+/// Runs one workload on a ready filesystem. Ok(None): stopped before anything was measured.
+fn run_cell(name: &str, plan: &CellPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
+    match plan {
+        CellPlan::Io(p) => io_cell(name, p, stop),
+        CellPlan::Meta(p) => meta_cell(name, p, stop).map(Some),
+        CellPlan::Replay(p) => replay_cell(name, p, stop).map(Some),
+        CellPlan::Probe(p) => probe_cell(name, p, stop).map(Some),
+    }
+}
+
+/// Adapts a plan for the raw device: io only, written fully first (the
+/// image is fslab's own and new, so consent is implied).
+fn for_raw(plan: &CellPlan) -> Option<CellPlan> {
+    match plan {
+        CellPlan::Io(p) => {
+            let mut p = p.clone();
+            p.allow_device = true;
+            p.force_overwrite = true;
+            p.precondition = true;
+            // the device is one "file": jobs share it
+            p.file_mode = crate::plan::FileMode::SharedFile;
+            Some(CellPlan::Io(p))
+        }
+        _ => None,
+    }
+}
+
+/// Runs the whole plan; returns the report with every cell.
+pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let mut outputs = std::mem::take(&mut lab.outputs);
+    let mut r = Report::new("run", SystemTime::now());
+    r.lab = Some(report::LabInfo {
+        name: lab.name.clone(),
+        file: lab.file.as_ref().map(|f| f.display().to_string()),
+        repeat: lab.repeat,
+        baseline: lab
+            .baseline
+            .clone()
+            .or_else(|| lab.filesystems.first().map(|f| f.name.clone())),
+        fresh: lab.fresh,
+        filesystems: lab.filesystems.iter().map(|f| f.name.clone()).collect(),
+        workloads: lab.workloads.iter().map(|w| w.name.clone()).collect(),
+        plan: serde_json::to_value(&lab).expect("plans serialise"),
+    });
+    let total = lab.repeat as usize * lab.filesystems.len() * lab.workloads.len();
+    let can_drop = scratch::is_root();
+    if lab.drop_caches && !can_drop && !lab.quiet {
+        eprintln!("fslab run: not root: the page cache is not dropped between cells");
+    }
+    // With fresh = false, each filesystem is made once and kept for the run.
+    let mut kept: Vec<Option<Ready>> = lab.filesystems.iter().map(|_| None).collect();
+    let mut i = 0;
+    'run: for rep in 1..=lab.repeat {
+        for (fi, fs) in lab.filesystems.iter().enumerate() {
+            for w in &lab.workloads {
+                i += 1;
+                if stop.load(Ordering::Relaxed) {
+                    r.interrupted = true;
+                    break 'run;
+                }
+                let mut plan = w.plan.clone();
+                let raw = matches!(fs.kind, FsKind::Raw { .. });
+                if raw {
+                    match for_raw(&plan) {
+                        Some(p) => plan = p,
+                        None => continue, // only io runs on a bare device
+                    }
+                }
+                let name = format!("{}/{}", fs.name, w.name);
+                if !lab.quiet {
+                    let rep_note = if lab.repeat > 1 {
+                        format!(" (repeat {rep}/{})", lab.repeat)
+                    } else {
+                        String::new()
+                    };
+                    eprintln!("fslab run: [{i}/{total}] {name}{rep_note}");
+                }
+                let tag = LabTag {
+                    filesystem: fs.name.clone(),
+                    fs_type: fs.type_name().to_string(),
+                    workload: w.name.clone(),
+                    kind: w.kind.clone(),
+                    repeat: rep,
+                    scratch: None,
+                };
+                let plan_json = serde_json::to_value(&plan).expect("plans serialise");
+                let fail = |msg: String, tag: LabTag| {
+                    let mut c = Cell::failed(&name, plan_json.clone(), TargetInfo::default(), msg);
+                    c.lab = Some(tag);
+                    c
+                };
+                let fresh_fs;
+                let ready = if lab.fresh || kept[fi].is_none() {
+                    match make_fs(fs, &lab) {
+                        Ok(rd) if lab.fresh => {
+                            fresh_fs = rd;
+                            &fresh_fs
+                        }
+                        Ok(rd) => kept[fi].insert(rd),
+                        Err(e) => {
+                            if stop.load(Ordering::Relaxed) {
+                                r.interrupted = true;
+                                break 'run;
+                            }
+                            eprintln!("fslab run: {name} failed: {e}");
+                            r.cells.push(fail(format!("making the filesystem: {e}"), tag));
+                            write(&mut r, &mut outputs, false)?;
+                            continue;
+                        }
+                    }
+                } else {
+                    kept[fi].as_ref().expect("made above")
+                };
+                let mut tag = tag;
+                tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
+                if lab.drop_caches && can_drop {
+                    let _ = scratch::drop_caches();
+                }
+                plan.retarget(&ready.target);
+                plan.set_quiet(lab.quiet);
+                let cell = match run_cell(&name, &plan, stop) {
+                    Ok(Some(mut c)) => {
+                        c.lab = Some(tag);
+                        c
+                    }
+                    Ok(None) => {
+                        r.interrupted = true;
+                        break 'run;
+                    }
+                    Err(e) => {
+                        if stop.load(Ordering::Relaxed) {
+                            r.interrupted = true;
+                            break 'run;
+                        }
+                        eprintln!("fslab run: {name} failed: {e}");
+                        fail(e.to_string(), tag)
+                    }
+                };
+                r.interrupted |= cell.interrupted;
+                r.cells.push(cell);
+                write(&mut r, &mut outputs, false)?;
+                if r.interrupted {
+                    break 'run;
+                }
+            }
+        }
+    }
+    // Scratch filesystems go before the final report is printed.
+    drop(kept);
+    write(&mut r, &mut outputs, true)?;
+    Ok(r)
+}
+
+fn write(r: &mut Report, outputs: &mut Outputs, final_: bool) -> Result<(), AppError> {
+    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+    report::write_outputs(r, outputs, final_).map_err(AppError::Output)
+}

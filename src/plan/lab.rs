@@ -1,0 +1,616 @@
+//! Lab plans: which filesystems to make and which workloads to run on each,
+//! how often, against which baseline. Read from a TOML plan file
+//! (docs/plans.md) or built for the quick suite. Workload tables use the very
+//! keys of the command-line flags: each is turned into the argument list of
+//! its command and validated by the same code as on the command line, so a
+//! plan accepts exactly what the CLI accepts, and every error names the plan
+//! file and the line of the offending key.
+
+use super::{CellPlan, IoPlan, MetaPlan, Outputs, PlanError, ProbePlan, ReplayPlan, Result};
+use crate::cli::{Cli, Command, RunArgs};
+use crate::target::scratch::MKFS_TYPES;
+use crate::units;
+use clap::{CommandFactory, Parser};
+use std::path::{Path, PathBuf};
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+/// Default scratch directory: on disk (not tmpfs), kept across reboots only
+/// by what fslab forgets, which `fslab cleanup` removes.
+pub const DEFAULT_SCRATCH_DIR: &str = "/var/tmp";
+/// Default size of a scratch filesystem's image (sparse).
+pub const DEFAULT_FS_SIZE: u64 = 4 << 30;
+
+/// Where a plan's workloads run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum FsKind {
+    /// A fresh filesystem made with mkfs on a loop device (or on `device`).
+    Mkfs {
+        fs_type: String,
+        device: Option<PathBuf>,
+    },
+    Tmpfs,
+    /// An existing directory: nothing is made, nothing but fslab's work directory is removed.
+    Dir {
+        path: PathBuf,
+    },
+    /// The bare loop device (or `device`), for io workloads.
+    Raw {
+        device: Option<PathBuf>,
+    },
+}
+
+/// One filesystem of a plan.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FsPlan {
+    pub name: String,
+    pub kind: FsKind,
+    pub mkfs: Vec<String>,
+    pub mount: Option<String>,
+    pub size: u64,
+}
+
+impl FsPlan {
+    /// The type as the user wrote it: ext4, xfs, tmpfs, dir, raw.
+    pub fn type_name(&self) -> &str {
+        match &self.kind {
+            FsKind::Mkfs { fs_type, .. } => fs_type,
+            FsKind::Tmpfs => "tmpfs",
+            FsKind::Dir { .. } => "dir",
+            FsKind::Raw { .. } => "raw",
+        }
+    }
+}
+
+/// One workload of a plan: its validated plan and the flags it came from.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WorkloadPlan {
+    pub name: String,
+    /// io, meta, replay, probe.
+    pub kind: String,
+    /// The equivalent command line (without --target).
+    pub args: Vec<String>,
+    pub plan: CellPlan,
+}
+
+/// A whole lab run: filesystems x workloads x repeats.
+#[derive(Debug, serde::Serialize)]
+pub struct LabPlan {
+    pub name: String,
+    /// The plan file, or None for the built-in quick suite.
+    pub file: Option<PathBuf>,
+    pub repeat: u32,
+    pub baseline: Option<String>,
+    /// A fresh mkfs for every cell (default), or one filesystem per entry for the whole run.
+    pub fresh: bool,
+    pub drop_caches: bool,
+    pub scratch_dir: PathBuf,
+    pub filesystems: Vec<FsPlan>,
+    pub workloads: Vec<WorkloadPlan>,
+    #[serde(skip)]
+    pub outputs: Outputs,
+    pub quiet: bool,
+}
+
+impl CellPlan {
+    /// The same plan aimed at `target` (a mount point, directory or device).
+    pub fn retarget(&mut self, target: &Path) {
+        match self {
+            CellPlan::Io(p) => p.target = target.to_path_buf(),
+            CellPlan::Meta(p) => p.target = target.to_path_buf(),
+            CellPlan::Replay(p) => p.target = target.to_path_buf(),
+            CellPlan::Probe(p) => {
+                p.target = target.to_path_buf();
+                if let Some(super::Load::Io { plan, .. }) = &mut p.load {
+                    plan.target = target.to_path_buf();
+                }
+            }
+        }
+    }
+
+    pub fn set_quiet(&mut self, q: bool) {
+        match self {
+            CellPlan::Io(p) => p.quiet = q,
+            CellPlan::Meta(p) => p.quiet = q,
+            CellPlan::Replay(p) => p.quiet = q,
+            CellPlan::Probe(p) => p.quiet = q,
+        }
+    }
+
+    /// io, meta, replay or probe.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CellPlan::Io(_) => "io",
+            CellPlan::Meta(_) => "meta",
+            CellPlan::Replay(_) => "replay",
+            CellPlan::Probe(_) => "probe",
+        }
+    }
+}
+
+/// Builds a workload's plan from the flags of its command, as `fslab KIND ARGS...`
+/// would; `target` is a placeholder replaced per filesystem at run time.
+pub fn workload_from_args(kind: &str, args: &[String]) -> std::result::Result<CellPlan, WorkloadError> {
+    let mut argv = vec!["fslab".to_string(), kind.to_string()];
+    argv.extend(args.iter().cloned());
+    argv.extend(["--target".into(), "/".into(), "--quiet".into()]);
+    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        let text = e.to_string();
+        let line = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string();
+        WorkloadError::Usage(line)
+    })?;
+    let plan = match &cli.command {
+        Command::Io(a) => CellPlan::Io(IoPlan::from_args(a)?),
+        Command::Meta(a) => CellPlan::Meta(MetaPlan::from_args(a)?),
+        Command::Replay(a) => CellPlan::Replay(ReplayPlan::from_args(a)?),
+        Command::Probe(a) => CellPlan::Probe(ProbePlan::from_args(a)?),
+        _ => return Err(WorkloadError::Usage(format!("'{kind}' is not a workload"))),
+    };
+    Ok(plan)
+}
+
+/// Why a workload's flags were rejected.
+#[derive(Debug)]
+pub enum WorkloadError {
+    /// clap's complaint (unknown flag, missing value).
+    Usage(String),
+    /// The plan's, naming the flag.
+    Plan(PlanError),
+}
+
+impl From<PlanError> for WorkloadError {
+    fn from(e: PlanError) -> Self {
+        WorkloadError::Plan(e)
+    }
+}
+
+/// Line (1-based) of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// Parses plan files, remembering the file's name and text for error lines.
+struct Reader<'a> {
+    file: String,
+    text: &'a str,
+    base: PathBuf,
+}
+
+type Key<'i> = Spanned<std::borrow::Cow<'i, str>>;
+type Val<'i> = Spanned<DeValue<'i>>;
+
+impl<'a> Reader<'a> {
+    fn err_at(&self, offset: usize, msg: impl std::fmt::Display) -> PlanError {
+        PlanError::new(format!("{}:{}", self.file, line_of(self.text, offset)), msg)
+    }
+
+    fn string(&self, k: &Key, v: &Val) -> Result<String> {
+        match v.get_ref() {
+            DeValue::String(s) => Ok(s.to_string()),
+            other => Err(self.err_at(
+                v.span().start,
+                format!("{} must be a string, not {}", k.get_ref(), other.type_str()),
+            )),
+        }
+    }
+
+    /// A size as a string ("4g") or a number of bytes.
+    fn size(&self, k: &Key, v: &Val) -> Result<u64> {
+        let text = match v.get_ref() {
+            DeValue::Integer(i) => i.as_str().to_string(),
+            _ => self.string(k, v)?,
+        };
+        units::parse_size(&text).map_err(|e| self.err_at(v.span().start, format!("{}: {e}", k.get_ref())))
+    }
+
+    fn bool(&self, k: &Key, v: &Val) -> Result<bool> {
+        v.get_ref().as_bool().ok_or_else(|| {
+            self.err_at(
+                v.span().start,
+                format!("{} must be true or false, not {}", k.get_ref(), v.get_ref().type_str()),
+            )
+        })
+    }
+
+    /// A path relative to the plan file's directory.
+    fn path(&self, k: &Key, v: &Val) -> Result<PathBuf> {
+        Ok(self.base.join(self.string(k, v)?))
+    }
+
+    /// Array of tables under `key` (`[[filesystem]]`).
+    fn tables<'t, 'i>(&self, k: &Key<'i>, v: &'t Val<'i>) -> Result<Vec<(usize, &'t DeTable<'i>)>> {
+        match v.get_ref() {
+            DeValue::Array(a) => a
+                .iter()
+                .map(|t| match t.get_ref() {
+                    DeValue::Table(tab) => Ok((t.span().start, tab)),
+                    o => Err(self.err_at(
+                        t.span().start,
+                        format!("each {} must be a table, not {}", k.get_ref(), o.type_str()),
+                    )),
+                })
+                .collect(),
+            DeValue::Table(t) => Ok(vec![(v.span().start, t)]),
+            o => Err(self.err_at(
+                v.span().start,
+                format!(
+                    "{} must be a list of tables ([[{}]]), not {}",
+                    k.get_ref(),
+                    k.get_ref(),
+                    o.type_str()
+                ),
+            )),
+        }
+    }
+
+    fn filesystem(&self, at: usize, t: &DeTable) -> Result<FsPlan> {
+        let (mut name, mut ty, mut mkfs, mut mount, mut size, mut path, mut device) =
+            (None, None, Vec::new(), None, DEFAULT_FS_SIZE, None, None);
+        for (k, v) in t {
+            match k.get_ref().as_ref() {
+                "name" => name = Some(self.string(k, v)?),
+                "type" => ty = Some((self.string(k, v)?, v.span().start)),
+                "mkfs" => {
+                    mkfs = match v.get_ref() {
+                        DeValue::Array(a) => a.iter().map(|x| self.string(k, x)).collect::<Result<Vec<_>>>()?,
+                        _ => self.string(k, v)?.split_whitespace().map(String::from).collect(),
+                    }
+                }
+                "mount" => mount = Some(self.string(k, v)?).filter(|m| !m.is_empty()),
+                "size" => size = self.size(k, v)?,
+                "path" => path = Some(self.path(k, v)?),
+                "device" => device = Some(self.path(k, v)?),
+                other => return Err(self.err_at(
+                    k.span().start,
+                    format!(
+                        "unknown key '{other}' in [[filesystem]] (known: name, type, mkfs, mount, size, path, device)"
+                    ),
+                )),
+            }
+        }
+        let Some((ty, ty_at)) = ty else {
+            return Err(self.err_at(at, "[[filesystem]] needs a type: ext4, xfs, btrfs, tmpfs, dir or raw"));
+        };
+        let kind = match ty.as_str() {
+            t if MKFS_TYPES.contains(&t) => FsKind::Mkfs {
+                fs_type: t.to_string(),
+                device,
+            },
+            "tmpfs" => FsKind::Tmpfs,
+            "raw" => FsKind::Raw { device },
+            "dir" => FsKind::Dir {
+                path: path.ok_or_else(|| self.err_at(at, "a filesystem of type dir needs path = \"DIR\""))?,
+            },
+            t => {
+                return Err(self.err_at(
+                    ty_at,
+                    format!(
+                        "unknown filesystem type '{t}' (known: {}, tmpfs, dir, raw)",
+                        MKFS_TYPES.join(", ")
+                    ),
+                ))
+            }
+        };
+        if !mkfs.is_empty() && !matches!(kind, FsKind::Mkfs { .. }) {
+            return Err(self.err_at(at, format!("mkfs arguments given for a filesystem of type {ty}")));
+        }
+        if size < 64 << 20 {
+            return Err(self.err_at(at, "size must be at least 64m"));
+        }
+        Ok(FsPlan {
+            name: name.unwrap_or_else(|| ty.clone()),
+            kind,
+            mkfs,
+            mount,
+            size,
+        })
+    }
+
+    fn workload(&self, at: usize, t: &DeTable, index: usize) -> Result<WorkloadPlan> {
+        let mut kind = None;
+        let mut name = None;
+        for (k, v) in t {
+            match k.get_ref().as_ref() {
+                "type" => kind = Some((self.string(k, v)?, v.span().start)),
+                "name" => name = Some(self.string(k, v)?),
+                _ => {}
+            }
+        }
+        let Some((kind, kind_at)) = kind else {
+            return Err(self.err_at(at, "[[workload]] needs a type: io, meta, replay or probe"));
+        };
+        if !["io", "meta", "replay", "probe"].contains(&kind.as_str()) {
+            return Err(self.err_at(
+                kind_at,
+                format!("unknown workload type '{kind}' (known: io, meta, replay, probe)"),
+            ));
+        }
+        let cmd = Cli::command();
+        let sub = cmd.find_subcommand(&kind).expect("workload commands exist");
+        let mut args = Vec::new();
+        let mut loadfile = None;
+        // (flag, line) for mapping the plan's errors back to a line
+        let mut lines: Vec<(String, usize)> = Vec::new();
+        for (k, v) in t {
+            let key = k.get_ref().replace('_', "-");
+            let at = k.span().start;
+            match key.as_str() {
+                "type" | "name" => continue,
+                "loadfile" if kind == "replay" => {
+                    loadfile = Some(self.path(k, v)?.display().to_string());
+                    lines.push(("LOADFILE".into(), at));
+                    continue;
+                }
+                "target" => return Err(self.err_at(at, "target is set by each [[filesystem]], not by the workload")),
+                "output" | "quiet" => {
+                    return Err(self.err_at(
+                        at,
+                        format!("{key} applies to the whole run: give it to `fslab run` (--{key})"),
+                    ))
+                }
+                _ => {}
+            }
+            let Some(arg) = sub
+                .get_arguments()
+                .find(|a| a.get_long() == Some(key.as_str()) && !a.is_hide_set())
+            else {
+                let mut known: Vec<_> = sub
+                    .get_arguments()
+                    .filter_map(|a| a.get_long())
+                    .filter(|l| !["target", "output", "quiet", "help"].contains(l))
+                    .collect();
+                if kind == "replay" {
+                    known.push("loadfile");
+                }
+                return Err(self.err_at(
+                    at,
+                    format!(
+                        "unknown key '{}' for a {kind} workload (known: {})",
+                        k.get_ref(),
+                        known.join(", ")
+                    ),
+                ));
+            };
+            let flag = format!("--{key}");
+            lines.push((flag.clone(), at));
+            let takes_value = arg.get_action().takes_values();
+            let scalar = |v: &Val| -> Result<String> {
+                match v.get_ref() {
+                    DeValue::String(s) => Ok(s.to_string()),
+                    DeValue::Integer(i) => Ok(i.as_str().to_string()),
+                    DeValue::Float(f) => Ok(f.as_str().to_string()),
+                    o => Err(self.err_at(
+                        v.span().start,
+                        format!("{}: expected a string or number, not {}", k.get_ref(), o.type_str()),
+                    )),
+                }
+            };
+            match (v.get_ref(), takes_value) {
+                (DeValue::Boolean(b), false) => {
+                    if *b {
+                        args.push(flag);
+                    }
+                }
+                (_, false) => {
+                    return Err(self.err_at(at, format!("{} is a switch: write {} = true", k.get_ref(), k.get_ref())))
+                }
+                (DeValue::Array(a), true) => {
+                    for x in a.iter() {
+                        args.push(flag.clone());
+                        args.push(scalar(x)?);
+                    }
+                }
+                (_, true) => {
+                    args.push(flag);
+                    args.push(scalar(v)?);
+                }
+            }
+        }
+        if kind == "replay" {
+            let Some(lf) = loadfile else {
+                return Err(self.err_at(at, "a replay workload needs loadfile = \"PATH\""));
+            };
+            args.insert(0, lf);
+        }
+        let line_for = |flag: &str| lines.iter().find(|(f, _)| f == flag).map(|(_, at)| *at).unwrap_or(at);
+        let plan = workload_from_args(&kind, &args).map_err(|e| match e {
+            WorkloadError::Usage(m) => self.err_at(at, m),
+            WorkloadError::Plan(p) => {
+                // "--bs" -> the line of `bs = ...`; file:line errors of load files pass through
+                let key = p.flag.trim_start_matches("--");
+                if p.flag.contains(':') {
+                    p
+                } else {
+                    self.err_at(line_for(&p.flag), format!("{key}: {}", p.msg))
+                }
+            }
+        })?;
+        Ok(WorkloadPlan {
+            name: name.unwrap_or_else(|| format!("{kind}{}", index + 1)),
+            kind,
+            args,
+            plan,
+        })
+    }
+}
+
+impl LabPlan {
+    /// Reads and validates a plan file; `a` carries the run's common flags.
+    pub fn from_file(path: &str, a: &RunArgs) -> Result<LabPlan> {
+        let text = std::fs::read_to_string(path).map_err(|e| PlanError::new("PLAN", format!("'{path}': {e}")))?;
+        let mut lab = Self::parse(path, &text)?;
+        lab.apply_run_args(a)?;
+        Ok(lab)
+    }
+
+    /// Parses plan text; `file` names it in errors and anchors relative paths.
+    pub fn parse(file: &str, text: &str) -> Result<LabPlan> {
+        let base = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
+        let r = Reader {
+            file: file.to_string(),
+            text,
+            base,
+        };
+        let doc = DeTable::parse(text).map_err(|e| {
+            let at = e.span().map(|s| s.start).unwrap_or(0);
+            r.err_at(at, e.message().trim())
+        })?;
+        let mut lab = LabPlan {
+            name: Path::new(file)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            file: Some(PathBuf::from(file)),
+            repeat: 3,
+            baseline: None,
+            fresh: true,
+            drop_caches: true,
+            scratch_dir: PathBuf::from(DEFAULT_SCRATCH_DIR),
+            filesystems: Vec::new(),
+            workloads: Vec::new(),
+            outputs: Outputs::default(),
+            quiet: false,
+        };
+        let mut baseline_at = 0;
+        for (k, v) in doc.get_ref() {
+            match k.get_ref().replace('_', "-").as_str() {
+                "name" => lab.name = r.string(k, v)?,
+                "description" => {
+                    r.string(k, v)?;
+                }
+                "repeat" => {
+                    lab.repeat = match v.get_ref() {
+                        DeValue::Integer(i) => i.as_str().parse().ok().filter(|&n| (1..=1000).contains(&n)),
+                        _ => None,
+                    }
+                    .ok_or_else(|| r.err_at(v.span().start, "repeat must be a whole number from 1 to 1000"))?
+                }
+                "baseline" => {
+                    lab.baseline = Some(r.string(k, v)?);
+                    baseline_at = v.span().start;
+                }
+                "fresh" => lab.fresh = r.bool(k, v)?,
+                "drop-caches" => lab.drop_caches = r.bool(k, v)?,
+                "scratch-dir" => lab.scratch_dir = r.path(k, v)?,
+                "filesystem" => {
+                    for (at, t) in r.tables(k, v)? {
+                        lab.filesystems.push(r.filesystem(at, t)?);
+                    }
+                }
+                "workload" => {
+                    for (at, t) in r.tables(k, v)? {
+                        let i = lab.workloads.len();
+                        lab.workloads.push(r.workload(at, t, i)?);
+                    }
+                }
+                other => {
+                    return Err(r.err_at(
+                        k.span().start,
+                        format!("unknown key '{other}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, [[filesystem]], [[workload]])"),
+                    ))
+                }
+            }
+        }
+        if lab.filesystems.is_empty() {
+            return Err(r.err_at(text.len(), "the plan has no [[filesystem]]"));
+        }
+        if lab.workloads.is_empty() {
+            return Err(r.err_at(text.len(), "the plan has no [[workload]]"));
+        }
+        for (i, f) in lab.filesystems.iter().enumerate() {
+            if lab.filesystems[..i].iter().any(|g| g.name == f.name) {
+                return Err(r.err_at(
+                    0,
+                    format!("two filesystems are named '{}': give each a distinct name", f.name),
+                ));
+            }
+        }
+        for (i, w) in lab.workloads.iter().enumerate() {
+            if lab.workloads[..i].iter().any(|g| g.name == w.name) {
+                return Err(r.err_at(
+                    0,
+                    format!("two workloads are named '{}': give each a distinct name", w.name),
+                ));
+            }
+        }
+        if let Some(b) = &lab.baseline {
+            if !lab.filesystems.iter().any(|f| &f.name == b) {
+                let names: Vec<_> = lab.filesystems.iter().map(|f| f.name.as_str()).collect();
+                return Err(r.err_at(
+                    baseline_at,
+                    format!("baseline '{b}' is not a filesystem of the plan ({})", names.join(", ")),
+                ));
+            }
+        }
+        Ok(lab)
+    }
+
+    /// Applies `fslab run`'s flags: outputs, quiet, repeat and scratch-dir
+    /// overrides, and consent for block devices named in the plan.
+    pub fn apply_run_args(&mut self, a: &RunArgs) -> Result<()> {
+        if let Some(n) = &a.repeat {
+            self.repeat = n
+                .parse()
+                .ok()
+                .filter(|&n| (1..=1000).contains(&n))
+                .ok_or_else(|| PlanError::new("--repeat", format!("'{n}' is not a whole number from 1 to 1000")))?;
+        }
+        if let Some(d) = &a.scratch_dir {
+            self.scratch_dir = PathBuf::from(d);
+        }
+        let needs_scratch = self.filesystems.iter().any(|f| !matches!(f.kind, FsKind::Dir { .. }));
+        if needs_scratch && !self.scratch_dir.is_dir() {
+            return Err(PlanError::new(
+                "--scratch-dir",
+                format!("'{}' is not an existing directory", self.scratch_dir.display()),
+            ));
+        }
+        for f in &self.filesystems {
+            let dev = match &f.kind {
+                FsKind::Mkfs { device: Some(d), .. } | FsKind::Raw { device: Some(d) } => d,
+                _ => continue,
+            };
+            if !a.allow_device {
+                return Err(PlanError::new(
+                    "--allow-device",
+                    format!(
+                        "filesystem '{}' names block device {}: fslab formats only loop devices it attached itself unless --allow-device is given",
+                        f.name,
+                        dev.display()
+                    ),
+                ));
+            }
+            crate::target::safety::device_refusal(dev, &crate::target::info::mounts())
+                .map_err(|e| PlanError::new("--allow-device", format!("{}: {e}", dev.display())))
+                .and_then(|why| match why {
+                    Some(why) if !a.force_overwrite => Err(PlanError::new(
+                        "--force-overwrite",
+                        format!(
+                            "refusing to format {} for filesystem '{}': {why}; add --force-overwrite if its data may be destroyed",
+                            dev.display(),
+                            f.name
+                        ),
+                    )),
+                    _ => Ok(()),
+                })?;
+            if !std::fs::metadata(dev)
+                .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
+                .unwrap_or(false)
+            {
+                return Err(PlanError::new(
+                    "--allow-device",
+                    format!("{} (filesystem '{}') is not a block device", dev.display(), f.name),
+                ));
+            }
+        }
+        self.outputs = Outputs::from_args(&a.common, "run")?;
+        self.quiet = a.common.quiet;
+        Ok(())
+    }
+}

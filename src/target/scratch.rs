@@ -1,0 +1,364 @@
+//! Scratch filesystems: a sparse image file in a marked fslab directory, a
+//! free loop device on it, mkfs, and a mount in that directory; or a tmpfs
+//! mount; or the bare loop device (the `raw` baseline). The `Scratch` guard
+//! undoes all of it when dropped, on every path out (normal end, error,
+//! panic unwinding, Ctrl-C), and everything it makes is findable by `fslab
+//! cleanup` after a SIGKILL: the directory is `fslab-<pid>-<n>` with fslab's
+//! marker, the loop device's backing file lies in it, and the mount point is
+//! its `mnt` subdirectory.
+//!
+//! The loop device is attached with `LOOP_CONFIGURE` and `LO_FLAGS_AUTOCLEAR`
+//! while fslab holds it open, so the kernel itself detaches it once fslab's
+//! descriptor and the mount are gone: even a SIGKILLed fslab leaves at most a
+//! mount behind, never an orphaned loop device nobody holds.
+
+use super::{io_err, make_workdir, refused, TargetError, MARKER};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Filesystem types fslab knows how to make.
+pub const MKFS_TYPES: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs"];
+
+const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
+const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
+const LO_FLAGS_AUTOCLEAR: u32 = 4;
+const LO_FLAGS_DIRECT_IO: u32 = 16;
+
+/// `struct loop_info64` of <linux/loop.h>.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+/// `struct loop_config` of <linux/loop.h>.
+#[repr(C)]
+struct LoopConfig {
+    fd: u32,
+    block_size: u32,
+    info: LoopInfo64,
+    reserved: [u64; 8],
+}
+
+/// A loop device fslab attached. Holding it open keeps it attached; with
+/// autoclear, the kernel detaches it after the last close.
+#[derive(Debug)]
+pub struct LoopDev {
+    pub path: PathBuf,
+    file: Option<File>,
+    /// Attached with `losetup` (old kernels): detached with `losetup -d`.
+    via_losetup: bool,
+}
+
+impl LoopDev {
+    /// Attaches `image` to a free loop device, with direct I/O to the image
+    /// where the kernel allows it (so the host page cache does not sit under
+    /// the filesystem being measured).
+    pub fn attach(image: &Path) -> std::io::Result<LoopDev> {
+        let backing = File::options().read(true).write(true).open(image)?;
+        let ctl = File::options().read(true).write(true).open("/dev/loop-control")?;
+        for _ in 0..20 {
+            // SAFETY: LOOP_CTL_GET_FREE takes no argument and returns a device number.
+            let n = unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_GET_FREE as _) };
+            if n < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let path = PathBuf::from(format!("/dev/loop{n}"));
+            let dev = match File::options().read(true).write(true).open(&path) {
+                Ok(f) => f,
+                // devtmpfs may not have made the node yet
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let mut name = [0u8; 64];
+            let marker = format!("fslab-{}", std::process::id());
+            name[..marker.len()].copy_from_slice(marker.as_bytes());
+            let cfg = LoopConfig {
+                fd: backing.as_raw_fd() as u32,
+                block_size: 0,
+                info: LoopInfo64 {
+                    lo_device: 0,
+                    lo_inode: 0,
+                    lo_rdevice: 0,
+                    lo_offset: 0,
+                    lo_sizelimit: 0,
+                    lo_number: 0,
+                    lo_encrypt_type: 0,
+                    lo_encrypt_key_size: 0,
+                    lo_flags: LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO,
+                    lo_file_name: name,
+                    lo_crypt_name: [0; 64],
+                    lo_encrypt_key: [0; 32],
+                    lo_init: [0; 2],
+                },
+                reserved: [0; 8],
+            };
+            // SAFETY: cfg is a valid loop_config that outlives the call.
+            let r = unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE as _, &cfg as *const LoopConfig) };
+            if r == 0 {
+                return Ok(LoopDev {
+                    path,
+                    file: Some(dev),
+                    via_losetup: false,
+                });
+            }
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                // someone else took it between GET_FREE and CONFIGURE
+                Some(libc::EBUSY) => continue,
+                // kernel before 5.8
+                Some(libc::EINVAL) | Some(libc::ENOTTY) => return Self::attach_losetup(image),
+                _ => return Err(e),
+            }
+        }
+        Err(std::io::Error::other("no free loop device after 20 tries"))
+    }
+
+    fn attach_losetup(image: &Path) -> std::io::Result<LoopDev> {
+        let out = Command::new("losetup")
+            .args(["--find", "--show", "--direct-io=on"])
+            .arg(image)
+            .stdin(Stdio::null())
+            .output()?;
+        if !out.status.success() {
+            return Err(std::io::Error::other(format!(
+                "losetup: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(LoopDev {
+            path: PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()),
+            file: None,
+            via_losetup: true,
+        })
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        if self.via_losetup {
+            let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
+        } else if let Some(f) = self.file.take() {
+            // Autoclear detaches on close when nothing else holds it; the
+            // explicit clear covers a kernel that defers autoclear.
+            // SAFETY: LOOP_CLR_FD takes no argument.
+            unsafe { libc::ioctl(f.as_raw_fd(), LOOP_CLR_FD as _) };
+        }
+    }
+}
+
+/// What a scratch cell ran on, recorded in the result.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct ScratchInfo {
+    /// ext4, xfs, btrfs, tmpfs, raw.
+    pub fs_type: String,
+    pub mkfs_args: Vec<String>,
+    pub mount_options: Option<String>,
+    /// Image size in bytes (the loop device's size).
+    pub size: u64,
+    pub device: Option<String>,
+    /// Whether the loop device does direct I/O to its image.
+    pub loop_direct_io: Option<bool>,
+}
+
+/// A scratch filesystem (or raw loop device), undone when dropped.
+#[derive(Debug)]
+pub struct Scratch {
+    /// Where workloads run: the mount point, or the loop device for raw.
+    pub target: PathBuf,
+    pub info: ScratchInfo,
+    dir: PathBuf,
+    mount_point: Option<PathBuf>,
+    loopdev: Option<LoopDev>,
+}
+
+/// How to make a scratch filesystem.
+#[derive(Debug, Clone)]
+pub struct ScratchSpec<'a> {
+    /// A type of `MKFS_TYPES`, "tmpfs" or "raw".
+    pub fs_type: &'a str,
+    pub mkfs_args: &'a [String],
+    pub mount_options: Option<&'a str>,
+    pub size: u64,
+    /// An existing block device to format instead of an image (consent was
+    /// checked by the caller).
+    pub device: Option<&'a Path>,
+}
+
+fn run_tool(cmd: &mut Command, what: &str) -> Result<(), TargetError> {
+    let out = cmd.stdin(Stdio::null()).output().map_err(|e| TargetError::Io {
+        what: format!("running {what}"),
+        source: e,
+    })?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = err
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" / ");
+    Err(TargetError::Io {
+        what: what.to_string(),
+        source: std::io::Error::other(format!("{} ({})", text.trim(), out.status)),
+    })
+}
+
+/// True when running as root (mount, mkfs and loop devices need it).
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+impl Scratch {
+    /// Makes the scratch filesystem in a new marked directory under `scratch_dir`.
+    pub fn create(spec: &ScratchSpec, scratch_dir: &Path) -> Result<Scratch, TargetError> {
+        if !is_root() {
+            return Err(refused(
+                "--scratch",
+                "scratch filesystems need root (loop devices, mkfs and mount); run as root or use an existing directory",
+            ));
+        }
+        let dir = make_workdir(scratch_dir)?;
+        let mut s = Scratch {
+            target: PathBuf::new(),
+            info: ScratchInfo {
+                fs_type: spec.fs_type.to_string(),
+                mkfs_args: spec.mkfs_args.to_vec(),
+                mount_options: spec.mount_options.map(String::from),
+                size: spec.size,
+                ..Default::default()
+            },
+            dir,
+            mount_point: None,
+            loopdev: None,
+        };
+        s.build(spec)?;
+        Ok(s)
+    }
+
+    fn build(&mut self, spec: &ScratchSpec) -> Result<(), TargetError> {
+        let mnt = self.dir.join("mnt");
+        if spec.fs_type == "tmpfs" {
+            std::fs::create_dir(&mnt).map_err(io_err(format!("creating {}", mnt.display())))?;
+            let mut opts = format!("size={}", spec.size);
+            if let Some(o) = spec.mount_options {
+                opts = format!("{opts},{o}");
+            }
+            let source = format!("fslab-{}", std::process::id());
+            run_tool(
+                Command::new("mount")
+                    .args(["-t", "tmpfs", "-o", &opts, &source])
+                    .arg(&mnt),
+                "mount -t tmpfs",
+            )?;
+            self.mount_point = Some(mnt.clone());
+            self.target = mnt;
+            return Ok(());
+        }
+        let dev = match spec.device {
+            Some(d) => d.to_path_buf(),
+            None => {
+                let image = self.dir.join("fs.img");
+                let f = File::create(&image).map_err(io_err(format!("creating {}", image.display())))?;
+                f.set_len(spec.size)
+                    .map_err(io_err(format!("sizing {}", image.display())))?;
+                drop(f);
+                let l = LoopDev::attach(&image)
+                    .map_err(io_err(format!("attaching {} to a loop device", image.display())))?;
+                let p = l.path.clone();
+                (_, self.info.loop_direct_io) = super::info::loop_backing(&p.display().to_string());
+                self.loopdev = Some(l);
+                p
+            }
+        };
+        self.info.device = Some(dev.display().to_string());
+        if spec.fs_type == "raw" {
+            self.target = dev;
+            return Ok(());
+        }
+        // Quiet, and forced: the image is new (or the device's consent was given).
+        let force: &[&str] = match spec.fs_type {
+            "xfs" | "btrfs" => &["-f"],
+            _ => &["-F", "-q"],
+        };
+        run_tool(
+            Command::new(format!("mkfs.{}", spec.fs_type))
+                .args(force)
+                .args(spec.mkfs_args)
+                .arg(&dev),
+            &format!("mkfs.{} {}", spec.fs_type, spec.mkfs_args.join(" ")),
+        )?;
+        std::fs::create_dir(&mnt).map_err(io_err(format!("creating {}", mnt.display())))?;
+        let mut cmd = Command::new("mount");
+        cmd.args(["-t", spec.fs_type]);
+        if let Some(o) = spec.mount_options {
+            cmd.args(["-o", o]);
+        }
+        run_tool(
+            cmd.arg(&dev).arg(&mnt),
+            &format!(
+                "mount -t {} -o {}",
+                spec.fs_type,
+                spec.mount_options.unwrap_or("defaults")
+            ),
+        )?;
+        self.mount_point = Some(mnt.clone());
+        self.target = mnt;
+        Ok(())
+    }
+}
+
+/// Unmounts `mnt`, waiting out a short busy spell, then detaching lazily.
+pub fn unmount(mnt: &Path) -> std::io::Result<()> {
+    use rustix::mount::{unmount, UnmountFlags};
+    for _ in 0..20 {
+        match unmount(mnt, UnmountFlags::empty()) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::BUSY) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    unmount(mnt, UnmountFlags::DETACH).map_err(Into::into)
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(m) = self.mount_point.take() {
+            if let Err(e) = unmount(&m) {
+                // Never remove the directory over a live mount.
+                eprintln!("fslab: warning: could not unmount {}: {e}", m.display());
+                return;
+            }
+        }
+        drop(self.loopdev.take());
+        if self.dir.join(MARKER).exists() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Writes dirty pages and drops the page cache, dentries and inodes, so one
+/// cell does not start with another's cache. Needs root.
+pub fn drop_caches() -> std::io::Result<()> {
+    rustix::fs::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3")
+}
