@@ -68,7 +68,12 @@ fn for_raw(plan: &CellPlan) -> Option<CellPlan> {
             p.allow_device = true;
             p.force_overwrite = true;
             p.precondition = true;
-            // the device is one "file": jobs share it
+            // The device is one "file" the jobs share: give it the bytes the
+            // filesystems' per-job files hold together, so every target
+            // spreads the same I/O over the same span.
+            if p.file_mode == crate::plan::FileMode::FilePerJob {
+                p.size = p.size.map(|s| s * p.jobs as u64);
+            }
             p.file_mode = crate::plan::FileMode::SharedFile;
             Some(CellPlan::Io(p))
         }
@@ -117,7 +122,11 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
                         None => continue, // only io runs on a bare device
                     }
                 }
-                let name = format!("{}/{}", fs.name, w.name);
+                let name = if lab.filesystems.len() == 1 {
+                    w.name.clone()
+                } else {
+                    format!("{}/{}", fs.name, w.name)
+                };
                 if !lab.quiet {
                     let rep_note = if lab.repeat > 1 {
                         format!(" (repeat {rep}/{})", lab.repeat)

@@ -266,12 +266,14 @@ impl<'a> Reader<'a> {
                 "size" => size = self.size(k, v)?,
                 "path" => path = Some(self.path(k, v)?),
                 "device" => device = Some(self.path(k, v)?),
-                other => return Err(self.err_at(
-                    k.span().start,
-                    format!(
+                other => {
+                    return Err(self.err_at(
+                        k.span().start,
+                        format!(
                         "unknown key '{other}' in [[filesystem]] (known: name, type, mkfs, mount, size, path, device)"
                     ),
-                )),
+                    ))
+                }
             }
         }
         let Some((ty, ty_at)) = ty else {

@@ -57,7 +57,7 @@ pub fn metrics(c: &Cell) -> Vec<Metric> {
             out.push(m(format!("{n} max"), ph.lat.max_ns as f64, Unit::Ns, false));
             out.push(m(format!("{n} stalls"), ph.stalls as f64, Unit::Count, false));
             if ph.load_bytes > 0 {
-                out.push(m(format!("{n} load MB/s"), ph.load_mb_s, Unit::MBs, true));
+                out.push(m(format!("{n} writer MB/s"), ph.load_mb_s, Unit::MBs, true));
             }
         }
         return out;

@@ -10,7 +10,7 @@ pub struct Text;
 impl Reporter for Text {
     fn render(&self, r: &Report) -> Vec<u8> {
         let mut s = String::new();
-        if let Some(l) = &r.lab {
+        if let Some(l) = r.lab.as_ref().filter(|l| l.filesystems.len() > 1) {
             // A lab run: the comparison; every cell's detail is in the JSON.
             let _ = writeln!(
                 s,
@@ -366,6 +366,10 @@ fn replay_text(s: &mut String, c: &Cell) {
 }
 
 fn cell(s: &mut String, c: &Cell) {
+    if let Some(e) = &c.error {
+        let _ = writeln!(s, "{}: failed: {e}", c.name);
+        return;
+    }
     if let Some(p) = &c.probe {
         probe_text(s, c, p);
         return;
