@@ -11,11 +11,7 @@ use std::sync::Arc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second signal while the first is being handled ends the process.
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
-        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
-    }
+    handle_signals(&stop);
     let result = match &cli.command {
         Command::Io(a) => match plan::IoPlan::from_args(a) {
             Ok(p) => app::run_io(p, &stop),
@@ -58,6 +54,28 @@ fn main() -> ExitCode {
     }
 }
 
+/// The first SIGINT or SIGTERM asks the run to stop (it ends its cell,
+/// removes what it made and writes the results so far); a second one aborts
+/// at once, after detaching fslab's mounts and removing its directories.
+fn handle_signals(stop: &Arc<AtomicBool>) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(stop));
+    }
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        for (n, _) in signals.forever().enumerate() {
+            if n >= 1 {
+                eprintln!("fslab: aborted: removing fslab's files and scratch filesystems");
+                fslab::target::live::abort_cleanup();
+                std::process::exit(130);
+            }
+        }
+    });
+}
+
 fn usage(e: plan::PlanError) -> ExitCode {
     eprintln!("fslab: error: {e}");
     ExitCode::from(2)
@@ -66,7 +84,12 @@ fn usage(e: plan::PlanError) -> ExitCode {
 fn cleanup(a: &fslab::cli::CleanupArgs) -> ExitCode {
     use fslab::target::cleanup;
     let places: Vec<std::path::PathBuf> = if a.paths.is_empty() {
-        vec![".".into()]
+        let mut v = vec![std::path::PathBuf::from(".")];
+        let scratch = std::path::PathBuf::from(plan::lab::DEFAULT_SCRATCH_DIR);
+        if scratch.is_dir() && scratch.canonicalize().ok() != std::path::Path::new(".").canonicalize().ok() {
+            v.push(scratch);
+        }
+        v
     } else {
         a.paths.iter().map(Into::into).collect()
     };

@@ -88,9 +88,7 @@ fn unknown_flags_and_plan_files_exit_2() {
     let out = fslab().args(["io", "--bogus"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--bogus"));
-    let out = fslab().args(["run", "plan.toml"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("plan files are not supported yet"));
+    expect_usage(&["run", "no-such-plan.toml"], "PLAN: 'no-such-plan.toml': No such file");
     let out = fslab().args(["run", "--runtime", "x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }

@@ -6,6 +6,7 @@ mod bad_input;
 mod cleanup;
 mod device;
 mod io;
+mod lab;
 mod meta;
 mod probe;
 mod replay;

@@ -206,3 +206,48 @@ pub fn interrupt_after(args: &[&str], ms: u64) -> Option<i32> {
     std::thread::sleep(std::time::Duration::from_millis(ms));
     signal_and_wait(child, libc::SIGINT).status.code()
 }
+
+/// Mount points at or below `dir` (from /proc/self/mountinfo).
+pub fn mounts_under(dir: &Path) -> Vec<String> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4).map(String::from))
+        .filter(|m| Path::new(m).starts_with(&dir))
+        .collect()
+}
+
+/// Loop devices whose backing file lies below `dir`.
+pub fn loops_backed_in(dir: &Path) -> Vec<String> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    std::fs::read_dir("/sys/block")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let b = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+            let b = b.trim().trim_end_matches(" (deleted)").to_string();
+            Path::new(&b).starts_with(&dir).then_some(b)
+        })
+        .collect()
+}
+
+/// Everything fslab may leave in a scratch directory: entries, mounts, loop devices.
+pub fn scratch_leftovers(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().display().to_string())
+        .collect();
+    v.extend(mounts_under(dir).into_iter().map(|m| format!("mount {m}")));
+    v.extend(loops_backed_in(dir).into_iter().map(|l| format!("loop backed by {l}")));
+    v
+}
+
+/// A scratch directory for fslab's images, on disk (not tmpfs), removed on drop.
+pub fn scratch_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("fslab-test-")
+        .tempdir_in("/var/tmp")
+        .unwrap()
+}

@@ -100,7 +100,7 @@ pub enum Command {
     /// Side-by-side table of saved results: mean ± 95% CI, ratio to the baseline, significance.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
-    /// Remove work directories a killed fslab left behind (only fslab's own, only of dead processes).
+    /// Remove work directories and scratch filesystems a killed fslab left behind (only fslab's own, only of dead processes).
     Cleanup(CleanupArgs),
 }
 
@@ -378,7 +378,8 @@ const COMPARE_EXAMPLES: &str = "Examples:
 
 #[derive(Debug, Args, Clone)]
 pub struct CleanupArgs {
-    /// Directories to look in (the --target of the killed runs). Default: the current directory.
+    /// Directories to look in (the --target or --scratch-dir of the killed runs).
+    /// Default: the current directory and /var/tmp.
     pub paths: Vec<String>,
     /// Only list what would be removed.
     #[arg(long)]

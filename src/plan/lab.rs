@@ -616,3 +616,181 @@ impl LabPlan {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"name = "t"
+repeat = 2
+baseline = "xfs"
+
+[[filesystem]]
+type = "ext4"
+mkfs = "-I 512"
+mount = "noatime"
+
+[[filesystem]]
+type = "xfs"
+mkfs = ["-i", "size=512"]
+size = "1g"
+
+[[filesystem]]
+name = "here"
+type = "dir"
+path = "/tmp"
+
+[[workload]]
+type = "meta"
+files = "1k"
+xattr = ["user.a:44", "user.b:256"]
+shared_dirs = true
+
+[[workload]]
+name = "rr"
+type = "io"
+rw = "randrw"
+bs = "16k"
+jobs = 4
+direct = true
+fsync = 8
+"#;
+
+    #[test]
+    fn parses_a_full_plan() {
+        let p = LabPlan::parse("p.toml", GOOD).unwrap();
+        assert_eq!(
+            (p.name.as_str(), p.repeat, p.baseline.as_deref()),
+            ("t", 2, Some("xfs"))
+        );
+        assert_eq!(p.filesystems.len(), 3);
+        assert_eq!(p.filesystems[0].name, "ext4");
+        assert_eq!(p.filesystems[0].mkfs, ["-I", "512"]);
+        assert_eq!(p.filesystems[0].mount.as_deref(), Some("noatime"));
+        assert_eq!(p.filesystems[0].size, DEFAULT_FS_SIZE);
+        assert_eq!(p.filesystems[1].mkfs, ["-i", "size=512"]);
+        assert_eq!(p.filesystems[1].size, 1 << 30);
+        assert_eq!(p.filesystems[2].kind, FsKind::Dir { path: "/tmp".into() });
+        assert_eq!(p.workloads[0].name, "meta1");
+        assert_eq!(
+            p.workloads[0].args,
+            [
+                "--files",
+                "1k",
+                "--shared-dirs",
+                "--xattr",
+                "user.a:44",
+                "--xattr",
+                "user.b:256"
+            ]
+        );
+        let CellPlan::Meta(m) = &p.workloads[0].plan else {
+            panic!()
+        };
+        assert_eq!((m.files, m.xattrs.len()), (1000, 2));
+        let CellPlan::Io(io) = &p.workloads[1].plan else {
+            panic!()
+        };
+        assert_eq!((io.bs, io.jobs, io.direct), (16384, 4, true));
+    }
+
+    /// The error for `text` names `file:line` and says `want`.
+    fn err(text: &str) -> String {
+        LabPlan::parse("p.toml", text).unwrap_err().to_string()
+    }
+
+    fn with_fs(extra: &str) -> String {
+        format!("[[filesystem]]\ntype = \"ext4\"\n{extra}\n[[workload]]\ntype = \"meta\"\n")
+    }
+
+    fn with_wl(extra: &str) -> String {
+        format!("[[filesystem]]\ntype = \"ext4\"\n\n[[workload]]\ntype = \"io\"\n{extra}\n")
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let cases: &[(String, &str)] = &[
+            (
+                "repeat = 0\n".to_string() + &with_fs(""),
+                "p.toml:1: repeat must be a whole number",
+            ),
+            (
+                "colour = 1\n".to_string() + &with_fs(""),
+                "p.toml:1: unknown key 'colour'",
+            ),
+            (
+                with_fs("mkfs_opts = \"-I 512\""),
+                "p.toml:3: unknown key 'mkfs_opts' in [[filesystem]]",
+            ),
+            (with_fs("size = \"12q\""), "p.toml:3: size:"),
+            (with_fs("size = \"1m\""), "p.toml:1: size must be at least 64m"),
+            (
+                "[[filesystem]]\ntype = \"zfs\"\n[[workload]]\ntype = \"meta\"\n".into(),
+                "p.toml:2: unknown filesystem type 'zfs'",
+            ),
+            (
+                "[[filesystem]]\nname = \"x\"\n[[workload]]\ntype = \"meta\"\n".into(),
+                "p.toml:1: [[filesystem]] needs a type",
+            ),
+            (
+                "[[filesystem]]\ntype = \"dir\"\n[[workload]]\ntype = \"meta\"\n".into(),
+                "needs path",
+            ),
+            (
+                "[[filesystem]]\ntype = \"tmpfs\"\nmkfs = \"-x\"\n[[workload]]\ntype = \"meta\"\n".into(),
+                "mkfs arguments given",
+            ),
+            (with_wl("bs = \"16q\""), "p.toml:6: bs: '16q'"),
+            (with_wl("\nrwmixread = 101\nrw = \"randrw\""), "p.toml:7: rwmixread:"),
+            (with_wl("bogus = 1"), "p.toml:6: unknown key 'bogus' for a io workload"),
+            (with_wl("direct = \"yes\""), "p.toml:6: direct is a switch"),
+            (with_wl("bs = true"), "p.toml:6: bs: expected a string or number"),
+            (
+                with_wl("target = \"/mnt\""),
+                "p.toml:6: target is set by each [[filesystem]]",
+            ),
+            (
+                with_wl("output = \"json\""),
+                "p.toml:6: output applies to the whole run",
+            ),
+            (
+                "[[filesystem]]\ntype = \"ext4\"\n[[workload]]\nfiles = 3\n".into(),
+                "p.toml:3: [[workload]] needs a type",
+            ),
+            (
+                "[[filesystem]]\ntype = \"ext4\"\n[[workload]]\ntype = \"fio\"\n".into(),
+                "p.toml:4: unknown workload type 'fio'",
+            ),
+            (
+                "[[filesystem]]\ntype = \"ext4\"\n[[workload]]\ntype = \"replay\"\n".into(),
+                "needs loadfile",
+            ),
+            (
+                "baseline = \"btrfs\"\n".to_string() + &with_fs(""),
+                "p.toml:1: baseline 'btrfs' is not a filesystem",
+            ),
+            (
+                with_fs("") + "[[filesystem]]\ntype = \"ext4\"\n",
+                "two filesystems are named 'ext4'",
+            ),
+            (
+                "[[workload]]\ntype = \"meta\"\n".into(),
+                "the plan has no [[filesystem]]",
+            ),
+            (
+                "[[filesystem]]\ntype = \"ext4\"\n".into(),
+                "the plan has no [[workload]]",
+            ),
+            ("[[filesystem]]\ntype = \"ext4\"\nsize = = 3\n".into(), "p.toml:3:"),
+            (
+                "filesystem = 3\n".into(),
+                "p.toml:1: filesystem must be a list of tables",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = err(text);
+            assert!(e.contains(want), "for:\n{text}\nwanted '{want}' in: {e}");
+            assert_eq!(e.lines().count(), 1, "one line: {e}");
+        }
+    }
+}

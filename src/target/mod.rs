@@ -6,6 +6,7 @@
 
 pub mod cleanup;
 pub mod info;
+pub mod live;
 pub mod safety;
 pub mod scratch;
 
@@ -67,6 +68,7 @@ impl Drop for Guard {
             if d.join(MARKER).exists() {
                 let _ = std::fs::remove_dir_all(&d);
             }
+            live::remove_dir(&d);
         }
     }
 }
@@ -315,6 +317,7 @@ pub fn make_workdir(parent: &Path) -> Result<PathBuf, TargetError> {
         let d = parent.join(format!("fslab-{pid}-{n}"));
         match std::fs::create_dir(&d) {
             Ok(()) => {
+                live::add_dir(&d);
                 std::fs::write(d.join(MARKER), format!("pid {pid}\n"))
                     .map_err(io_err(format!("writing {}", d.join(MARKER).display())))?;
                 return Ok(d);

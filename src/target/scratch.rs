@@ -271,6 +271,7 @@ impl Scratch {
                 "mount -t tmpfs",
             )?;
             self.mount_point = Some(mnt.clone());
+            super::live::add_mount(&mnt);
             self.target = mnt;
             return Ok(());
         }
@@ -322,6 +323,7 @@ impl Scratch {
             ),
         )?;
         self.mount_point = Some(mnt.clone());
+        super::live::add_mount(&mnt);
         self.target = mnt;
         Ok(())
     }
@@ -348,11 +350,13 @@ impl Drop for Scratch {
                 eprintln!("fslab: warning: could not unmount {}: {e}", m.display());
                 return;
             }
+            super::live::remove_mount(&m);
         }
         drop(self.loopdev.take());
         if self.dir.join(MARKER).exists() {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
+        super::live::remove_dir(&self.dir);
     }
 }
 

@@ -1,0 +1,60 @@
+//! What fslab has made and not yet removed: work directories and scratch
+//! mounts. Guards remove their own on every normal path out; this list is for
+//! the one path where no guard runs, a second Ctrl-C (or SIGTERM) that ends
+//! the process at once: it detaches the mounts and removes the directories
+//! before exiting, so even an impatient user is left with nothing of fslab's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Live {
+    Dir(PathBuf),
+    Mount(PathBuf),
+}
+
+static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
+
+fn list() -> std::sync::MutexGuard<'static, Vec<Live>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn add_dir(p: &Path) {
+    list().push(Live::Dir(p.to_path_buf()));
+}
+
+pub fn remove_dir(p: &Path) {
+    list().retain(|l| *l != Live::Dir(p.to_path_buf()));
+}
+
+pub fn add_mount(p: &Path) {
+    list().push(Live::Mount(p.to_path_buf()));
+}
+
+pub fn remove_mount(p: &Path) {
+    list().retain(|l| *l != Live::Mount(p.to_path_buf()));
+}
+
+/// Detaches every live mount (lazily: it must not wait for busy files) and
+/// removes every live work directory. Loop devices go by themselves: they
+/// are autoclear and fslab's descriptors close when the process exits.
+pub fn abort_cleanup() {
+    let live = std::mem::take(&mut *list());
+    for l in live.iter().rev() {
+        if let Live::Mount(m) = l {
+            let _ = rustix::mount::unmount(m, rustix::mount::UnmountFlags::DETACH);
+        }
+    }
+    for l in live.iter().rev() {
+        if let Live::Dir(d) = l {
+            if d.join(super::MARKER).exists() {
+                // workers may still be creating files in it: try a few times
+                for _ in 0..5 {
+                    if std::fs::remove_dir_all(d).is_ok() || !d.exists() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
