@@ -40,9 +40,9 @@ fn main() -> ExitCode {
         Ok(r) if r.interrupted => ExitCode::from(130),
         // Failed operations or failed jobs: the results are written, the run failed.
         Ok(r)
-            if r.cells
-                .iter()
-                .any(|c| !c.job_errors.is_empty() || c.directions.iter().any(|d| !d.errors.is_empty())) =>
+            if r.cells.iter().any(|c| {
+                c.error.is_some() || !c.job_errors.is_empty() || c.directions.iter().any(|d| !d.errors.is_empty())
+            }) =>
         {
             ExitCode::from(1)
         }

@@ -175,7 +175,7 @@ fn devices_fslab_did_not_attach_need_consent() {
     if !lab_ok() {
         return;
     }
-    let lo = LoopDev::new(128);
+    let lo = LoopDev::new(512);
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -422,5 +422,47 @@ fn compare_puts_saved_results_side_by_side() {
     expect_usage(
         &["compare", dir.path().join("bad.json").to_str().unwrap()],
         "bad.json:3: not an fslab result",
+    );
+}
+
+#[test]
+fn a_second_ctrl_c_aborts_at_once_and_still_removes_everything() {
+    if !lab_ok() {
+        return;
+    }
+    let scratch = scratch_dir();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "[[filesystem]]\ntype = \"ext4\"\nsize = \"256m\"\n[[workload]]\ntype = \"io\"\nrw = \"randwrite\"\nsize = \"16m\"\nruntime = \"30s\"\n",
+    );
+    let child = start(&[
+        "run",
+        &plan,
+        "--quiet",
+        "--scratch-dir",
+        scratch.path().to_str().unwrap(),
+    ]);
+    let t = std::time::Instant::now();
+    while mounts_under(scratch.path()).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(20), "no scratch mount appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(5));
+    let out = signal_and_wait(child, libc::SIGINT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("fslab: aborted"), "the second signal aborted: {err}");
+    let t = std::time::Instant::now();
+    while !scratch_leftovers(scratch.path()).is_empty() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        scratch_leftovers(scratch.path()).is_empty(),
+        "{:?}",
+        scratch_leftovers(scratch.path())
     );
 }
