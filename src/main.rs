@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         },
         Command::Cleanup(a) => return cleanup(a),
         Command::Compare(a) => return compare(a),
+        Command::Report(a) => return report(a),
         Command::Run(a) => match plan::quick_suite(a) {
             Ok(s) => app::run_lab(s, &stop),
             Err(e) => return usage(e),
@@ -126,29 +127,11 @@ fn cleanup(a: &fslab::cli::CleanupArgs) -> ExitCode {
 }
 
 fn compare(a: &fslab::cli::CompareArgs) -> ExitCode {
-    use fslab::report::{compare, Report};
-    let mut reports = Vec::new();
-    for f in &a.files {
-        let text = match std::fs::read_to_string(f) {
-            Ok(t) => t,
-            Err(e) => return usage(plan::PlanError::new(f.as_str(), e)),
-        };
-        match serde_json::from_str::<Report>(&text) {
-            Ok(r) => {
-                let label = std::path::Path::new(f)
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| f.clone());
-                reports.push((label, r));
-            }
-            Err(e) => {
-                return usage(plan::PlanError::new(
-                    format!("{f}:{}", e.line()),
-                    format!("not an fslab result file: {e}"),
-                ))
-            }
-        }
-    }
+    use fslab::report::{compare, read_results, Report};
+    let reports = match read_results(&a.files) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
     let sources: Vec<(String, &Report)> = reports.iter().map(|(l, r)| (l.clone(), r)).collect();
     let c = compare::build(&sources, a.baseline.as_deref());
     if let Some(b) = &a.baseline {
@@ -160,5 +143,23 @@ fn compare(a: &fslab::cli::CompareArgs) -> ExitCode {
         }
     }
     print!("{}", compare::render(&c));
+    ExitCode::SUCCESS
+}
+
+fn report(a: &fslab::cli::ReportArgs) -> ExitCode {
+    use fslab::report::{html, read_results, Report};
+    let reports = match read_results(&a.files) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    let sources: Vec<(String, &Report)> = reports.iter().map(|(l, r)| (l.clone(), r)).collect();
+    let page = html::render(&sources);
+    if let Err(e) = std::fs::write(&a.output, page) {
+        return usage(plan::PlanError::new(
+            "--output",
+            format!("cannot write '{}': {e}", a.output),
+        ));
+    }
+    println!("wrote {}", a.output);
     ExitCode::SUCCESS
 }

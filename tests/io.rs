@@ -436,8 +436,8 @@ fn fio_json_and_csv_outputs_carry_the_same_numbers() {
         .sum();
     assert!((total - 100.0).abs() < 0.01, "latency buckets cover every I/O: {total}");
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert!(text.starts_with("cell,operation,phase,metric,value\n"));
-    let ops = text.lines().find(|l| l.starts_with("io,read,,ops,")).unwrap();
+    assert!(text.starts_with("cell,filesystem,workload,repeat,operation,phase,metric,value\n"));
+    let ops = text.lines().find(|l| l.starts_with("io,,,,read,,ops,")).unwrap();
     assert_eq!(
         ops.rsplit(',').next().unwrap(),
         j["cells"][0]["directions"][0]["ops"].to_string()

@@ -100,6 +100,9 @@ pub enum Command {
     /// Side-by-side table of saved results: mean ± 95% CI, ratio to the baseline, significance.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// One self-contained HTML page with charts from saved results.
+    #[command(after_help = REPORT_EXAMPLES)]
+    Report(ReportArgs),
     /// Remove work directories and scratch filesystems a killed fslab left behind (only fslab's own, only of dead processes).
     Cleanup(CleanupArgs),
 }
@@ -111,7 +114,7 @@ pub struct CommonArgs {
     /// removes afterwards), a regular file, or a block device (--allow-device).
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub target: String,
-    /// Output as FORMAT or FORMAT:PATH (repeatable): text, json, csv, fio-json (io),
+    /// Output as FORMAT or FORMAT:PATH (repeatable): text, json, csv, html, fio-json (io, run),
     /// bonnie-csv (meta), timeline-csv (probe). Default: text on stdout.
     #[arg(long, value_name = "FORMAT[:PATH]")]
     pub output: Vec<String>,
@@ -368,6 +371,22 @@ pub struct CompareArgs {
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
 }
+
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// Result files (--output json) of fslab run, io, meta, replay or probe.
+    #[arg(required = true, value_name = "RESULTS.json")]
+    pub files: Vec<String>,
+    /// Where to write the page.
+    #[arg(short, long, value_name = "FILE", default_value = "report.html")]
+    pub output: String,
+}
+
+const REPORT_EXAMPLES: &str = "Examples:
+  fslab run examples/seed-metadata-xattr.toml --output json:meta.json
+  fslab report meta.json -o meta.html
+  fslab report ext4.json xfs.json -o io.html        # single-command results side by side
+  fslab run plan.toml --output html:plan.html        # the same page, rewritten after every cell";
 
 const COMPARE_EXAMPLES: &str = "Examples:
   fslab run examples/seed-metadata-xattr.toml --output json:meta.json

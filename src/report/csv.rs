@@ -1,10 +1,25 @@
 //! `--output csv`: one row per (cell, operation, metric), with stable column
-//! names, for spreadsheets and pandas: `cell,operation,phase,metric,value`.
+//! names, for spreadsheets and pandas:
+//! `cell,filesystem,workload,repeat,operation,phase,metric,value`
+//! (filesystem, workload and repeat are empty outside `fslab run`; cells that
+//! could not run have no rows).
 
 use super::{Report, Reporter};
 use std::fmt::Write;
 
 pub struct Csv;
+
+/// The header, in order (documented in docs/results.md).
+pub const COLUMNS: [&str; 8] = [
+    "cell",
+    "filesystem",
+    "workload",
+    "repeat",
+    "operation",
+    "phase",
+    "metric",
+    "value",
+];
 
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -16,8 +31,12 @@ fn field(s: &str) -> String {
 
 impl Reporter for Csv {
     fn render(&self, r: &Report) -> Vec<u8> {
-        let mut s = String::from("cell,operation,phase,metric,value\n");
+        let mut s = format!("{}\n", COLUMNS.join(","));
         for c in &r.cells {
+            let (fs, wl, rep) = match &c.lab {
+                Some(l) => (field(&l.filesystem), field(&l.workload), l.repeat.to_string()),
+                None => Default::default(),
+            };
             for d in &c.directions {
                 let (cell, op, phase) = (
                     field(&c.name),
@@ -25,7 +44,7 @@ impl Reporter for Csv {
                     field(d.phase.as_deref().unwrap_or("")),
                 );
                 let mut row = |metric: &str, v: f64| {
-                    let _ = writeln!(s, "{cell},{op},{phase},{metric},{v}");
+                    let _ = writeln!(s, "{cell},{fs},{wl},{rep},{op},{phase},{metric},{v}");
                 };
                 row("ops", d.ops as f64);
                 row("bytes", d.bytes as f64);

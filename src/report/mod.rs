@@ -7,8 +7,10 @@ pub mod compare;
 pub mod csv;
 pub mod fio_json;
 mod host;
+pub mod html;
 pub mod json;
 pub mod probe;
+pub mod svg;
 pub mod text;
 pub mod timeline_csv;
 
@@ -373,6 +375,26 @@ impl Report {
     }
 }
 
+/// Reads saved result files for `fslab compare` and `fslab report`: each
+/// with its label (the file name without `.json`). An unreadable or foreign
+/// file is an error naming it (and the line, for bad JSON).
+pub fn read_results(files: &[String]) -> Result<Vec<(String, Report)>, crate::plan::PlanError> {
+    use crate::plan::PlanError;
+    files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).map_err(|e| PlanError::new(f.as_str(), e))?;
+            let r: Report = serde_json::from_str(&text)
+                .map_err(|e| PlanError::new(format!("{f}:{}", e.line()), format!("not an fslab result file: {e}")))?;
+            let label = std::path::Path::new(f)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| f.clone());
+            Ok((label, r))
+        })
+        .collect()
+}
+
 /// A reporter turns a Report into bytes.
 pub trait Reporter {
     fn render(&self, r: &Report) -> Vec<u8>;
@@ -386,6 +408,7 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::TimelineCsv => Box::new(timeline_csv::TimelineCsv),
         OutputFormat::FioJson => Box::new(fio_json::FioJson),
         OutputFormat::Csv => Box::new(csv::Csv),
+        OutputFormat::Html => Box::new(html::Html),
     }
 }
 

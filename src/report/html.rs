@@ -1,0 +1,525 @@
+//! `fslab report` and `--output html`: one self-contained HTML page (inline
+//! SVG and CSS, no script, no network) with the environment of every result,
+//! bar charts with 95% CI whiskers and baseline ratios for plans, latency
+//! percentile curves per cell, per-second time series, probe timelines with
+//! phases shaded and stalls marked, and per-operation tables. A pure
+//! function of the reports: the same input gives the same bytes.
+
+use super::compare::{self, Comparison, Unit};
+use super::svg::{self, esc, Band, Bar, Scale, Series, XyChart, PALETTE};
+use super::{Cell, Report, Reporter};
+use crate::units::{fmt_rate, Bytes, Nanos};
+use std::fmt::Write;
+
+pub struct Html;
+
+impl Reporter for Html {
+    fn render(&self, r: &Report) -> Vec<u8> {
+        render(&[(String::new(), r)]).into_bytes()
+    }
+}
+
+const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1800px}
+h1{font-size:1.6em}h2{border-bottom:2px solid #0072B2;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f2f2f2}
+.grid{display:flex;flex-wrap:wrap;gap:.6em}figure.chart{margin:0;border:1px solid #e4e4e4;background:#fff}
+figure.chart figcaption{font-size:.8em;color:#555;padding:.2em .5em;max-width:540px}
+svg text{font-family:system-ui,sans-serif;font-size:11px;fill:#222}svg text.t{font-size:13px;font-weight:600}
+svg text.n{font-size:11px;font-weight:600}svg text.b{font-size:10px;fill:#444}
+table.env td,table.env th{text-align:left}.sig{font-weight:700}.note{color:#555;font-size:.9em}.fail{color:#b00}
+@media print{body{margin:0}figure.chart{break-inside:avoid}details{display:block}}";
+
+fn fmt_ns(v: f64) -> String {
+    Nanos(v.max(0.0).round() as u64)
+        .to_string()
+        .replace(".00 ", " ")
+        .replace(".0 ", " ")
+}
+
+fn fmt_plain(v: f64) -> String {
+    if v.abs() >= 1e4 {
+        fmt_rate(v)
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn fmt_pct(v: f64) -> String {
+    format!("{v:.0}%")
+}
+
+fn fmt_unit(u: Unit) -> fn(f64) -> String {
+    match u {
+        Unit::Ns => fmt_ns,
+        Unit::Percent => fmt_pct,
+        Unit::Rate | Unit::MBs | Unit::Count => fmt_plain,
+    }
+}
+
+/// A chart in its figure; `n` counts them.
+fn figure(s: &mut String, n: &mut usize, kind: &str, svg: &str, caption: &str) {
+    *n += 1;
+    let _ = write!(s, r#"<figure class="chart" data-kind="{kind}">{svg}"#);
+    if !caption.is_empty() {
+        let _ = write!(s, "<figcaption>{}</figcaption>", esc(caption));
+    }
+    s.push_str("</figure>\n");
+}
+
+/// Filesystem (or file label) and workload of a cell, as the comparison names them.
+fn place(label: &str, c: &Cell) -> (String, String) {
+    match &c.lab {
+        Some(t) => (t.filesystem.clone(), t.workload.clone()),
+        None => (label.to_string(), c.name.clone()),
+    }
+}
+
+/// Cells grouped by workload, in first-seen order: (workload, [(filesystem, repeat, cell)]).
+type Group<'a> = (String, Vec<(String, u32, &'a Cell)>);
+
+fn groups<'a>(sources: &[(String, &'a Report)]) -> Vec<Group<'a>> {
+    let mut out: Vec<Group<'a>> = Vec::new();
+    for (label, r) in sources {
+        for c in r.cells.iter().filter(|c| c.error.is_none()) {
+            let (fs, wl) = place(label, c);
+            let rep = c.lab.as_ref().map(|l| l.repeat).unwrap_or(1);
+            match out.iter_mut().find(|g| g.0 == wl) {
+                Some(g) => g.1.push((fs, rep, c)),
+                None => out.push((wl, vec![(fs, rep, c)])),
+            }
+        }
+    }
+    out
+}
+
+fn color(cmp: &Comparison, fs: &str) -> String {
+    let i = cmp.filesystems.iter().position(|f| f == fs).unwrap_or(0);
+    PALETTE[i % PALETTE.len()].to_string()
+}
+
+fn environment(s: &mut String, sources: &[(String, &Report)], cmp: &Comparison) {
+    s.push_str("<h2 id=\"environment\">Environment</h2>\n<table class=\"env\"><tr><th>result</th><th>command</th><th>started</th><th>host</th><th>kernel</th><th>CPU</th><th>memory</th><th>fslab</th><th>peak RSS</th></tr>\n");
+    for (label, r) in sources {
+        let cmd = match &r.lab {
+            Some(l) => format!("run {}", l.file.as_deref().unwrap_or("(quick suite)")),
+            None => r.command.clone(),
+        };
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{} ({} cores)</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(if label.is_empty() { "-" } else { label }),
+            esc(&cmd),
+            esc(&r.started_at),
+            esc(&r.host.hostname),
+            esc(&r.host.kernel),
+            esc(&r.host.arch),
+            esc(&r.host.cpu_model),
+            r.host.cores,
+            Bytes(r.host.memory_bytes),
+            esc(&r.fslab_version),
+            Bytes(r.max_rss_kib * 1024),
+        );
+    }
+    s.push_str("</table>\n<table class=\"env\"><tr><th>filesystem</th><th>type</th><th>made with</th><th>mount options</th><th>device</th><th>O_DIRECT</th></tr>\n");
+    for fs in &cmp.filesystems {
+        let Some(c) = sources
+            .iter()
+            .flat_map(|(l, r)| r.cells.iter().map(move |c| (l, c)))
+            .find(|(l, c)| place(l, c).0 == *fs && c.error.is_none())
+            .map(|(_, c)| c)
+        else {
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td colspan=\"5\" class=\"fail\">no cell ran</td></tr>",
+                esc(fs)
+            );
+            continue;
+        };
+        let t = &c.target;
+        let scratch = c.lab.as_ref().and_then(|l| l.scratch.as_ref());
+        let made = match scratch {
+            Some(sc) if sc.fs_type == "raw" => format!("raw loop device, {} image", Bytes(sc.size)),
+            Some(sc) if sc.fs_type == "tmpfs" => format!("tmpfs, {}", Bytes(sc.size)),
+            Some(sc) => format!(
+                "mkfs.{} {} ({} image)",
+                sc.fs_type,
+                sc.mkfs_args.join(" "),
+                Bytes(sc.size)
+            ),
+            None => "existing".into(),
+        };
+        let mut dev = t.device.clone().unwrap_or_default();
+        if let Some(b) = &t.loop_backing_file {
+            let _ = write!(dev, " (loop on {b})");
+        }
+        if let Some(d) = scratch.and_then(|x| x.loop_direct_io).or(t.loop_direct_io) {
+            let _ = write!(dev, ", loop dio {}", if d { "on" } else { "off" });
+        }
+        let direct = sources
+            .iter()
+            .flat_map(|(l, r)| r.cells.iter().map(move |c| (l, c)))
+            .filter(|(l, c)| place(l, c).0 == *fs)
+            .find_map(|(_, c)| c.target.direct_honoured)
+            .map(|h| if h { "honoured" } else { "ignored (page cache)" })
+            .unwrap_or("not used");
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(fs),
+            esc(&t.fs_type),
+            esc(&made),
+            esc(t.mount_options.as_deref().unwrap_or("")),
+            esc(&dev),
+            direct
+        );
+    }
+    s.push_str("</table>\n");
+}
+
+fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
+    let _ = writeln!(
+        s,
+        "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">Bars: mean over repeats; whiskers: 95% confidence interval (Student t); under each bar its ratio to the baseline <b>{}</b>, with * where the difference is significant (Welch's t-test, p &lt; 0.05). ↑ higher is better, ↓ lower is better.</p>",
+        esc(&cmp.baseline)
+    );
+    for w in &cmp.workloads {
+        let _ = writeln!(s, "<h3>{}</h3>", esc(&w.name));
+        for (f, e) in &w.failed {
+            let _ = writeln!(s, "<p class=\"fail\">{}: failed: {}</p>", esc(f), esc(e));
+        }
+        s.push_str("<div class=\"grid\">\n");
+        for r in &w.rows {
+            let bars: Vec<Bar> = r
+                .cols
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    let c = c.as_ref()?;
+                    let fs = &cmp.filesystems[i];
+                    Some(Bar {
+                        label: fs.clone(),
+                        value: c.est.mean,
+                        ci: c.est.ci95,
+                        note: match c.ratio {
+                            Some(x) => format!("{x:.2}×{}", if c.significant() { "*" } else { "" }),
+                            None if *fs == cmp.baseline => "baseline".into(),
+                            None => String::new(),
+                        },
+                        color: color(cmp, fs),
+                    })
+                })
+                .collect();
+            let title = format!("{} {}", r.metric, if r.higher_is_better { "↑" } else { "↓" });
+            figure(s, n, "bars", &svg::bars(&title, &bars, fmt_unit(r.unit)), "");
+        }
+        s.push_str("</div>\n");
+    }
+}
+
+/// The percentiles a cell reports for one operation, from p50 up.
+fn percentile_points(l: &super::LatSummary) -> Vec<(f64, f64)> {
+    let mut v: Vec<(f64, f64)> = l
+        .percentiles
+        .iter()
+        .filter_map(|(k, &ns)| Some((k.parse::<f64>().ok()?, ns as f64)))
+        .filter(|(p, _)| *p >= 50.0)
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+fn latency(s: &mut String, n: &mut usize, groups: &[Group], cmp: &Comparison) {
+    s.push_str("<h2 id=\"latency\">Latency percentiles</h2>\n<p class=\"note\">One curve per cell (repeats share their filesystem's colour); both axes logarithmic, the x axis in nines.</p>\n");
+    for (wl, cells) in groups {
+        // operations in first-seen order
+        let mut ops: Vec<String> = Vec::new();
+        for (_, _, c) in cells {
+            for d in &c.directions {
+                let k = d.phase.clone().unwrap_or_else(|| d.dir.name().to_string());
+                if !ops.contains(&k) {
+                    ops.push(k);
+                }
+            }
+        }
+        if ops.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "<h3>{}</h3>\n<div class=\"grid\">", esc(wl));
+        for op in &ops {
+            let series: Vec<Series> = cells
+                .iter()
+                .filter_map(|(fs, rep, c)| {
+                    let d = c
+                        .directions
+                        .iter()
+                        .find(|d| d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()) == *op)?;
+                    Some(Series {
+                        label: fs.clone(),
+                        color: color(cmp, fs),
+                        points: percentile_points(&d.lat),
+                        dots: false,
+                        dashed: *rep > 1,
+                    })
+                })
+                .collect();
+            let chart = XyChart {
+                title: format!("{wl}: {op} latency"),
+                x_label: "percentile".into(),
+                y_label: "latency".into(),
+                x_scale: Scale::Nines,
+                y_scale: Scale::Log,
+                series,
+                bands: vec![],
+                y_fmt: fmt_ns,
+                x_fmt: |p| format!("p{p}"),
+            };
+            figure(s, n, "percentiles", &chart.render(), "");
+        }
+        s.push_str("</div>\n");
+    }
+}
+
+fn series_charts(s: &mut String, n: &mut usize, groups: &[Group], cmp: &Comparison) {
+    let with: Vec<&Group> = groups
+        .iter()
+        .filter(|(_, cells)| cells.iter().any(|(_, _, c)| !c.series.is_empty()))
+        .collect();
+    if with.is_empty() {
+        return;
+    }
+    s.push_str("<h2 id=\"series\">Over time</h2>\n<p class=\"note\">Per second of measurement, all jobs and operation kinds together.</p>\n");
+    for (wl, cells) in with {
+        let _ = writeln!(s, "<h3>{}</h3>\n<div class=\"grid\">", esc(wl));
+        let line = |f: &dyn Fn(&crate::stats::series::IntervalPoint) -> f64| -> Vec<Series> {
+            cells
+                .iter()
+                .filter(|(_, _, c)| !c.series.is_empty())
+                .map(|(fs, rep, c)| Series {
+                    label: fs.clone(),
+                    color: color(cmp, fs),
+                    points: c.series.iter().map(|p| (p.t_s as f64, f(p))).collect(),
+                    dots: false,
+                    dashed: *rep > 1,
+                })
+                .collect()
+        };
+        let has_bytes = cells
+            .iter()
+            .any(|(_, _, c)| c.series.iter().any(|p| p.kinds.values().any(|k| k.bytes > 0)));
+        let mut charts = vec![(
+            "operations/s",
+            line(&|p| p.kinds.values().map(|k| k.ops as f64).sum()),
+            Scale::Linear,
+            fmt_plain as fn(f64) -> String,
+        )];
+        if has_bytes {
+            charts.push((
+                "MB/s",
+                line(&|p| p.kinds.values().map(|k| k.bytes as f64).sum::<f64>() / 1e6),
+                Scale::Linear,
+                fmt_plain,
+            ));
+        }
+        charts.push((
+            "p99 latency",
+            line(&|p| p.kinds.values().map(|k| k.p99_ns).max().unwrap_or(0) as f64),
+            Scale::Log,
+            fmt_ns,
+        ));
+        for (what, series, y_scale, y_fmt) in charts {
+            let chart = XyChart {
+                title: format!("{wl}: {what} per second"),
+                x_label: "seconds".into(),
+                y_label: what.into(),
+                x_scale: Scale::Linear,
+                y_scale,
+                series,
+                bands: vec![],
+                y_fmt,
+                x_fmt: fmt_plain,
+            };
+            figure(s, n, "series", &chart.render(), "");
+        }
+        s.push_str("</div>\n");
+    }
+}
+
+fn probes(s: &mut String, n: &mut usize, sources: &[(String, &Report)]) {
+    let cells: Vec<(&String, &Cell)> = sources
+        .iter()
+        .flat_map(|(l, r)| r.cells.iter().map(move |c| (l, c)))
+        .filter(|(_, c)| c.probe.is_some())
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    s.push_str("<h2 id=\"probes\">Probe timelines</h2>\n<p class=\"note\">Every probe's latency at its scheduled time; phases shaded, stalls (probes over the threshold, with the slots they blocked) in red.</p>\n<div class=\"grid\">\n");
+    for (label, c) in cells {
+        let p = c.probe.as_ref().expect("filtered");
+        let sec = |ns: u64| ns as f64 / 1e9;
+        let mut bands: Vec<Band> = p
+            .phases
+            .iter()
+            .enumerate()
+            .map(|(i, ph)| Band {
+                from: sec(ph.start_ns),
+                to: sec(ph.end_ns),
+                label: ph.name.clone(),
+                color: if ph.name == "load" {
+                    "#E69F00".into()
+                } else {
+                    "#888".into()
+                },
+                opacity: if i % 2 == 0 { 0.10 } else { 0.18 },
+            })
+            .collect();
+        bands.extend(p.stalls.iter().map(|st| Band {
+            from: sec(st.start_ns),
+            to: sec(st.end_ns),
+            label: format!("stall {}", fmt_ns(st.max_ns as f64)),
+            color: "#D00".into(),
+            opacity: 0.35,
+        }));
+        let ok: Vec<(f64, f64)> = p
+            .samples
+            .iter()
+            .filter(|x| x.errno == 0)
+            .map(|x| (sec(x.t_ns), x.sched_lat_ns as f64))
+            .collect();
+        let failed: Vec<(f64, f64)> = p
+            .samples
+            .iter()
+            .filter(|x| x.errno != 0)
+            .map(|x| (sec(x.t_ns), x.sched_lat_ns as f64))
+            .collect();
+        let mut series = vec![Series {
+            label: format!("{} probe", p.op),
+            color: PALETTE[0].into(),
+            points: ok,
+            dots: true,
+            dashed: false,
+        }];
+        if !failed.is_empty() {
+            series.push(Series {
+                label: "failed".into(),
+                color: "#D00".into(),
+                points: failed,
+                dots: true,
+                dashed: false,
+            });
+        }
+        let (fs, _) = place(label, c);
+        let chart = XyChart {
+            title: format!("{}: {} latency over time", c.name, p.op),
+            x_label: "seconds".into(),
+            y_label: "latency from scheduled slot".into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Log,
+            series,
+            bands,
+            y_fmt: fmt_ns,
+            x_fmt: fmt_plain,
+        };
+        let caption = format!(
+            "{fs}: {} stall(s) over {}; load: {}",
+            p.stalls.len(),
+            fmt_ns(p.stall_ns as f64),
+            p.load.as_deref().unwrap_or("none")
+        );
+        figure(s, n, "timeline", &chart.render(), &caption);
+    }
+    s.push_str("</div>\n");
+}
+
+fn op_tables(s: &mut String, sources: &[(String, &Report)]) {
+    let cells: Vec<&Cell> = sources
+        .iter()
+        .flat_map(|(_, r)| r.cells.iter())
+        .filter(|c| {
+            c.error.is_none() && (c.plan.get("loadfile").is_some() || c.directions.iter().any(|d| d.phase.is_some()))
+        })
+        .filter(|c| c.probe.is_none())
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    s.push_str("<h2 id=\"operations\">Operations</h2>\n");
+    for c in cells {
+        let replay = c.plan.get("loadfile").is_some();
+        let _ = write!(
+            s,
+            "<details open><summary>{}{}</summary>\n<table><tr><th>{}</th><th>ops</th><th>ops/s</th>{}<th>mean</th><th>p99</th><th>max</th><th>errors</th></tr>\n",
+            esc(&c.name),
+            if replay {
+                format!(": {:.1} MB/s (dbench throughput)", crate::app::throughput_mb_s(c))
+            } else {
+                String::new()
+            },
+            if replay { "operation" } else { "phase" },
+            if replay { "" } else { "<th>%CPU</th>" },
+        );
+        for d in &c.directions {
+            let errors: u64 = d.errors.values().sum();
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td><td{}>{}</td></tr>",
+                esc(&d.phase.clone().unwrap_or_else(|| d.dir.name().to_string())),
+                d.ops,
+                fmt_rate(d.iops),
+                if replay {
+                    String::new()
+                } else {
+                    format!("<td>{:.0}%</td>", d.cpu_percent.unwrap_or(0.0))
+                },
+                Nanos(d.lat.mean_ns as u64),
+                Nanos(d.lat.p(99.0)),
+                Nanos(d.lat.max_ns),
+                if errors > 0 { " class=\"fail\"" } else { "" },
+                errors
+            );
+        }
+        s.push_str("</table></details>\n");
+    }
+}
+
+/// Renders the page for one or more results (`label` names a result that is
+/// not a plan run, as in `fslab compare`).
+pub fn render(sources: &[(String, &Report)]) -> String {
+    let cmp = compare::build(sources, None);
+    let groups = groups(sources);
+    let mut body = String::new();
+    let mut n = 0;
+    environment(&mut body, sources, &cmp);
+    if cmp.filesystems.len() > 1 {
+        comparison(&mut body, &mut n, &cmp);
+    }
+    latency(&mut body, &mut n, &groups, &cmp);
+    series_charts(&mut body, &mut n, &groups, &cmp);
+    probes(&mut body, &mut n, sources);
+    op_tables(&mut body, sources);
+    let interrupted = sources.iter().any(|(_, r)| r.interrupted);
+    let title = sources
+        .iter()
+        .map(|(l, r)| match &r.lab {
+            Some(lab) => lab.name.clone(),
+            None if l.is_empty() => r.command.clone(),
+            None => l.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"fslab-charts\" content=\"{n}\"><title>fslab report: {t}</title><style>{CSS}</style></head><body>\n<h1>fslab report: {t}</h1>\n",
+        t = esc(&title)
+    );
+    if interrupted {
+        s.push_str("<p class=\"fail\">Interrupted: results cover the time before the stop.</p>\n");
+    }
+    s.push_str(&body);
+    s.push_str("<p class=\"note\">Made by fslab from its result files; every number here is in them (docs/results.md).</p>\n</body></html>\n");
+    s
+}

@@ -1,0 +1,399 @@
+//! Plain SVG charts for the HTML report: bars with confidence whiskers, lines
+//! on linear, logarithmic or "nines" (percentile) axes, shaded bands and
+//! markers. Hand-written rather than a plotting crate: the charts are few and
+//! simple, the output must be self-contained and deterministic (snapshot
+//! tests), and the browser renders the text, so no font files are needed.
+
+use std::fmt::Write;
+
+/// Colours for series, one per filesystem (colour-blind friendly: Okabe-Ito).
+pub const PALETTE: [&str; 8] = [
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
+];
+
+/// How an axis maps values to positions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scale {
+    Linear,
+    /// log10; values <= 0 are clamped to the axis minimum.
+    Log,
+    /// Percentiles: position = -log10(1 - p/100), so 90, 99, 99.9 are evenly spaced.
+    Nines,
+}
+
+/// A drawn series.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    pub color: String,
+    pub points: Vec<(f64, f64)>,
+    /// Points only (a scatter), no line.
+    pub dots: bool,
+    pub dashed: bool,
+}
+
+/// A shaded x range (a probe phase) or a marked one (a stall).
+#[derive(Debug, Clone)]
+pub struct Band {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
+    pub color: String,
+    pub opacity: f64,
+}
+
+/// A line or scatter chart.
+#[derive(Debug, Clone)]
+pub struct XyChart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_scale: Scale,
+    pub y_scale: Scale,
+    pub series: Vec<Series>,
+    pub bands: Vec<Band>,
+    /// Format of tick values (latency in ns -> "1 ms").
+    pub y_fmt: fn(f64) -> String,
+    pub x_fmt: fn(f64) -> String,
+}
+
+const W: f64 = 560.0;
+const H: f64 = 300.0;
+const ML: f64 = 70.0;
+const MR: f64 = 30.0;
+const MT: f64 = 30.0;
+const MB: f64 = 60.0;
+
+/// Escapes text for SVG and HTML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn fwd(scale: Scale, v: f64) -> f64 {
+    match scale {
+        Scale::Linear => v,
+        Scale::Log => v.max(1e-300).log10(),
+        Scale::Nines => -(1.0 - (v / 100.0).min(0.999_999_9)).log10(),
+    }
+}
+
+/// Tick values for a range on a scale.
+fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<f64> {
+    match scale {
+        Scale::Nines => [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
+            .into_iter()
+            .filter(|&p| p >= lo - 1e-9 && p <= hi + 1e-9)
+            .collect(),
+        Scale::Log => {
+            let (a, b) = (
+                lo.max(1e-300).log10().floor() as i32,
+                hi.max(1e-300).log10().ceil() as i32,
+            );
+            (a..=b).map(|e| 10f64.powi(e)).collect()
+        }
+        Scale::Linear => {
+            let span = (hi - lo).max(1e-12);
+            let raw = span / 5.0;
+            let mag = 10f64.powf(raw.log10().floor());
+            let step = [1.0, 2.0, 5.0, 10.0]
+                .into_iter()
+                .map(|m| m * mag)
+                .find(|s| span / s <= 6.0)
+                .unwrap_or(10.0 * mag);
+            let mut t = (lo / step).ceil() * step;
+            let mut v = Vec::new();
+            while t <= hi + step * 1e-9 {
+                v.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
+                t += step;
+            }
+            v
+        }
+    }
+}
+
+/// The extent of values, widened to whole decades on a log scale.
+fn extent(scale: Scale, vals: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in vals {
+        if scale == Scale::Log && v <= 0.0 {
+            continue;
+        }
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return if scale == Scale::Log { (1.0, 10.0) } else { (0.0, 1.0) };
+    }
+    match scale {
+        Scale::Log => (
+            10f64.powf(lo.log10().floor()),
+            10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
+        ),
+        Scale::Linear => {
+            let lo = lo.min(0.0);
+            (lo, if hi <= lo { lo + 1.0 } else { hi * 1.05 })
+        }
+        Scale::Nines => (lo.min(50.0), hi),
+    }
+}
+
+fn header(s: &mut String, title: &str, w: f64, h: f64) {
+    let _ = write!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}"><title>{t}</title><rect width="{w}" height="{h}" fill="#fff"/><text x="{x}" y="18" text-anchor="middle" class="t">{t}</text>"##,
+        t = esc(title),
+        x = w / 2.0
+    );
+}
+
+impl XyChart {
+    pub fn render(&self) -> String {
+        let pts = || self.series.iter().flat_map(|s| s.points.iter());
+        let (x0, x1) = extent(
+            self.x_scale,
+            pts().map(|p| p.0).chain(self.bands.iter().flat_map(|b| [b.from, b.to])),
+        );
+        let (y0, y1) = extent(self.y_scale, pts().map(|p| p.1));
+        let (fx0, fx1) = (
+            fwd(self.x_scale, x0),
+            fwd(self.x_scale, x1).max(fwd(self.x_scale, x0) + 1e-9),
+        );
+        let (fy0, fy1) = (
+            fwd(self.y_scale, y0),
+            fwd(self.y_scale, y1).max(fwd(self.y_scale, y0) + 1e-9),
+        );
+        let px = |x: f64| ML + (fwd(self.x_scale, x) - fx0) / (fx1 - fx0) * (W - ML - MR);
+        let py = |y: f64| H - MB - (fwd(self.y_scale, y.max(y0)) - fy0) / (fy1 - fy0) * (H - MT - MB);
+        let mut s = String::new();
+        header(&mut s, &self.title, W, H);
+        for b in &self.bands {
+            let (a, c) = (px(b.from), px(b.to));
+            let _ = write!(
+                s,
+                r#"<rect x="{a:.1}" y="{MT}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="{}"><title>{}</title></rect>"#,
+                (c - a).max(1.0),
+                H - MT - MB,
+                b.color,
+                b.opacity,
+                esc(&b.label)
+            );
+            if !b.label.is_empty() && c - a > 30.0 {
+                let _ = write!(
+                    s,
+                    r#"<text x="{:.1}" y="{}" text-anchor="middle" class="b">{}</text>"#,
+                    (a + c) / 2.0,
+                    MT + 12.0,
+                    esc(&b.label)
+                );
+            }
+        }
+        // axes and grid
+        let _ = write!(
+            s,
+            r##"<path d="M{ML} {MT}V{yb}H{xr}" fill="none" stroke="#333"/>"##,
+            yb = H - MB,
+            xr = W - MR
+        );
+        for t in ticks(self.y_scale, y0, y1) {
+            let y = py(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{ML}" x2="{xr}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{tx}" y="{ty:.1}" text-anchor="end" class="k">{}</text>"##,
+                esc(&(self.y_fmt)(t)),
+                xr = W - MR,
+                tx = ML - 4.0,
+                ty = y + 4.0
+            );
+        }
+        for t in ticks(self.x_scale, x0, x1) {
+            let x = px(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{yb}" y2="{yt}" stroke="#333"/><text x="{x:.1}" y="{ty}" text-anchor="middle" class="k">{}</text>"##,
+                esc(&(self.x_fmt)(t)),
+                yb = H - MB,
+                yt = H - MB + 4.0,
+                ty = H - MB + 16.0
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{x}" y="{y}" text-anchor="middle" class="k">{}</text><text transform="translate(14 {ym}) rotate(-90)" text-anchor="middle" class="k">{}</text>"#,
+            esc(&self.x_label),
+            esc(&self.y_label),
+            x = (ML + W - MR) / 2.0,
+            y = H - MB + 32.0,
+            ym = (MT + H - MB) / 2.0
+        );
+        for sr in &self.series {
+            let mut visible = sr.points.iter().filter(|p| self.y_scale != Scale::Log || p.1 > 0.0);
+            if sr.dots {
+                for p in visible {
+                    let _ = write!(
+                        s,
+                        r#"<circle cx="{:.1}" cy="{:.1}" r="2" fill="{}"/>"#,
+                        px(p.0),
+                        py(p.1),
+                        sr.color
+                    );
+                }
+            } else if let Some(first) = visible.next() {
+                let mut d = format!("M{:.1} {:.1}", px(first.0), py(first.1));
+                for p in visible {
+                    let _ = write!(d, "L{:.1} {:.1}", px(p.0), py(p.1));
+                }
+                let _ = write!(
+                    s,
+                    r#"<path d="{d}" fill="none" stroke="{}" stroke-width="1.5"{}/>"#,
+                    sr.color,
+                    if sr.dashed { r#" stroke-dasharray="4 3""# } else { "" }
+                );
+            }
+        }
+        legend(
+            &mut s,
+            self.series.iter().map(|x| (x.label.as_str(), x.color.as_str())),
+            H - 12.0,
+        );
+        s.push_str("</svg>");
+        s
+    }
+}
+
+/// A legend row along the bottom; repeated labels (one per repeat) once.
+fn legend<'a>(s: &mut String, items: impl Iterator<Item = (&'a str, &'a str)>, y: f64) {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut x = ML;
+    for (label, color) in items {
+        if seen.contains(&label) || label.is_empty() {
+            continue;
+        }
+        seen.push(label);
+        let _ = write!(
+            s,
+            r#"<rect x="{x:.0}" y="{:.0}" width="10" height="10" fill="{color}"/><text x="{:.0}" y="{y:.0}" class="k">{}</text>"#,
+            y - 9.0,
+            x + 14.0,
+            esc(label)
+        );
+        x += 24.0 + 6.5 * label.chars().count() as f64;
+    }
+}
+
+/// One bar: a filesystem's mean with its 95% CI, and the ratio to the baseline.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    pub label: String,
+    pub value: f64,
+    pub ci: Option<f64>,
+    /// "0.63×*"
+    pub note: String,
+    pub color: String,
+}
+
+/// A bar chart with error whiskers.
+pub fn bars(title: &str, bars: &[Bar], fmt: fn(f64) -> String) -> String {
+    const BW: f64 = 260.0;
+    const BH: f64 = 200.0;
+    let (l, r, t, b) = (58.0, 10.0, 28.0, 40.0);
+    let top = bars
+        .iter()
+        .map(|b| b.value + b.ci.unwrap_or(0.0))
+        .fold(0.0f64, f64::max);
+    let (_, hi) = extent(Scale::Linear, [0.0, top].into_iter());
+    let py = |v: f64| BH - b - v.max(0.0) / hi * (BH - t - b);
+    let mut s = String::new();
+    header(&mut s, title, BW, BH);
+    for tk in ticks(Scale::Linear, 0.0, hi) {
+        let y = py(tk);
+        let _ = write!(
+            s,
+            r##"<line x1="{l}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{tx}" y="{ty:.1}" text-anchor="end" class="k">{}</text>"##,
+            esc(&fmt(tk)),
+            x2 = BW - r,
+            tx = l - 4.0,
+            ty = y + 4.0
+        );
+    }
+    let n = bars.len().max(1) as f64;
+    let slot = (BW - l - r) / n;
+    for (i, bar) in bars.iter().enumerate() {
+        let x = l + slot * i as f64 + slot * 0.15;
+        let w = slot * 0.7;
+        let y = py(bar.value);
+        let _ = write!(
+            s,
+            r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{:.1}" fill="{}"><title>{}: {}{}</title></rect>"#,
+            (BH - b - y).max(0.0),
+            bar.color,
+            esc(&bar.label),
+            esc(&fmt(bar.value)),
+            bar.ci.map(|c| format!(" ± {}", fmt(c))).unwrap_or_default()
+        );
+        if let Some(ci) = bar.ci {
+            let (cx, y1, y2) = (x + w / 2.0, py(bar.value - ci), py(bar.value + ci));
+            let _ = write!(
+                s,
+                r##"<path d="M{cx:.1} {y1:.1}V{y2:.1}M{a:.1} {y1:.1}H{c:.1}M{a:.1} {y2:.1}H{c:.1}" stroke="#222" fill="none" class="whisker"/>"##,
+                a = cx - 5.0,
+                c = cx + 5.0
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle" class="k">{}</text>"#,
+            x + w / 2.0,
+            BH - b + 13.0,
+            esc(&bar.label)
+        );
+        if !bar.note.is_empty() {
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle" class="n">{}</text>"#,
+                x + w / 2.0,
+                BH - b + 27.0,
+                esc(&bar.note)
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        r##"<path d="M{l} {t}V{yb}H{xr}" fill="none" stroke="#333"/></svg>"##,
+        yb = BH - b,
+        xr = BW - r
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(ticks(Scale::Linear, 0.0, 10.0), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(ticks(Scale::Log, 1e3, 1e5), [1e3, 1e4, 1e5]);
+        assert_eq!(ticks(Scale::Nines, 50.0, 99.9), [50.0, 90.0, 99.0, 99.9]);
+        assert!((fwd(Scale::Nines, 99.0) - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn escapes_text() {
+        assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        let svg = bars(
+            "ops/s <x>",
+            &[Bar {
+                label: "ext4".into(),
+                value: 10.0,
+                ci: Some(1.0),
+                note: String::new(),
+                color: PALETTE[0].into(),
+            }],
+            |v| format!("{v}"),
+        );
+        assert!(svg.contains("ops/s &lt;x&gt;") && svg.contains("whisker"));
+    }
+}
