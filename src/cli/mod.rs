@@ -58,11 +58,20 @@ Examples:
   fslab run
 
   # the quick suite on another filesystem, results as JSON too
-  fslab run --target /mnt/xfs --output json:quick.json";
+  fslab run --target /mnt/xfs --output json:quick.json
+
+  # the quick suite on a fresh ext4 and a fresh XFS, compared (root: loop devices, mkfs, mount)
+  fslab run --scratch ext4,xfs
+
+  # a plan file (docs/plans.md): filesystems x workloads x repeats, mean ± 95% CI, ratio, significance
+  fslab run examples/seed-metadata-xattr.toml --output json:meta.json --output html:meta.html";
 
 const TOP_EXAMPLES: &str = "\
 Examples:
   fslab run                                              # the quick suite in the current directory
+  fslab run --scratch ext4,xfs                           # ... on fresh scratch filesystems, compared
+  fslab run examples/seed-metadata-xattr.toml --output json:r.json   # a plan file (docs/plans.md)
+  fslab compare r.json; fslab report r.json -o r.html    # saved results: table, HTML page
   fslab io --target /mnt/x --rw randrw --rwmixread 90 --bs 16k --jobs 16 --direct --runtime 10s
   fslab meta --target /mnt/x --bonnie 100:256:256:10 --xattr user.test:256
   fslab replay /usr/share/dbench/client.txt --target /mnt/x --clients 4 --xattr
@@ -82,7 +91,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the main job: the built-in quick suite (I/O and metadata) in --target.
+    /// Run the main job: a plan file (filesystems x workloads x repeats, compared), or the quick suite.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// fio-class data I/O: sequential or random reads and writes with truthful latency.
