@@ -62,40 +62,41 @@ impl Outputs {
                 Some((f, p)) => (f, Some(p)),
                 None => (s.as_str(), None),
             };
-            let format =
-                match fmt {
-                    "text" => OutputFormat::Text,
-                    "json" => OutputFormat::Json,
-                    "bonnie-csv" if command == "meta" => OutputFormat::BonnieCsv,
-                    "bonnie-csv" => {
-                        return Err(PlanError::new(
-                            "--output",
-                            format!("bonnie-csv is for `fslab meta`, not `fslab {command}`"),
-                        ))
-                    }
-                    "timeline-csv" if command == "probe" => OutputFormat::TimelineCsv,
-                    "fio-json" if command == "io" || command == "run" => OutputFormat::FioJson,
-                    "fio-json" => {
-                        return Err(PlanError::new(
-                            "--output",
-                            format!("fio-json is for `fslab io` and `fslab run`, not `fslab {command}`"),
-                        ))
-                    }
-                    "csv" => OutputFormat::Csv,
-                    "html" => OutputFormat::Html,
-                    "timeline-csv" => {
-                        return Err(PlanError::new(
-                            "--output",
-                            format!("timeline-csv is for `fslab probe`, not `fslab {command}`"),
-                        ))
-                    }
-                    _ => return Err(PlanError::new(
+            let format = match fmt {
+                "text" => OutputFormat::Text,
+                "json" => OutputFormat::Json,
+                "bonnie-csv" if command == "meta" => OutputFormat::BonnieCsv,
+                "bonnie-csv" => {
+                    return Err(PlanError::new(
+                        "--output",
+                        format!("bonnie-csv is for `fslab meta`, not `fslab {command}`"),
+                    ))
+                }
+                "timeline-csv" if command == "probe" => OutputFormat::TimelineCsv,
+                "fio-json" if command == "io" || command == "run" => OutputFormat::FioJson,
+                "fio-json" => {
+                    return Err(PlanError::new(
+                        "--output",
+                        format!("fio-json is for `fslab io` and `fslab run`, not `fslab {command}`"),
+                    ))
+                }
+                "csv" => OutputFormat::Csv,
+                "html" => OutputFormat::Html,
+                "timeline-csv" => {
+                    return Err(PlanError::new(
+                        "--output",
+                        format!("timeline-csv is for `fslab probe`, not `fslab {command}`"),
+                    ))
+                }
+                _ => {
+                    return Err(PlanError::new(
                         "--output",
                         format!(
                             "unknown format '{fmt}' (known: text, json, csv, html, fio-json, bonnie-csv, timeline-csv)"
                         ),
-                    )),
-                };
+                    ))
+                }
+            };
             let path = match path {
                 None | Some("-") => None,
                 Some("") => return Err(PlanError::new("--output", format!("'{s}': empty path"))),
