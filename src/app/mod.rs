@@ -95,26 +95,26 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
         depth: plan.iodepth as usize,
         batch: plan.iodepth_batch as usize,
     };
-    let shared = prepared.files.len() == 1 && plan.jobs > 1;
+    let shared = prepared.files.len() == prepared.per_job && plan.jobs > 1;
     let total = plan
         .runtime
         .is_none()
-        .then(|| prepared.file_size / plan.bs * plan.bs * plan.jobs as u64);
+        .then(|| prepared.file_size / plan.bs * plan.bs * (plan.jobs as usize * prepared.per_job) as u64);
     let progress = Progress::new(!plan.quiet, name.to_string(), total);
     let out = runner::run(&cfg, stop, &progress, |j| {
-        let file = if plan.engine == EngineKind::Null {
-            None
-        } else {
-            let path = prepared.file_for(j);
-            let f = OpenOptions::new()
-                .read(true)
-                .write(plan.writes())
-                .custom_flags(if plan.direct { libc::O_DIRECT } else { 0 })
-                .open(path)
-                .map_err(|e| format!("job {j}: opening {}: {e}", path.display()))?;
-            Some(f)
-        };
-        let wl = IoWorkload::new(plan, j as u32, file, prepared.file_size, shared, plan.iodepth as usize);
+        let mut files = Vec::new();
+        if plan.engine != EngineKind::Null {
+            for path in prepared.files_for(j) {
+                let f = OpenOptions::new()
+                    .read(true)
+                    .write(plan.writes())
+                    .custom_flags(if plan.direct { libc::O_DIRECT } else { 0 })
+                    .open(path)
+                    .map_err(|e| format!("job {j}: opening {}: {e}", path.display()))?;
+                files.push(f);
+            }
+        }
+        let wl = IoWorkload::new(plan, j as u32, files, prepared.file_size, shared, plan.iodepth as usize);
         let mut engine = plan.engine.build(&plan.uring).map_err(|e| format!("job {j}: {e}"))?;
         engine
             .register(&wl.files(), &wl.buffers())

@@ -172,9 +172,18 @@ pub struct IoArgs {
     /// Percentage of reads in rw/randrw.
     #[arg(long, value_name = "PCT", default_value = "50", allow_hyphen_values = true)]
     pub rwmixread: String,
-    /// Block size (binary units: 4k = 4096).
+    /// Block size (binary units: 4k = 4096), or a range MIN-MAX: each operation
+    /// picks a size in it, a multiple of MIN (fio's bsrange).
     #[arg(long, value_name = "SIZE", default_value = "4k", allow_hyphen_values = true)]
     pub bs: String,
+    /// Block sizes by share of operations, as fio's bssplit: 4k/60:64k/30:1m/10
+    /// (a size without a share splits what is left evenly). Overrides --bs.
+    #[arg(long, value_name = "SIZE/PCT:...")]
+    pub bssplit: Option<String>,
+    /// Files per job (one per job with --shared-file: all jobs share them); each
+    /// holds --size / N bytes, and operations go to them in turn (fio's nrfiles).
+    #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true)]
+    pub nrfiles: String,
     /// Bytes per job: the file size, and the amount moved when --runtime is not given.
     /// Default 256m; for a device or existing file, its size.
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -221,6 +230,15 @@ pub struct IoArgs {
     /// fsync the file after every N writes.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub fsync: Option<String>,
+    /// fdatasync after every N writes.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub fdatasync: Option<String>,
+    /// fsync every file once the job has moved its --size (size-based runs; timed as an fsync).
+    #[arg(long)]
+    pub end_fsync: bool,
+    /// Pause this long after each operation completes before issuing the next (fio's thinktime).
+    #[arg(long, value_name = "DUR")]
+    pub thinktime: Option<String>,
     /// Pace each job at N operations per second (latency is also measured from the scheduled start).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub rate_iops: Option<String>,

@@ -73,7 +73,20 @@ pub struct IoPlan {
     pub target: PathBuf,
     pub rw: Rw,
     pub rwmixread: u32,
+    /// The (smallest) block size: offsets are multiples of it.
     pub bs: u64,
+    /// The largest block size (= bs unless a range or split was given).
+    pub bs_max: u64,
+    /// (size, percent of operations), summing to 100; empty = bs..=bs_max.
+    pub bssplit: Vec<(u64, u32)>,
+    /// Files per job (or shared), each of size / nrfiles bytes.
+    pub nrfiles: u32,
+    /// fdatasync after every N writes (0 = never).
+    pub fdatasync_every: u64,
+    /// fsync every file once a size-based job is done.
+    pub end_fsync: bool,
+    #[serde(with = "opt_dur")]
+    pub thinktime: Option<Duration>,
     /// Bytes per job; None = the size of the device or existing file (or 256 MiB).
     pub size: Option<u64>,
     pub jobs: u32,
@@ -127,12 +140,38 @@ impl IoPlan {
             )
         })?;
         let rwmixread = units::parse_percent(&a.rwmixread).map_err(|e| PlanError::new("--rwmixread", e))?;
-        let bs = units::parse_size(&a.bs).map_err(|e| PlanError::new("--bs", e))?;
-        if bs == 0 || bs > 64 << 20 {
-            return Err(PlanError::new(
-                "--bs",
-                format!("{bs} is out of range (1 byte to 64 MiB)"),
-            ));
+        let one_bs = |flag: &str, t: &str| -> Result<u64> {
+            let v = units::parse_size(t).map_err(|e| PlanError::new(flag, e))?;
+            if v == 0 || v > 64 << 20 {
+                return Err(PlanError::new(flag, format!("{v} is out of range (1 byte to 64 MiB)")));
+            }
+            Ok(v)
+        };
+        let (mut bs, mut bs_max) = match a.bs.split_once('-') {
+            Some((lo, hi)) => {
+                let (lo, hi) = (one_bs("--bs", lo)?, one_bs("--bs", hi)?);
+                if hi < lo {
+                    return Err(PlanError::new("--bs", format!("range {} has its maximum below its minimum", a.bs)));
+                }
+                (lo, hi)
+            }
+            None => {
+                let v = one_bs("--bs", &a.bs)?;
+                (v, v)
+            }
+        };
+        let bssplit = match &a.bssplit {
+            None => Vec::new(),
+            Some(t) => {
+                let split = parse_bssplit(t)?;
+                bs = split.iter().map(|x| x.0).min().unwrap_or(bs);
+                bs_max = split.iter().map(|x| x.0).max().unwrap_or(bs_max);
+                split
+            }
+        };
+        let nrfiles = count("--nrfiles", &a.nrfiles, 1)?;
+        if nrfiles > 4096 {
+            return Err(PlanError::new("--nrfiles", format!("{nrfiles} is more than 4096")));
         }
         let size = match &a.size {
             None => None,
@@ -234,6 +273,32 @@ impl IoPlan {
                 format!("--rw {} does no writes to fsync", rw.name()),
             ));
         }
+        let fdatasync_every = match &a.fdatasync {
+            None => 0,
+            Some(s) => count("--fdatasync", s, 1)?,
+        };
+        if fdatasync_every > 0 && rw.read_pct(rwmixread) == 100 {
+            return Err(PlanError::new(
+                "--fdatasync",
+                format!("--rw {} does no writes to fdatasync", rw.name()),
+            ));
+        }
+        if a.end_fsync && runtime.is_some() {
+            return Err(PlanError::new(
+                "--end-fsync",
+                "needs a size-based run (without --runtime): a timed run has no end of its data",
+            ));
+        }
+        let thinktime = match &a.thinktime {
+            None => None,
+            Some(s) => Some(duration("--thinktime", s)?).filter(|d| !d.is_zero()),
+        };
+        if thinktime.is_some() && iodepth > 1 {
+            return Err(PlanError::new("--thinktime", "works with --iodepth 1 only"));
+        }
+        if nrfiles > 1 && a.fixed_files {
+            return Err(PlanError::new("--fixed-files", "works with --nrfiles 1 only"));
+        }
         let rate_iops = match &a.rate_iops {
             None => None,
             Some(s) => Some(count("--rate-iops", s, 1)?),
@@ -268,6 +333,12 @@ impl IoPlan {
             rw,
             rwmixread,
             bs,
+            bs_max,
+            bssplit,
+            nrfiles: nrfiles as u32,
+            fdatasync_every,
+            end_fsync: a.end_fsync,
+            thinktime,
             size,
             jobs: jobs as u32,
             file_mode: if a.shared_file {
@@ -294,10 +365,56 @@ impl IoPlan {
         })
     }
 
+    /// Bytes of each file: the job's size spread over its files.
+    pub fn file_size(&self, size: u64) -> u64 {
+        (size / self.nrfiles as u64).max(self.bs_max)
+    }
+
     /// True when the run writes to its files.
     pub fn writes(&self) -> bool {
         self.rw.read_pct(self.rwmixread) < 100
     }
+}
+
+/// fio's bssplit: `4k/60:64k/30:1m` (sizes without a share split the rest evenly).
+fn parse_bssplit(t: &str) -> Result<Vec<(u64, u32)>> {
+    let bad = |m: String| PlanError::new("--bssplit", m);
+    let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
+    for p in t.split(':') {
+        let (size, pct) = match p.split_once('/') {
+            Some((s, pct)) => (s, Some(units::parse_percent(pct).map_err(|e| bad(format!("'{p}': {e}")))?)),
+            None => (p, None),
+        };
+        let v = units::parse_size(size).map_err(|e| bad(format!("'{p}': {e}")))?;
+        if v == 0 || v > 64 << 20 {
+            return Err(bad(format!("'{p}': block size out of range (1 byte to 64 MiB)")));
+        }
+        parts.push((v, pct));
+    }
+    let given: u32 = parts.iter().filter_map(|p| p.1).sum();
+    if given > 100 {
+        return Err(bad(format!("shares add up to {given}%, more than 100")));
+    }
+    let open = parts.iter().filter(|p| p.1.is_none()).count() as u32;
+    if open == 0 && given != 100 {
+        return Err(bad(format!("shares add up to {given}%, not 100")));
+    }
+    let mut left = 100 - given;
+    let mut out = Vec::new();
+    let mut k = 0;
+    for (v, pct) in parts {
+        let pct = pct.unwrap_or_else(|| {
+            k += 1;
+            // the last open size takes the rounding remainder
+            let share = if k == open { left } else { (100 - given) / open };
+            left -= share;
+            share
+        });
+        if pct > 0 {
+            out.push((v, pct));
+        }
+    }
+    Ok(out)
 }
 
 mod dur {

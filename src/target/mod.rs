@@ -80,6 +80,8 @@ pub struct Prepared {
     pub files: Vec<PathBuf>,
     /// Bytes of each file the workload uses.
     pub file_size: u64,
+    /// Files per job (--nrfiles).
+    pub per_job: usize,
     pub info: TargetInfo,
     pub warnings: Vec<String>,
     /// Keeps the target's files until dropped.
@@ -87,9 +89,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The file job `j` works on.
-    pub fn file_for(&self, j: usize) -> &Path {
-        &self.files[j % self.files.len()]
+    /// The files job `j` works on (`per_job` of them: --nrfiles).
+    pub fn files_for(&self, j: usize) -> &[PathBuf] {
+        let groups = (self.files.len() / self.per_job).max(1);
+        let g = j % groups;
+        &self.files[g * self.per_job..(g + 1) * self.per_job]
     }
 }
 
@@ -129,6 +133,12 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
             format!("'{}' is not a directory, regular file or block device", path.display()),
         ));
     };
+    if plan.nrfiles > 1 && !matches!(kind, Kind::Dir) {
+        return Err(refused(
+            "--nrfiles",
+            format!("'{}' is one file or device: several files per job need a directory target", path.display()),
+        ));
+    }
     let mounts = info::mounts();
     let mut info = TargetInfo {
         path: path.clone(),
@@ -141,10 +151,12 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         Kind::Dir => {
             info.kind = "directory".into();
             let size = plan.size.unwrap_or(crate::plan::io::DEFAULT_SIZE);
-            let n_files = match plan.file_mode {
-                FileMode::FilePerJob => plan.jobs as u64,
-                FileMode::SharedFile => 1,
-            };
+            let size = plan.file_size(size);
+            let n_files = plan.nrfiles as u64
+                * match plan.file_mode {
+                    FileMode::FilePerJob => plan.jobs as u64,
+                    FileMode::SharedFile => 1,
+                };
             if plan.engine != crate::engine::EngineKind::Null {
                 if let Ok(st) = rustix::fs::statvfs(path) {
                     let free = st.f_bavail * st.f_frsize;
@@ -165,7 +177,13 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
             }
             let dir = make_workdir(path)?;
             guard.dir = Some(dir.clone());
-            let files: Vec<PathBuf> = (0..n_files).map(|j| dir.join(format!("job{j}.dat"))).collect();
+            let per = plan.nrfiles as u64;
+            let files: Vec<PathBuf> = (0..n_files)
+                .map(|i| match per {
+                    1 => dir.join(format!("job{i}.dat")),
+                    _ => dir.join(format!("job{}.{}.dat", i / per, i % per)),
+                })
+                .collect();
             (files, size, plan.engine != crate::engine::EngineKind::Null)
         }
         Kind::File(len) => {
@@ -256,6 +274,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
     Ok(Prepared {
         files,
         file_size: size,
+        per_job: plan.nrfiles as usize,
         info,
         warnings,
         guard,

@@ -1,145 +1,233 @@
-//! The io workload: sequential or random reads and writes of `bs` blocks over a
-//! region of one file, mixed by `rwmixread`, with an fsync every N writes.
+//! The io workload: sequential or random reads and writes over a region of
+//! one or more files (`nrfiles`, used in turn), mixed by `rwmixread`, with a
+//! fixed block size, a range of sizes or a weighted split (fio's bsrange and
+//! bssplit), an fsync or fdatasync every N writes, a final fsync of every
+//! file, and an optional think time between operations.
 
 use super::{AlignedBuf, NextOp, Workload};
 use crate::engine::Op;
 use crate::plan::IoPlan;
+use crate::runner::Instant;
 use crate::stats::Dir;
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
 
 /// One job's stream of reads and writes.
 pub struct IoWorkload {
-    /// Keeps the file open while the workload runs (None for the null engine).
-    _file: Option<File>,
-    fd: RawFd,
+    /// Keeps the files open while the workload runs (empty for the null engine).
+    _files: Vec<File>,
+    /// One per file; `[-1]` for the null engine.
+    fds: Vec<RawFd>,
+    /// The file the next operation goes to (round robin, as fio's default).
+    next_file: usize,
     rng: fastrand::Rng,
     read_pct: u32,
     random: bool,
+    /// Smallest block size: offsets are multiples of it.
     bs: u64,
-    /// Number of blocks in the file region.
-    blocks: u64,
-    /// Next sequential block per direction (relative to `first_block`).
-    seq: [u64; 2],
+    bs_max: u64,
+    /// Cumulative (percent, size) for bssplit.
+    split: Vec<(u32, u64)>,
+    /// Bytes of each file.
+    file_size: u64,
+    /// Next sequential offset per file and direction.
+    seq: Vec<[u64; 2]>,
     /// Bytes still to move when size-based.
     remaining: Option<u64>,
     fsync_every: u64,
+    fdatasync_every: u64,
     writes_since_fsync: u64,
+    writes_since_fdatasync: u64,
+    /// Files still to fsync at the end (end_fsync).
+    end_fsyncs: usize,
+    thinktime: Option<Duration>,
+    last_done: Option<Instant>,
     /// One buffer per in-flight slot. Writes send its random contents; reads
     /// overwrite it with file data, which is random too (laid out so).
     bufs: Vec<AlignedBuf>,
 }
 
 impl IoWorkload {
-    /// Job `job` of `plan`, on `fd` whose usable size is `file_size`. With a
-    /// shared file, sequential jobs start at evenly spread offsets.
-    pub fn new(plan: &IoPlan, job: u32, file: Option<File>, file_size: u64, shared: bool, depth: usize) -> Self {
-        let fd = file.as_ref().map(|f| f.as_raw_fd()).unwrap_or(-1);
+    /// Job `job` of `plan`, on `files` (each of usable size `file_size`).
+    /// With a shared file, sequential jobs start at evenly spread offsets.
+    pub fn new(plan: &IoPlan, job: u32, files: Vec<File>, file_size: u64, shared: bool, depth: usize) -> Self {
+        let fds: Vec<RawFd> = if files.is_empty() {
+            vec![-1]
+        } else {
+            files.iter().map(|f| f.as_raw_fd()).collect()
+        };
         let blocks = (file_size / plan.bs).max(1);
         let start = if shared && !plan.rw.random() {
-            blocks * job as u64 / plan.jobs as u64
+            blocks * job as u64 / plan.jobs as u64 * plan.bs
         } else {
             0
         };
         let mut rng = fastrand::Rng::with_seed(plan.seed ^ (job as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let bufs = (0..depth.max(1))
             .map(|_| {
-                let mut b = AlignedBuf::new(plan.bs as usize, 4096);
+                let mut b = AlignedBuf::new(plan.bs_max as usize, 4096);
                 rng.fill(b.as_mut_slice());
                 b
             })
             .collect();
+        let mut acc = 0;
+        let split = plan
+            .bssplit
+            .iter()
+            .map(|&(size, pct)| {
+                acc += pct;
+                (acc, size)
+            })
+            .collect();
+        let n = fds.len();
         IoWorkload {
-            _file: file,
-            fd,
+            _files: files,
+            next_file: 0,
             rng,
             read_pct: plan.rw.read_pct(plan.rwmixread),
             random: plan.rw.random(),
             bs: plan.bs,
-            blocks,
-            seq: [start, start],
+            bs_max: plan.bs_max,
+            split,
+            file_size: file_size.max(plan.bs_max),
+            seq: vec![[start, start]; n],
             remaining: if plan.runtime.is_some() {
                 None
             } else {
-                Some(blocks * plan.bs)
+                Some(blocks * plan.bs * n as u64)
             },
             fsync_every: plan.fsync_every,
+            fdatasync_every: plan.fdatasync_every,
             writes_since_fsync: 0,
+            writes_since_fdatasync: 0,
+            end_fsyncs: if plan.end_fsync && plan.writes() { n } else { 0 },
+            thinktime: plan.thinktime,
+            last_done: None,
             bufs,
+            fds,
         }
+    }
+
+    /// This operation's length: fixed, from the split, or a multiple of the
+    /// smallest size within the range.
+    #[inline]
+    fn next_len(&mut self) -> u64 {
+        if !self.split.is_empty() {
+            let r = self.rng.u32(0..100);
+            return self.split.iter().find(|(c, _)| r < *c).map(|x| x.1).unwrap_or(self.bs_max);
+        }
+        if self.bs_max == self.bs {
+            return self.bs;
+        }
+        self.bs * self.rng.u64(1..=self.bs_max / self.bs)
     }
 }
 
 impl Workload for IoWorkload {
     fn files(&self) -> Vec<RawFd> {
-        if self.fd >= 0 {
-            vec![self.fd]
-        } else {
-            vec![]
-        }
+        self.fds.iter().copied().filter(|&fd| fd >= 0).collect()
     }
 
     fn buffers(&self) -> Vec<(*mut u8, usize)> {
         self.bufs.iter().map(|b| (b.as_ptr(), b.len())).collect()
     }
 
+    fn on_complete(&mut self, _op: &NextOp, _result: i64) {
+        if self.thinktime.is_some() {
+            self.last_done = Some(Instant::now());
+        }
+    }
+
+    fn next_due(&mut self) -> Option<Instant> {
+        Some(self.last_done? + self.thinktime?)
+    }
+
     #[inline]
     fn next_op(&mut self, slot: usize) -> Option<NextOp> {
+        let fd = self.fds[self.next_file];
         if self.fsync_every > 0 && self.writes_since_fsync >= self.fsync_every {
             self.writes_since_fsync = 0;
             return Some(NextOp {
-                op: Op::Fsync { fd: self.fd },
+                op: Op::Fsync { fd },
                 dir: Dir::Fsync,
                 len: 0,
             });
         }
+        if self.fdatasync_every > 0 && self.writes_since_fdatasync >= self.fdatasync_every {
+            self.writes_since_fdatasync = 0;
+            return Some(NextOp {
+                op: Op::Fdatasync { fd },
+                // counted with fsync, as fio's "sync" statistics are
+                dir: Dir::Fsync,
+                len: 0,
+            });
+        }
+        let len = self.next_len();
         if let Some(r) = &mut self.remaining {
             if *r == 0 {
+                if self.end_fsyncs > 0 {
+                    self.end_fsyncs -= 1;
+                    return Some(NextOp {
+                        op: Op::Fsync {
+                            fd: self.fds[self.end_fsyncs],
+                        },
+                        dir: Dir::Fsync,
+                        len: 0,
+                    });
+                }
                 return None;
             }
-            *r = r.saturating_sub(self.bs);
+            *r = r.saturating_sub(len);
         }
         let read = match self.read_pct {
             100 => true,
             0 => false,
             p => self.rng.u32(0..100) < p,
         };
-        let block = if self.random {
-            self.rng.u64(0..self.blocks)
+        let f = self.next_file;
+        if self.fds.len() > 1 {
+            self.next_file = (f + 1) % self.fds.len();
+        }
+        let offset = if self.random {
+            self.bs * self.rng.u64(0..=(self.file_size - len) / self.bs)
         } else {
-            let s = &mut self.seq[!read as usize];
-            let b = *s;
-            *s = if b + 1 >= self.blocks { 0 } else { b + 1 };
-            b
+            let s = &mut self.seq[f][!read as usize];
+            if *s + len > self.file_size {
+                *s = 0;
+            }
+            let o = *s;
+            *s += len;
+            o
         };
-        let offset = block * self.bs;
-        let len = self.bs as usize;
         let buf = self.bufs[slot].as_ptr();
         let buf_index = slot as u16;
+        let len_usize = len as usize;
         Some(if read {
             NextOp {
                 op: Op::Read {
-                    fd: self.fd,
+                    fd,
                     offset,
                     buf,
-                    len,
+                    len: len_usize,
                     buf_index,
                 },
                 dir: Dir::Read,
-                len: self.bs,
+                len,
             }
         } else {
             self.writes_since_fsync += 1;
+            self.writes_since_fdatasync += 1;
             NextOp {
                 op: Op::Write {
-                    fd: self.fd,
+                    fd,
                     offset,
                     buf,
-                    len,
+                    len: len_usize,
                     buf_index,
                 },
                 dir: Dir::Write,
-                len: self.bs,
+                len,
             }
         })
     }
@@ -168,7 +256,7 @@ mod tests {
     #[test]
     fn size_based_sequential_covers_the_file_once() {
         let p = plan("write", |_| {});
-        let mut w = IoWorkload::new(&p, 0, None, 64 * 4096, false, 1);
+        let mut w = IoWorkload::new(&p, 0, vec![], 64 * 4096, false, 1);
         let mut offs = vec![];
         while let Some(op) = w.next_op(0) {
             if let Op::Write { offset, .. } = op.op {
@@ -184,7 +272,7 @@ mod tests {
             a.runtime = Some("1s".into());
             a.fsync = Some("4".into());
         });
-        let mut w = IoWorkload::new(&p, 0, None, 1 << 20, false, 1);
+        let mut w = IoWorkload::new(&p, 0, vec![], 1 << 20, false, 1);
         let (mut r, mut wr, mut fs) = (0, 0, 0);
         let mut since = 0;
         for _ in 0..100_000 {
