@@ -29,6 +29,10 @@ fn main() -> ExitCode {
             Ok(p) => app::run_replay(p, &stop),
             Err(e) => return usage(e),
         },
+        Command::Fio(a) => match plan::fio::FioPlan::from_args(a) {
+            Ok(p) => app::run_fio(p, &stop),
+            Err(e) => return usage(e),
+        },
         Command::Cleanup(a) => return cleanup(a),
         Command::Compare(a) => return compare(a),
         Command::Report(a) => return report(a),

@@ -1,11 +1,13 @@
 //! Glue between the layers for each command: plan -> target -> runner ->
 //! report. Kept apart from `main` so tests and later commands reuse it.
 
+mod fio;
 mod lab;
 mod meta;
 mod probe;
 mod replay;
 
+pub use fio::run_fio;
 pub use lab::run_lab;
 pub use meta::{meta_cell, run_meta};
 pub use probe::{probe_cell, run_probe};
@@ -96,9 +98,7 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
         batch: plan.iodepth_batch as usize,
     };
     let shared = prepared.files.len() == prepared.per_job && plan.jobs > 1;
-    let total = plan
-        .runtime
-        .is_none()
+    let total = (!plan.time_based)
         .then(|| prepared.file_size / plan.bs * plan.bs * (plan.jobs as usize * prepared.per_job) as u64);
     let progress = Progress::new(!plan.quiet, name.to_string(), total);
     let out = runner::run(&cfg, stop, &progress, |j| {

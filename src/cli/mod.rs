@@ -106,6 +106,9 @@ pub enum Command {
     /// Replay a dbench/NBENCH load file (Samba-like) with N clients.
     #[command(after_help = REPLAY_EXAMPLES)]
     Replay(Box<ReplayArgs>),
+    /// Run fio job files (and fio command-line jobs) with fslab's io workload.
+    #[command(after_help = FIO_EXAMPLES)]
+    Fio(FioArgs),
     /// Side-by-side table of saved results: mean ± 95% CI, ratio to the baseline, significance.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
@@ -236,6 +239,10 @@ pub struct IoArgs {
     /// fsync every file once the job has moved its --size (size-based runs; timed as an fsync).
     #[arg(long)]
     pub end_fsync: bool,
+    /// With --runtime: still move --size only once, ending at whichever comes
+    /// first (fio's runtime without time_based).
+    #[arg(long, requires = "runtime")]
+    pub size_based: bool,
     /// Pause this long after each operation completes before issuing the next (fio's thinktime).
     #[arg(long, value_name = "DUR")]
     pub thinktime: Option<String>,
@@ -388,6 +395,57 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub strict: bool,
 }
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct FioArgs {
+    /// As fio's: normal, json or json+.
+    #[arg(long, value_name = "FORMAT", default_value = "normal")]
+    pub output_format: String,
+    /// Write the output to FILE instead of stdout, as fio's --output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<String>,
+    /// Every job's runtime (a bare number is seconds, as in fio).
+    #[arg(long, value_name = "DUR")]
+    pub runtime: Option<String>,
+    /// Every job's size.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Run only the job sections with this name.
+    #[arg(long, value_name = "NAME")]
+    pub section: Option<String>,
+    /// Warn about options fslab does not support instead of refusing the job file.
+    #[arg(long)]
+    pub ignore_unsupported: bool,
+    /// Let jobs whose filename is a block device use it (safety checks as fslab io).
+    #[arg(long)]
+    pub allow_device: bool,
+    /// Let jobs write to existing files and devices with data.
+    #[arg(long)]
+    pub force_overwrite: bool,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Job files, then command-line jobs (--name=NAME --rw=randread ...). fio's flags
+    /// above may also come after the files, written --flag=VALUE.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "JOBFILE | --name=NAME --OPTION=VALUE"
+    )]
+    pub args: Vec<String>,
+}
+
+const FIO_EXAMPLES: &str = "Examples:
+  fslab fio randread.fio                                   # fio's normal text output
+  fslab fio jobs.fio --section seqread --output-format=json --output seqread.json
+  fslab fio --runtime=10 --name=rr --rw=randread --bs=4k --size=256m --directory=/mnt/x --ioengine=io_uring --iodepth=32
+
+Supported options: rw/readwrite, rwmixread/rwmixwrite, bs/blocksize (and ranges), bsrange, bssplit,
+size, filesize, filename, directory, nrfiles, numjobs, ioengine (sync, psync, pvsync, io_uring,
+libaio as io_uring, null), iodepth, iodepth_batch, direct, buffered, fsync, fdatasync, end_fsync,
+runtime, time_based, ramp_time, rate_iops, randseed, randrepeat, percentile_list, thinktime,
+unlink, create_on_open, stonewall, wait_for_previous, new_group, group_reporting, include, ${ENV}.
+Anything else is refused with its file:line (or warned about with --ignore-unsupported).";
 
 #[derive(Debug, Args, Clone)]
 pub struct CompareArgs {

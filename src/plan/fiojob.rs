@@ -132,7 +132,10 @@ impl Parser {
             }
             if let Some(h) = line.strip_prefix('[') {
                 let Some(s) = h.strip_suffix(']') else {
-                    return Err(PlanError::new(at.as_str(), format!("'{line}': a section header ends with ']'")));
+                    return Err(PlanError::new(
+                        at.as_str(),
+                        format!("'{line}': a section header ends with ']'"),
+                    ));
                 };
                 let s = s.trim();
                 if s.is_empty() {
@@ -154,7 +157,10 @@ impl Parser {
             let (key, value) = split_opt(line);
             let value = value.map(|v| substitute(&v, &at)).transpose()?;
             if key.is_empty() || key.contains(char::is_whitespace) {
-                return Err(PlanError::new(at.as_str(), format!("'{line}' is not an option (key=value or a bare flag)")));
+                return Err(PlanError::new(
+                    at.as_str(),
+                    format!("'{line}' is not an option (key=value or a bare flag)"),
+                ));
             }
             self.add(Opt { key, value, at })?;
         }
@@ -205,7 +211,10 @@ pub fn parse_cli_jobs(args: &[String]) -> Result<Vec<Job>> {
     let mut jobs: Vec<Job> = Vec::new();
     for a in args {
         let Some(body) = a.strip_prefix("--") else {
-            return Err(PlanError::new("command line", format!("'{a}': expected --option=value")));
+            return Err(PlanError::new(
+                "command line",
+                format!("'{a}': expected --option=value"),
+            ));
         };
         let (key, value) = split_opt(body);
         let at = "command line".to_string();
@@ -253,7 +262,11 @@ mod tests {
                 ("rw".into(), Some("randread".into()))
             ]
         );
-        assert_eq!(jobs[1].get("bs").unwrap().value.as_deref(), Some("1m"), "own options override globals");
+        assert_eq!(
+            jobs[1].get("bs").unwrap().value.as_deref(),
+            Some("1m"),
+            "own options override globals"
+        );
         assert_eq!(jobs[1].get("bs").unwrap().at, "j.fio:12");
         assert!(jobs[2].flag("time_based"));
         assert_eq!(jobs[2].get("rw").unwrap().value.as_deref(), Some("read"));
@@ -293,10 +306,17 @@ mod tests {
 
     #[test]
     fn command_line_jobs() {
-        let args: Vec<String> = ["--bs=4k", "--name=a", "--rw=randread", "--direct=1", "--name=b", "--time_based"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let args: Vec<String> = [
+            "--bs=4k",
+            "--name=a",
+            "--rw=randread",
+            "--direct=1",
+            "--name=b",
+            "--time_based",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let jobs = parse_cli_jobs(&args).unwrap();
         assert_eq!(jobs.len(), 2);
         assert_eq!(jobs[0].get("bs").unwrap().value.as_deref(), Some("4k"));

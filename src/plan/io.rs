@@ -98,9 +98,12 @@ pub struct IoPlan {
     pub iodepth_batch: u32,
     /// io_uring setup (used with `engine = uring`).
     pub uring: UringOpts,
-    /// Time-based when set; otherwise each job moves `size` bytes once.
+    /// The run's time limit (after the ramp).
     #[serde(with = "opt_dur")]
     pub runtime: Option<Duration>,
+    /// Jobs loop over their files until `runtime` (fio's time_based); otherwise
+    /// each job moves its size once, or less when `runtime` ends it first.
+    pub time_based: bool,
     #[serde(with = "dur")]
     pub ramp: Duration,
     /// fsync after every N writes (0 = never).
@@ -108,6 +111,8 @@ pub struct IoPlan {
     pub rate_iops: Option<u64>,
     pub seed: u64,
     pub lat_buckets_ns: Vec<u64>,
+    /// Percentiles fio-json reports (fio's percentile_list); empty = fio's default list.
+    pub lat_percentiles: Vec<f64>,
     pub allow_device: bool,
     pub force_overwrite: bool,
     pub precondition: bool,
@@ -151,7 +156,10 @@ impl IoPlan {
             Some((lo, hi)) => {
                 let (lo, hi) = (one_bs("--bs", lo)?, one_bs("--bs", hi)?);
                 if hi < lo {
-                    return Err(PlanError::new("--bs", format!("range {} has its maximum below its minimum", a.bs)));
+                    return Err(PlanError::new(
+                        "--bs",
+                        format!("range {} has its maximum below its minimum", a.bs),
+                    ));
                 }
                 (lo, hi)
             }
@@ -257,7 +265,7 @@ impl IoPlan {
             None => Duration::ZERO,
             Some(s) => duration("--ramp", s)?,
         };
-        if !ramp.is_zero() && runtime.is_none() {
+        if !ramp.is_zero() && (runtime.is_none() || a.size_based) {
             return Err(PlanError::new(
                 "--ramp",
                 "needs --runtime (a ramp excludes time, so the run must be time-based)",
@@ -283,7 +291,7 @@ impl IoPlan {
                 format!("--rw {} does no writes to fdatasync", rw.name()),
             ));
         }
-        if a.end_fsync && runtime.is_some() {
+        if a.end_fsync && runtime.is_some() && !a.size_based {
             return Err(PlanError::new(
                 "--end-fsync",
                 "needs a size-based run (without --runtime): a timed run has no end of its data",
@@ -352,11 +360,13 @@ impl IoPlan {
             iodepth_batch: iodepth_batch as u32,
             uring,
             runtime,
+            time_based: runtime.is_some() && !a.size_based,
             ramp,
             fsync_every,
             rate_iops,
             seed: seed(&a.common)?,
             lat_buckets_ns,
+            lat_percentiles: Vec::new(),
             allow_device: a.allow_device,
             force_overwrite: a.force_overwrite,
             precondition: a.precondition,
@@ -382,7 +392,10 @@ fn parse_bssplit(t: &str) -> Result<Vec<(u64, u32)>> {
     let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
     for p in t.split(':') {
         let (size, pct) = match p.split_once('/') {
-            Some((s, pct)) => (s, Some(units::parse_percent(pct).map_err(|e| bad(format!("'{p}': {e}")))?)),
+            Some((s, pct)) => (
+                s,
+                Some(units::parse_percent(pct).map_err(|e| bad(format!("'{p}': {e}")))?),
+            ),
             None => (p, None),
         };
         let v = units::parse_size(size).map_err(|e| bad(format!("'{p}': {e}")))?;

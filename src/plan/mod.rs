@@ -2,6 +2,7 @@
 //! descriptions of the work. ALL validation happens here, and every error
 //! names the flag, so bad input fails before any file is touched.
 
+pub mod fio;
 pub mod fiojob;
 pub mod io;
 pub mod lab;

@@ -136,7 +136,10 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
     if plan.nrfiles > 1 && !matches!(kind, Kind::Dir) {
         return Err(refused(
             "--nrfiles",
-            format!("'{}' is one file or device: several files per job need a directory target", path.display()),
+            format!(
+                "'{}' is one file or device: several files per job need a directory target",
+                path.display()
+            ),
         ));
     }
     let mounts = info::mounts();

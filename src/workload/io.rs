@@ -92,7 +92,7 @@ impl IoWorkload {
             split,
             file_size: file_size.max(plan.bs_max),
             seq: vec![[start, start]; n],
-            remaining: if plan.runtime.is_some() {
+            remaining: if plan.time_based {
                 None
             } else {
                 Some(blocks * plan.bs * n as u64)
@@ -115,7 +115,12 @@ impl IoWorkload {
     fn next_len(&mut self) -> u64 {
         if !self.split.is_empty() {
             let r = self.rng.u32(0..100);
-            return self.split.iter().find(|(c, _)| r < *c).map(|x| x.1).unwrap_or(self.bs_max);
+            return self
+                .split
+                .iter()
+                .find(|(c, _)| r < *c)
+                .map(|x| x.1)
+                .unwrap_or(self.bs_max);
         }
         if self.bs_max == self.bs {
             return self.bs;

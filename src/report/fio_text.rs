@@ -1,0 +1,202 @@
+//! fio's "normal" text output shape, for `fslab fio`: per job the IOPS and
+//! bandwidth line, slat/clat/lat in the unit fio would pick, the clat
+//! percentile block, CPU and I/O depths; then "Run status group N" lines.
+//! Close enough that people find their numbers where they look for them.
+
+use super::{Cell, DirResult, LatSummary, Report, Reporter};
+use crate::stats::{Dir, LatHist};
+use std::fmt::Write;
+
+pub struct FioText;
+
+const PCTS: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
+
+/// fio's unit choice: nsec below 10 µs of max, usec below 10 ms, else msec.
+fn unit(max_ns: u64) -> (&'static str, f64) {
+    if max_ns < 10_000 {
+        ("nsec", 1.0)
+    } else if max_ns < 10_000_000 {
+        ("usec", 1e3)
+    } else {
+        ("msec", 1e6)
+    }
+}
+
+fn lat_line(s: &mut String, what: &str, l: &LatSummary) {
+    let (u, div) = unit(l.max_ns);
+    let _ = writeln!(
+        s,
+        "    {what} ({u}): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
+        l.min_ns as f64 / div,
+        l.max_ns as f64 / div,
+        l.mean_ns / div,
+        l.stddev_ns / div
+    );
+}
+
+fn bw(bps: f64) -> String {
+    let mib = bps / 1048576.0;
+    if mib >= 1.0 {
+        format!("{mib:.1}MiB/s ({:.1}MB/s)", bps / 1e6)
+    } else {
+        format!("{:.1}KiB/s ({:.1}kB/s)", bps / 1024.0, bps / 1e3)
+    }
+}
+
+fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
+    let name = match d.dir {
+        Dir::Read => "read",
+        Dir::Write => "write",
+        _ => "sync",
+    };
+    let _ = writeln!(
+        s,
+        "  {name}: IOPS={}, BW={}({:.1}MiB/{}msec)",
+        crate::units::fmt_rate(d.iops),
+        bw(d.bytes_per_s),
+        d.bytes as f64 / 1048576.0,
+        c.elapsed_ns / 1_000_000
+    );
+    if let Some(sl) = &d.slat {
+        lat_line(s, "slat", sl);
+    }
+    let clat = d.clat.as_ref().unwrap_or(&d.lat);
+    lat_line(s, "clat", clat);
+    lat_line(s, " lat", &d.lat);
+    let (u, div) = unit(clat.max_ns);
+    let _ = writeln!(s, "    clat percentiles ({u}):");
+    let hist = LatHist::from_sparse(&clat.histogram);
+    let cells: Vec<String> = pcts
+        .iter()
+        .map(|&p| {
+            let v = hist.quantile(p / 100.0, clat.min_ns, clat.max_ns) as f64 / div;
+            format!("{:>5.2}th=[{:>5.0}]", p, v)
+        })
+        .collect();
+    for chunk in cells.chunks(4) {
+        let _ = writeln!(s, "     | {},", chunk.join(", "));
+    }
+}
+
+fn job(s: &mut String, c: &Cell) {
+    let fio = &c.plan["fio"];
+    let pcts: Vec<f64> = c
+        .plan
+        .get("lat_percentiles")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+        .filter(|v: &Vec<f64>| !v.is_empty())
+        .unwrap_or_else(|| PCTS.to_vec());
+    let errors: u64 = c.directions.iter().map(|d| d.errors.values().sum::<u64>()).sum();
+    let _ = writeln!(
+        s,
+        "{}: (groupid={}, jobs={}): err={:>2}: pid={}",
+        c.name,
+        fio["groupid"],
+        fio["jobs"],
+        errors,
+        std::process::id()
+    );
+    for d in &c.directions {
+        dir_block(s, c, d, &pcts);
+    }
+    let secs = c.elapsed_ns as f64 / 1e9;
+    let pct = |ns: u64| {
+        if secs > 0.0 {
+            ns as f64 / 1e9 / secs * 100.0
+        } else {
+            0.0
+        }
+    };
+    let _ = writeln!(
+        s,
+        "  cpu          : usr={:.2}%, sys={:.2}%, ctx=0, majf=0, minf=0",
+        pct(c.cpu.user_ns),
+        pct(c.cpu.sys_ns)
+    );
+    let total: u64 = c.inflight_depth.iter().sum();
+    let depth = if total == 0 {
+        "1=100.0%".to_string()
+    } else {
+        let mut v = Vec::new();
+        let mut lo = 0usize;
+        for (label, hi) in [
+            ("1", 1usize),
+            ("2", 2),
+            ("4", 4),
+            ("8", 8),
+            ("16", 16),
+            ("32", 32),
+            (">=64", usize::MAX),
+        ] {
+            let n: u64 = c
+                .inflight_depth
+                .iter()
+                .enumerate()
+                .filter(|(d, _)| *d > lo && *d <= hi)
+                .map(|(_, n)| *n)
+                .sum();
+            v.push(format!("{label}={:.1}%", n as f64 * 100.0 / total as f64));
+            lo = hi;
+        }
+        v.join(", ")
+    };
+    let _ = writeln!(s, "  IO depths    : {depth}");
+    for w in &c.warnings {
+        let _ = writeln!(s, "  warning: {w}");
+    }
+    for e in &c.job_errors {
+        let _ = writeln!(s, "  error: {e}");
+    }
+    s.push('\n');
+}
+
+impl Reporter for FioText {
+    fn render(&self, r: &Report) -> Vec<u8> {
+        let mut s = String::new();
+        for c in &r.cells {
+            job(&mut s, c);
+        }
+        let mut groups: Vec<u64> = r
+            .cells
+            .iter()
+            .filter_map(|c| c.plan["fio"]["groupid"].as_u64())
+            .collect();
+        groups.dedup();
+        for g in groups {
+            let cells: Vec<&Cell> = r
+                .cells
+                .iter()
+                .filter(|c| c.plan["fio"]["groupid"].as_u64() == Some(g))
+                .collect();
+            let _ = writeln!(s, "Run status group {g} (all jobs):");
+            for (label, dir) in [("READ", Dir::Read), ("WRITE", Dir::Write)] {
+                let ds: Vec<(&Cell, &DirResult)> = cells.iter().filter_map(|c| Some((*c, c.dir(dir)?))).collect();
+                if ds.is_empty() {
+                    continue;
+                }
+                let total: f64 = ds.iter().map(|(_, d)| d.bytes_per_s).sum();
+                let lo = ds.iter().map(|(_, d)| d.bytes_per_s).fold(f64::INFINITY, f64::min);
+                let hi = ds.iter().map(|(_, d)| d.bytes_per_s).fold(0.0, f64::max);
+                let io: u64 = ds.iter().map(|(_, d)| d.bytes).sum();
+                let rmin = ds.iter().map(|(c, _)| c.elapsed_ns / 1_000_000).min().unwrap_or(0);
+                let rmax = ds.iter().map(|(c, _)| c.elapsed_ns / 1_000_000).max().unwrap_or(0);
+                let _ = writeln!(
+                    s,
+                    "{label:>7}: bw={}, {}-{}, io={:.1}MiB ({:.1}MB), run={rmin}-{rmax}msec",
+                    bw(total),
+                    bw(lo).split(' ').next().unwrap_or(""),
+                    bw(hi).split(' ').next().unwrap_or(""),
+                    io as f64 / 1048576.0,
+                    io as f64 / 1e6,
+                );
+            }
+        }
+        if r.interrupted {
+            s.push_str("fio: terminating on signal (fslab: results cover the time before the stop)\n");
+        }
+        s.into_bytes()
+    }
+}
