@@ -5,6 +5,7 @@ mod util;
 mod bad_input;
 mod cleanup;
 mod device;
+mod fio;
 mod html;
 mod io;
 mod lab;

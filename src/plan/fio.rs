@@ -89,7 +89,7 @@ fn fio_time(v: &str, unit: &str) -> String {
     }
 }
 
-fn val<'a>(o: &'a Opt) -> std::result::Result<&'a str, String> {
+fn val(o: &Opt) -> std::result::Result<&str, String> {
     o.value
         .as_deref()
         .ok_or_else(|| format!("{} needs a value ({}=...)", o.key, o.key))
@@ -443,7 +443,9 @@ impl FioPlan {
             }
             if !mapped.unsupported.is_empty() {
                 unsupported.extend(mapped.unsupported);
-                continue;
+                if !fa.ignore_unsupported {
+                    continue;
+                }
             }
             let mut plan = IoPlan::from_args(&mapped.args).map_err(|e| {
                 let at = mapped

@@ -15,12 +15,12 @@ const FIO_PCTS: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
 ];
 
-fn lat_obj(l: Option<&LatSummary>, n: u64) -> Value {
+fn lat_obj(l: Option<&LatSummary>, n: u64, pcts: &[f64]) -> Value {
     let Some(l) = l else {
         return json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0});
     };
     let hist = LatHist::from_sparse(&l.histogram);
-    let pct: Map<String, Value> = FIO_PCTS
+    let pct: Map<String, Value> = pcts
         .iter()
         .map(|&p| (format!("{p:.6}"), json!(hist.quantile(p / 100.0, l.min_ns, l.max_ns))))
         .collect();
@@ -28,7 +28,7 @@ fn lat_obj(l: Option<&LatSummary>, n: u64) -> Value {
 }
 
 fn empty_dir() -> Value {
-    let z = lat_obj(None, 0);
+    let z = lat_obj(None, 0, &FIO_PCTS);
     json!({"io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0,
            "short_ios": 0, "drop_ios": 0, "slat_ns": z, "clat_ns": z, "lat_ns": z,
            "bw_min": 0, "bw_max": 0, "bw_agg": 0.0, "bw_mean": 0.0, "bw_dev": 0.0, "bw_samples": 0,
@@ -49,6 +49,14 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
 }
 
 fn dir_obj(c: &Cell, d: &DirResult) -> Value {
+    // fio's percentile_list, when the job had one
+    let pcts: Vec<f64> = c
+        .plan
+        .get("lat_percentiles")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+        .filter(|v: &Vec<f64>| !v.is_empty())
+        .unwrap_or_else(|| FIO_PCTS.to_vec());
     // per-second samples, as fio's bw/iops logs at 1 s
     let ops: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).ops as f64).collect();
     let kib: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).bytes as f64 / 1024.0).collect();
@@ -62,9 +70,9 @@ fn dir_obj(c: &Cell, d: &DirResult) -> Value {
         "io_bytes": d.bytes, "io_kbytes": d.bytes / 1024, "bw_bytes": d.bytes_per_s as u64,
         "bw": (d.bytes_per_s / 1024.0) as u64, "iops": d.iops, "runtime": c.elapsed_ns / 1_000_000,
         "total_ios": d.ops, "short_ios": 0, "drop_ios": 0,
-        "slat_ns": lat_obj(d.slat.as_ref(), if d.slat.is_some() { d.ops } else { 0 }),
-        "clat_ns": lat_obj(Some(clat), d.ops),
-        "lat_ns": lat_obj(Some(&d.lat), d.ops),
+        "slat_ns": lat_obj(d.slat.as_ref(), if d.slat.is_some() { d.ops } else { 0 }, &pcts),
+        "clat_ns": lat_obj(Some(clat), d.ops, &pcts),
+        "lat_ns": lat_obj(Some(&d.lat), d.ops, &pcts),
         "bw_min": if kib.is_empty() { 0 } else { mn(&kib) }, "bw_max": mx(&kib), "bw_agg": 100.0,
         "bw_mean": bm, "bw_dev": bsd, "bw_samples": kib.len(),
         "iops_min": if ops.is_empty() { 0 } else { mn(&ops) }, "iops_max": mx(&ops),
@@ -180,6 +188,12 @@ fn job(c: &Cell, id: usize) -> Value {
         };
         depth.insert(label.into(), json!(n as f64 * 100.0 / total.max(1) as f64));
         lo = hi;
+    }
+    // `fslab fio` cells carry fio's group and the job's own options
+    let fio = c.plan.get("fio");
+    let id = fio.and_then(|f| f["groupid"].as_u64()).unwrap_or(id as u64);
+    if let Some(o) = fio.and_then(|f| f["options"].as_object()) {
+        opts = o.clone();
     }
     let mut j = json!({
         "jobname": c.name, "groupid": id, "error": 0, "elapsed": secs.round() as u64,

@@ -1,0 +1,153 @@
+//! `fslab fio` against the job files in tests/fio-jobs: each says in its
+//! trailing comments what must happen (`; expect: ok` with the number of
+//! reported jobs, or `; expect: error: TEXT`), extra arguments (`; args:`)
+//! and text the JSON output (or the error) must contain (`; has:`). The files
+//! follow the constructs of fio's documentation, with small sizes.
+
+use crate::util::*;
+use std::path::Path;
+
+struct Expect {
+    ok: bool,
+    error: String,
+    jobs: usize,
+    args: Vec<String>,
+    has: Vec<String>,
+}
+
+fn expectations(text: &str) -> Expect {
+    let mut e = Expect {
+        ok: false,
+        error: String::new(),
+        jobs: 0,
+        args: vec![],
+        has: vec![],
+    };
+    for l in text.lines() {
+        if let Some(v) = l.strip_prefix("; expect: ") {
+            match v.strip_prefix("error: ") {
+                Some(err) => e.error = err.trim().to_string(),
+                None => e.ok = v.trim() == "ok",
+            }
+        } else if let Some(v) = l.strip_prefix("; jobs: ") {
+            e.jobs = v.trim().parse().unwrap();
+        } else if let Some(v) = l.strip_prefix("; args: ") {
+            e.args = v.split_whitespace().map(String::from).collect();
+        } else if let Some(v) = l.strip_prefix("; has: ") {
+            e.has.push(v.trim().to_string());
+        }
+    }
+    e
+}
+
+#[test]
+fn job_files_run_or_fail_as_expected() {
+    let jobs_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-jobs");
+    let mut files: Vec<_> = std::fs::read_dir(&jobs_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 25, "at least 25 job files, found {}", files.len());
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    for f in &files {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let e = expectations(&std::fs::read_to_string(f).unwrap());
+        assert!(e.ok || !e.error.is_empty(), "{name}: no expectation");
+        let out = fslab()
+            .current_dir(&jobs_dir)
+            .env("FSLAB_FIO_DIR", work.path())
+            .args(["fio", name, "--output-format=json", "--quiet"])
+            .args(&e.args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if e.ok {
+            assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
+            let j: serde_json::Value =
+                serde_json::from_str(&stdout).unwrap_or_else(|err| panic!("{name}: not JSON ({err}): {stdout}"));
+            let jobs = j["jobs"].as_array().unwrap();
+            assert_eq!(jobs.len(), e.jobs, "{name}: reported jobs");
+            for job in jobs {
+                let ios = job["read"]["total_ios"].as_u64().unwrap() + job["write"]["total_ios"].as_u64().unwrap();
+                assert!(ios > 0, "{name}: job {} did no I/O", job["jobname"]);
+            }
+            for h in &e.has {
+                assert!(stdout.contains(h.as_str()), "{name}: '{h}' not in the JSON");
+            }
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{name}: one line: {stderr}");
+            assert!(stderr.contains(&e.error), "{name}: wanted '{}' in: {stderr}", e.error);
+            for h in &e.has {
+                assert!(stderr.contains(h.as_str()), "{name}: '{h}' not in: {stderr}");
+            }
+            assert!(stdout.is_empty(), "{name}: nothing on stdout");
+        }
+        assert!(
+            leftovers(work.path()).is_empty(),
+            "{name} left {:?}",
+            leftovers(work.path())
+        );
+    }
+}
+
+#[test]
+fn command_line_jobs_and_normal_output() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let out = fslab()
+        .arg("fio")
+        .arg(format!("--directory={}", work.path().display()))
+        .args([
+            "--size=4m",
+            "--name=rr",
+            "--rw=randread",
+            "--bs=4k",
+            "--runtime=200ms",
+            "--time_based",
+        ])
+        .args(["--name=sw", "--rw=write", "--bs=64k", "--stonewall"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    for want in [
+        "rr: (groupid=0, jobs=1)",
+        "  read: IOPS=",
+        "clat percentiles (",
+        "sw: (groupid=1, jobs=1)",
+        "  write: IOPS=",
+        "Run status group 1 (all jobs):",
+        "  WRITE: bw=",
+    ] {
+        assert!(text.contains(want), "'{want}' missing from:\n{text}");
+    }
+    assert!(leftovers(work.path()).is_empty());
+    // fio's flags after the job file, and --output FILE
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.fio");
+    std::fs::write(
+        &job,
+        format!("[j]\ndirectory={}\nrw=read\nsize=4m\n", work.path().display()),
+    )
+    .unwrap();
+    let json = dir.path().join("out.json");
+    fslab()
+        .arg("fio")
+        .arg(&job)
+        .arg("--output-format=json")
+        .arg(format!("--output={}", json.display()))
+        .assert()
+        .success()
+        .stdout("");
+    let j = read_json(&json);
+    assert_eq!(j["jobs"][0]["read"]["io_bytes"], 4 << 20);
+    expect_usage(
+        &["fio", "--output-format=terse", job.to_str().unwrap()],
+        "--output-format: 'terse' is not supported",
+    );
+    expect_usage(&["fio"], "give a job file or a command-line job");
+}
