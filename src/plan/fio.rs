@@ -56,9 +56,10 @@ const STRUCTURAL: &[&str] = &[
 /// Options accepted without effect, with what to tell the user (empty: nothing to say).
 const ACCEPTED: &[(&str, &str)] = &[
     ("thread", ""),
-    ("invalidate", ""),
+    ("invalidate", "invalidate: fslab does not drop a file's page cache before the job"),
     ("norandommap", ""),
     ("randrepeat", ""),
+    ("random_generator", ""),
     ("fallocate", ""),
     ("overwrite", ""),
     (

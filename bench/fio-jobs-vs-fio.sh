@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The same fio job files run by fio and by `fslab fio`, alternating, in one
+# run; prints median IOPS and the ratio per job.
+#
+#   bench/fio-jobs-vs-fio.sh              (needs root and losetup for the device jobs)
+#   ROUNDS=5 RUNTIME=10 bench/fio-jobs-vs-fio.sh
+#
+# Targets (issue 10): the I/O-bound jobs (4 KiB random reads at QD32 with
+# io_uring and 16 KiB randrw 9:1 from 16 jobs, both O_DIRECT on a loop
+# device) within +-5% of fio; the CPU-bound one (1 MiB sequential reads of a
+# page-cached file) >= 1.0x fio.
+source "$(dirname "$0")/lib.sh"
+need fio python3 losetup
+build_fslab
+make_work
+preconditioned_loop
+mkdir -p "$work/dir"
+
+cat > "$work/seqread.fio" <<JOB
+[seqread]
+directory=$work/dir
+rw=read
+bs=1m
+size=1g
+invalidate=0
+time_based
+runtime=$RUNTIME
+JOB
+cat > "$work/randread-qd32.fio" <<JOB
+[randread-qd32]
+filename=$dev
+ioengine=io_uring
+iodepth=32
+direct=1
+rw=randread
+bs=4k
+size=1g
+time_based
+runtime=$RUNTIME
+JOB
+cat > "$work/randrw-16jobs.fio" <<JOB
+[randrw-16jobs]
+filename=$dev
+ioengine=psync
+direct=1
+rw=randrw
+rwmixread=90
+bs=16k
+size=1g
+numjobs=16
+group_reporting
+time_based
+runtime=$RUNTIME
+JOB
+
+iops() { json "$1" "sum(j['read']['iops'] + j['write']['iops'] for j in d['jobs'])"; }
+for job in seqread randread-qd32 randrw-16jobs; do
+    echo "== $job: ${RUNTIME}s x $ROUNDS rounds"
+    f=(); s=()
+    for i in $(seq "$ROUNDS"); do
+        fio "$work/$job.fio" --output-format=json --output="$work/fio.json" >/dev/null
+        f+=("$(iops "$work/fio.json")")
+        "$FSLAB" fio "$work/$job.fio" --allow-device --force-overwrite --quiet \
+            --output-format=json --output="$work/fslab.json" 2>/dev/null
+        s+=("$(iops "$work/fslab.json")")
+        echo "  round $i: fio ${f[-1]%.*}  fslab ${s[-1]%.*}"
+    done
+    fm=$(median "${f[@]}"); sm=$(median "${s[@]}")
+    case $job in seqread) target=">= 1.0 (CPU-bound)";; *) target="0.95..1.05 (I/O-bound)";; esac
+    echo "  median IOPS: fio $fm, fslab $sm"
+    echo "  RATIO fslab/fio $job = $(ratio "$sm" "$fm") (target $target)"
+done
