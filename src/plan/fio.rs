@@ -56,9 +56,11 @@ const STRUCTURAL: &[&str] = &[
 /// Options accepted without effect, with what to tell the user (empty: nothing to say).
 const ACCEPTED: &[(&str, &str)] = &[
     ("thread", ""),
-    ("invalidate", "invalidate: fslab does not drop a file's page cache before the job"),
+    (
+        "invalidate",
+        "invalidate: fslab does not drop a file's page cache before the job",
+    ),
     ("norandommap", ""),
-    ("randrepeat", ""),
     ("random_generator", ""),
     ("fallocate", ""),
     ("overwrite", ""),
@@ -278,6 +280,17 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
                     }
                     a.rate_iops = Some(v.to_string());
                     set("--rate-iops");
+                }
+                "randrepeat" => {
+                    // fio's default (1) repeats the offsets run after run, as fslab's fixed seed does
+                    if !on(o) && a.common.seed.is_none() {
+                        let t = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .map(|d| d.as_nanos() as u64)
+                            .unwrap_or(1);
+                        a.common.seed = Some(t.to_string());
+                        set("--seed");
+                    }
                 }
                 "randseed" => {
                     a.common.seed = Some(val(o)?.to_string());
