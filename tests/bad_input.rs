@@ -104,49 +104,130 @@ fn every_command_refuses_bad_input_in_one_line() {
         std::fs::write(&p, text).unwrap();
         p.display().to_string()
     };
-    let plan_bad_key = write("bad-key.toml", "[[filesystem]]\ntype = \"ext4\"\nmkfs_opts = \"x\"\n[[workload]]\ntype = \"meta\"\n");
-    let plan_bad_value = write("bad-value.toml", "[[filesystem]]\ntype = \"tmpfs\"\n[[workload]]\ntype = \"io\"\nbs = \"16q\"\n");
+    let plan_bad_key = write(
+        "bad-key.toml",
+        "[[filesystem]]\ntype = \"ext4\"\nmkfs_opts = \"x\"\n[[workload]]\ntype = \"meta\"\n",
+    );
+    let plan_bad_value = write(
+        "bad-value.toml",
+        "[[filesystem]]\ntype = \"tmpfs\"\n[[workload]]\ntype = \"io\"\nbs = \"16q\"\n",
+    );
     let plan_syntax = write("syntax.toml", "[[filesystem]\ntype = \"ext4\"\n");
-    let load_bad = write("bad.load", "NTCreateX \"\\\\clients\\\\client1\\\\f\" 0x40 0x2 3 NT_STATUS_OK\nFrobnicate 1 NT_STATUS_OK\n");
+    let load_bad = write(
+        "bad.load",
+        "NTCreateX \"\\\\clients\\\\client1\\\\f\" 0x40 0x2 3 NT_STATUS_OK\nFrobnicate 1 NT_STATUS_OK\n",
+    );
     let job_bad = write("bad.fio", "[j]\nrw=sideways\n");
     let job_unsupported = write("unsup.fio", "[j]\nrw=read\nzonemode=zbd\n");
     let not_json = write("not.json", "[1, 2");
     let unreadable = dir.path().join("missing.toml").display().to_string();
     let cases: Vec<(Vec<&str>, String)> = vec![
-        (vec!["io", "--target", t, "--bssplit", "4k/50:8k/60"], "--bssplit: shares add up to 110%".into()),
-        (vec!["io", "--target", t, "--bssplit", "4k/50:8k/40"], "--bssplit: shares add up to 90%, not 100".into()),
-        (vec!["io", "--target", t, "--bs", "64k-4k"], "--bs: range 64k-4k has its maximum below its minimum".into()),
-        (vec!["io", "--target", t, "--nrfiles", "0"], "--nrfiles: must be at least 1".into()),
-        (vec!["io", "--target", t, "--thinktime", "soon"], "--thinktime: 'soon' is not a duration".into()),
-        (vec!["io", "--target", t, "--rw", "write", "--end-fsync", "--runtime", "1s"], "--end-fsync: needs a size-based run".into()),
-        (vec!["io", "--target", t, "--fdatasync", "4"], "--fdatasync: --rw randread does no writes".into()),
-        (vec!["io", "--target", t, "--iodepth", "8"], "--iodepth: needs --engine uring".into()),
+        (
+            vec!["io", "--target", t, "--bssplit", "4k/50:8k/60"],
+            "--bssplit: shares add up to 110%".into(),
+        ),
+        (
+            vec!["io", "--target", t, "--bssplit", "4k/50:8k/40"],
+            "--bssplit: shares add up to 90%, not 100".into(),
+        ),
+        (
+            vec!["io", "--target", t, "--bs", "64k-4k"],
+            "--bs: range 64k-4k has its maximum below its minimum".into(),
+        ),
+        (
+            vec!["io", "--target", t, "--nrfiles", "0"],
+            "--nrfiles: must be at least 1".into(),
+        ),
+        (
+            vec!["io", "--target", t, "--thinktime", "soon"],
+            "--thinktime: 'soon' is not a duration".into(),
+        ),
+        (
+            vec!["io", "--target", t, "--rw", "write", "--end-fsync", "--runtime", "1s"],
+            "--end-fsync: needs a size-based run".into(),
+        ),
+        (
+            vec!["io", "--target", t, "--fdatasync", "4"],
+            "--fdatasync: --rw randread does no writes".into(),
+        ),
+        (
+            vec!["io", "--target", t, "--iodepth", "8"],
+            "--iodepth: needs --engine uring".into(),
+        ),
         (vec!["meta", "--target", t, "--files", "0"], "--files:".into()),
         (vec!["meta", "--target", t, "--xattr", "user.x"], "--xattr:".into()),
-        (vec!["meta", "--target", t, "--bonnie", "16:1:2:3:4"], "--bonnie:".into()),
-        (vec!["meta", "--target", t, "--output", "timeline-csv"], "--output: timeline-csv is for `fslab probe`".into()),
+        (
+            vec!["meta", "--target", t, "--bonnie", "16:1:2:3:4"],
+            "--bonnie:".into(),
+        ),
+        (
+            vec!["meta", "--target", t, "--output", "timeline-csv"],
+            "--output: timeline-csv is for `fslab probe`".into(),
+        ),
         (vec!["probe", "--target", t, "--op", "teleport"], "--op:".into()),
         (vec!["probe", "--target", t, "--interval", "0s"], "--interval:".into()),
-        (vec!["probe", "--target", t, "--load", "stream-write:lots"], "--load:".into()),
-        (vec!["probe", "--target", t, "--output", "bonnie-csv"], "--output: bonnie-csv is for `fslab meta`".into()),
-        (vec!["replay", "/nonexistent/client.txt", "--target", t], "/nonexistent/client.txt".into()),
+        (
+            vec!["probe", "--target", t, "--load", "stream-write:lots"],
+            "--load:".into(),
+        ),
+        (
+            vec!["probe", "--target", t, "--output", "bonnie-csv"],
+            "--output: bonnie-csv is for `fslab meta`".into(),
+        ),
+        (
+            vec!["replay", "/nonexistent/client.txt", "--target", t],
+            "/nonexistent/client.txt".into(),
+        ),
         (vec!["replay", &load_bad, "--target", t], format!("{load_bad}:2")),
-        (vec!["replay", &load_bad, "--target", t, "--clients", "0"], "--clients:".into()),
+        (
+            vec!["replay", &load_bad, "--target", t, "--clients", "0"],
+            "--clients:".into(),
+        ),
         (vec!["run", &unreadable], "No such file".into()),
-        (vec!["run", &plan_bad_key], format!("{plan_bad_key}:3: unknown key 'mkfs_opts'")),
+        (
+            vec!["run", &plan_bad_key],
+            format!("{plan_bad_key}:3: unknown key 'mkfs_opts'"),
+        ),
         (vec!["run", &plan_bad_value], format!("{plan_bad_value}:5: bs:")),
         (vec!["run", &plan_syntax], format!("{plan_syntax}:1:")),
-        (vec!["run", "--scratch", "zfs"], "--scratch: 'zfs' is not a filesystem fslab can make".into()),
-        (vec!["run", "--repeat", "0"], "--repeat: '0' is not a whole number".into()),
-        (vec!["run", "--scratch-dir", "/nonexistent", "--scratch", "ext4"], "--scratch-dir: '/nonexistent' is not an existing directory".into()),
-        (vec!["run", &plan_bad_key, "--scratch", "ext4"], "--scratch: a plan file".into()),
-        (vec!["fio", &job_bad], format!("{job_bad}:2: rw=sideways is not supported")),
-        (vec!["fio", &job_unsupported], format!("{job_unsupported}:3: zonemode is not supported")),
+        (
+            vec!["run", "--scratch", "zfs"],
+            "--scratch: 'zfs' is not a filesystem fslab can make".into(),
+        ),
+        (
+            vec!["run", "--repeat", "0"],
+            "--repeat: '0' is not a whole number".into(),
+        ),
+        (
+            vec!["run", "--scratch-dir", "/nonexistent", "--scratch", "ext4"],
+            "--scratch-dir: '/nonexistent' is not an existing directory".into(),
+        ),
+        (
+            vec!["run", &plan_bad_key, "--scratch", "ext4"],
+            "--scratch: a plan file".into(),
+        ),
+        (
+            vec!["fio", &job_bad],
+            format!("{job_bad}:2: rw=sideways is not supported"),
+        ),
+        (
+            vec!["fio", &job_unsupported],
+            format!("{job_unsupported}:3: zonemode is not supported"),
+        ),
         (vec!["fio", "/nonexistent/job.fio"], "/nonexistent/job.fio".into()),
-        (vec!["fio", "--output-format=terse", &job_bad], "--output-format: 'terse' is not supported".into()),
-        (vec!["compare", &not_json], format!("{not_json}:1: not an fslab result file")),
+        (
+            vec!["fio", "--output-format=terse", &job_bad],
+            "--output-format: 'terse' is not supported".into(),
+        ),
+        (
+            vec!["compare", &not_json],
+            format!("{not_json}:1: not an fslab result file"),
+        ),
         (vec!["compare", &unreadable], "missing.toml".into()),
-        (vec!["report", &not_json, "-o", "/tmp/x.html"], format!("{not_json}:1: not an fslab result file")),
+        (
+            vec!["report", &not_json, "-o", "/tmp/x.html"],
+            format!("{not_json}:1: not an fslab result file"),
+        ),
         (vec!["cleanup", "/nonexistent/place"], "PATHS:".into()),
     ];
     for (args, want) in &cases {

@@ -15,3 +15,4 @@ mod replay;
 mod signals;
 mod snapshots;
 mod uring;
+mod verify;

@@ -239,6 +239,14 @@ pub struct IoArgs {
     /// fsync every file once the job has moved its --size (size-based runs; timed as an fsync).
     #[arg(long)]
     pub end_fsync: bool,
+    /// Verify data: written blocks carry a header and a CRC32C that reads check
+    /// (the only method: crc32c). Mismatches are errors, described in the report.
+    #[arg(long, value_name = "METHOD")]
+    pub verify: Option<String>,
+    /// Only read back and check every block of a file or device an earlier
+    /// --verify run wrote (implies --verify crc32c and --rw read).
+    #[arg(long)]
+    pub verify_only: bool,
     /// With --runtime: still move --size only once, ending at whichever comes
     /// first (fio's runtime without time_based).
     #[arg(long, requires = "runtime")]

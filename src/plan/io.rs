@@ -87,6 +87,10 @@ pub struct IoPlan {
     pub end_fsync: bool,
     #[serde(with = "opt_dur")]
     pub thinktime: Option<Duration>,
+    /// Stamp written blocks with a header and CRC32C; check every read.
+    pub verify: bool,
+    /// Read every block once and check it; write nothing.
+    pub verify_only: bool,
     /// Bytes per job; None = the size of the device or existing file (or 256 MiB).
     pub size: Option<u64>,
     pub jobs: u32,
@@ -177,6 +181,39 @@ impl IoPlan {
                 split
             }
         };
+        let verify = match a.verify.as_deref() {
+            None => a.verify_only,
+            Some("crc32c") => true,
+            Some(m) => {
+                return Err(PlanError::new(
+                    "--verify",
+                    format!("unknown method '{m}' (known: crc32c)"),
+                ))
+            }
+        };
+        if verify && (bs != bs_max || !bssplit.is_empty()) {
+            return Err(PlanError::new(
+                "--verify",
+                "needs one block size (no range or --bssplit)",
+            ));
+        }
+        if verify && bs < crate::workload::verify::HEADER as u64 {
+            return Err(PlanError::new(
+                "--verify",
+                format!(
+                    "blocks of {bs} bytes cannot hold the {}-byte header",
+                    crate::workload::verify::HEADER
+                ),
+            ));
+        }
+        if a.verify_only && a.runtime.is_some() {
+            return Err(PlanError::new(
+                "--verify-only",
+                "reads every block once: leave out --runtime",
+            ));
+        }
+        // --verify-only reads sequentially, whatever --rw says
+        let rw = if a.verify_only { Rw::Read } else { rw };
         let nrfiles = count("--nrfiles", &a.nrfiles, 1)?;
         if nrfiles > 4096 {
             return Err(PlanError::new("--nrfiles", format!("{nrfiles} is more than 4096")));
@@ -347,6 +384,8 @@ impl IoPlan {
             fdatasync_every,
             end_fsync: a.end_fsync,
             thinktime,
+            verify,
+            verify_only: a.verify_only,
             size,
             jobs: jobs as u32,
             file_mode: if a.shared_file {

@@ -238,6 +238,7 @@ pub fn errno_name(e: i32) -> String {
         libc::ENODATA => "ENODATA",
         libc::ENOSYS => "ENOSYS",
         crate::workload::replay::UNEXPECTED_SUCCESS => "UNEXPECTED_SUCCESS",
+        crate::workload::io::VERIFY_MISMATCH => "VERIFY_MISMATCH",
         _ => return format!("errno{e}"),
     };
     name.to_string()
@@ -297,6 +298,8 @@ impl Cell {
             .map(|&d| DirResult::of(d, &out.stats[d.idx()], elapsed))
             .collect();
         let pct = |c: CpuTimes| c.percent_of_core(elapsed);
+        let mut warnings = warnings;
+        warnings.extend(out.jobs.iter().flat_map(|o| o.notes.iter().cloned()));
         Cell {
             name: name.to_string(),
             plan,

@@ -74,6 +74,8 @@ pub struct WorkerOut {
     /// Queueing engines: how many operations were in flight when each was
     /// submitted (index = depth, counting the new one).
     pub depth_counts: Vec<u64>,
+    /// The workload's notes (verification mismatches).
+    pub notes: Vec<String>,
 }
 
 /// What a run measured, merged.
@@ -199,6 +201,7 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
     let out = match built {
         Ok((mut engine, mut wl)) => {
             let mut out = worker(ctx, engine.as_mut(), &mut wl);
+            out.notes = wl.notes();
             if let Some(e) = wl.error() {
                 // a fatal workload error ends the siblings too
                 ctx.stop.store(true, Ordering::Relaxed);

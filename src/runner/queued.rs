@@ -115,7 +115,7 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
                 Submit::Done(result) => {
                     let end = Instant::now();
                     free.push(slot);
-                    wl.on_complete(&next, result);
+                    let result = wl.on_complete(&next, result);
                     if !rec.tick(end) {
                         done = true;
                     } else if rec.recording {
@@ -134,7 +134,7 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
             let end = Instant::now();
             inflight -= 1;
             free.push(slot);
-            wl.on_complete(&s.next, c.result);
+            let result = wl.on_complete(&s.next, c.result);
             if !rec.tick(end) {
                 done = true;
                 if let Some((slot, _, _)) = held.take() {
@@ -142,8 +142,8 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
                 }
             } else if rec.recording {
                 let sched = s.intended.map(|t| ns(end.saturating_duration_since(t)));
-                rec.record(s.next.dir, c.result, ns(end - s.t_prep), sched, end);
-                rec.record_split(s.next.dir, c.result, ns(s.t_sub - s.t_prep), ns(end - s.t_sub));
+                rec.record(s.next.dir, result, ns(end - s.t_prep), sched, end);
+                rec.record_split(s.next.dir, result, ns(s.t_sub - s.t_prep), ns(end - s.t_sub));
             }
             continue;
         }

@@ -148,6 +148,7 @@ impl<'a> Recorder<'a> {
             },
             error,
             depth_counts: self.depth_counts,
+            notes: Vec::new(),
             stats: self.stats,
         }
     }

@@ -133,6 +133,26 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
             format!("'{}' is not a directory, regular file or block device", path.display()),
         ));
     };
+    if plan.verify_only && matches!(kind, Kind::Dir) {
+        return Err(refused(
+            "--verify-only",
+            format!(
+                "'{}' is a directory, and fslab removes its files after each run: give the file or device an earlier --verify run wrote",
+                path.display()
+            ),
+        ));
+    }
+    if plan.verify
+        && !plan.verify_only
+        && !plan.precondition
+        && !matches!(kind, Kind::Dir)
+        && plan.rw.read_pct(plan.rwmixread) > 0
+    {
+        return Err(refused(
+            "--verify",
+            "reads of blocks this run did not write would fail the check: add --precondition (or use --verify-only on a file an earlier --verify run wrote)",
+        ));
+    }
     if plan.nrfiles > 1 && !matches!(kind, Kind::Dir) {
         return Err(refused(
             "--nrfiles",
@@ -265,7 +285,8 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         let total = size * files.len() as u64;
         let mut done = 0;
         for (i, f) in files.iter().enumerate() {
-            lay_out_file(f, size, plan.seed.wrapping_add(i as u64), stop, &mut |n| {
+            let vbs = if plan.verify { plan.bs } else { 0 };
+            lay_out_blocks(f, size, plan.seed.wrapping_add(i as u64), vbs, stop, &mut |n| {
                 done += n;
                 progress(done, total)
             })?;
@@ -368,6 +389,19 @@ pub fn lay_out_file(
     stop: &AtomicBool,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(), TargetError> {
+    lay_out_blocks(path, size, seed, 0, stop, progress)
+}
+
+/// `lay_out_file`, with every `verify_bs` block stamped for `--verify`
+/// (0: plain random data).
+fn lay_out_blocks(
+    path: &Path,
+    size: u64,
+    seed: u64,
+    verify_bs: u64,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), TargetError> {
     use std::os::unix::fs::FileExt;
     let f = OpenOptions::new()
         .write(true)
@@ -375,8 +409,12 @@ pub fn lay_out_file(
         .truncate(false)
         .open(path)
         .map_err(io_err(format!("creating {}", path.display())))?;
-    const CHUNK: usize = 1 << 20;
-    let mut buf = vec![0u8; CHUNK];
+    // whole blocks per chunk, so every stamped block lies within one write
+    let chunk = match verify_bs {
+        0 => 1 << 20,
+        b => ((1u64 << 20) / b).max(1) * b,
+    } as usize;
+    let mut buf = vec![0u8; chunk];
     let mut rng = fastrand::Rng::with_seed(seed);
     rng.fill(&mut buf);
     let mut off = 0u64;
@@ -384,12 +422,28 @@ pub fn lay_out_file(
         if stop.load(Ordering::Relaxed) {
             return Err(TargetError::Interrupted);
         }
-        let n = (size - off).min(CHUNK as u64) as usize;
+        let n = (size - off).min(chunk as u64) as usize;
         // Vary each 4 KiB block so no two blocks are equal (no dedup shortcuts).
         for b in buf[..n].chunks_mut(4096) {
             let tag = (off ^ rng.u64(..)).to_le_bytes();
             let k = b.len().min(8);
             b[..k].copy_from_slice(&tag[..k]);
+        }
+        if verify_bs > 0 {
+            for (i, b) in buf[..n].chunks_mut(verify_bs as usize).enumerate() {
+                if b.len() == verify_bs as usize {
+                    let offset = off + i as u64 * verify_bs;
+                    crate::workload::verify::stamp(
+                        b,
+                        crate::workload::verify::Header {
+                            offset,
+                            job: 0,
+                            generation: 0,
+                            seed,
+                        },
+                    );
+                }
+            }
         }
         f.write_all_at(&buf[..n], off)
             .map_err(io_err(format!("laying out {}", path.display())))?;

@@ -13,6 +13,11 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
+/// Error code counted for a read whose data fails verification ("VERIFY_MISMATCH").
+pub const VERIFY_MISMATCH: i32 = 1001;
+/// Mismatches described one by one; the rest are counted.
+const MAX_NOTES: usize = 20;
+
 /// One job's stream of reads and writes.
 pub struct IoWorkload {
     /// Keeps the files open while the workload runs (empty for the null engine).
@@ -43,6 +48,13 @@ pub struct IoWorkload {
     end_fsyncs: usize,
     thinktime: Option<Duration>,
     last_done: Option<Instant>,
+    /// --verify: stamp written blocks, check read ones.
+    verify: bool,
+    job: u32,
+    seed: u64,
+    generation: u32,
+    mismatches: u64,
+    notes: Vec<String>,
     /// One buffer per in-flight slot. Writes send its random contents; reads
     /// overwrite it with file data, which is random too (laid out so).
     bufs: Vec<AlignedBuf>,
@@ -104,6 +116,12 @@ impl IoWorkload {
             end_fsyncs: if plan.end_fsync && plan.writes() { n } else { 0 },
             thinktime: plan.thinktime,
             last_done: None,
+            verify: plan.verify,
+            job,
+            seed: plan.seed,
+            generation: 0,
+            mismatches: 0,
+            notes: Vec::new(),
             bufs,
             fds,
         }
@@ -138,10 +156,38 @@ impl Workload for IoWorkload {
         self.bufs.iter().map(|b| (b.as_ptr(), b.len())).collect()
     }
 
-    fn on_complete(&mut self, _op: &NextOp, _result: i64) {
+    fn on_complete(&mut self, op: &NextOp, result: i64) -> i64 {
         if self.thinktime.is_some() {
             self.last_done = Some(Instant::now());
         }
+        if self.verify {
+            if let Op::Read { buf, offset, len, .. } = op.op {
+                if result == len as i64 {
+                    // SAFETY: the slot's buffer holds `len` bytes just read; it is
+                    // not reused before this completion is handled.
+                    let block = unsafe { std::slice::from_raw_parts(buf as *const u8, len) };
+                    if let Err(e) = super::verify::check(block, offset) {
+                        self.mismatches += 1;
+                        if self.notes.len() < MAX_NOTES {
+                            self.notes.push(format!("verify: {e}"));
+                        }
+                        return -(VERIFY_MISMATCH as i64);
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    fn notes(&mut self) -> Vec<String> {
+        let mut n = std::mem::take(&mut self.notes);
+        if self.mismatches > MAX_NOTES as u64 {
+            n.push(format!(
+                "verify: {} more mismatches not listed",
+                self.mismatches - MAX_NOTES as u64
+            ));
+        }
+        n
     }
 
     fn next_due(&mut self) -> Option<Instant> {
@@ -223,6 +269,18 @@ impl Workload for IoWorkload {
         } else {
             self.writes_since_fsync += 1;
             self.writes_since_fdatasync += 1;
+            if self.verify {
+                self.generation = self.generation.wrapping_add(1);
+                super::verify::stamp(
+                    &mut self.bufs[slot].as_mut_slice()[..len_usize],
+                    super::verify::Header {
+                        offset,
+                        job: self.job,
+                        generation: self.generation,
+                        seed: self.seed,
+                    },
+                );
+            }
             NextOp {
                 op: Op::Write {
                     fd,

@@ -9,6 +9,7 @@ pub mod io;
 pub mod meta;
 pub mod probe;
 pub mod replay;
+pub mod verify;
 
 pub use buf::AlignedBuf;
 
@@ -39,8 +40,18 @@ pub trait Workload {
     /// None when the workload is done.
     fn next_op(&mut self, slot: usize) -> Option<NextOp>;
 
-    /// Called with the result of every completed operation (`< 0` is -errno).
-    fn on_complete(&mut self, _op: &NextOp, _result: i64) {}
+    /// Called with the result of every completed operation (`< 0` is -errno);
+    /// returns the result to record (a read whose data fails verification
+    /// becomes an error).
+    fn on_complete(&mut self, _op: &NextOp, result: i64) -> i64 {
+        result
+    }
+
+    /// What the workload has to say after the run (verification mismatches),
+    /// reported as the cell's warnings.
+    fn notes(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// Does the next unit of work to completion, or None when done. The worker
     /// times the whole call, so a workload whose unit is several syscalls (a
@@ -52,7 +63,7 @@ pub trait Workload {
             Submit::Done(r) => r,
             _ => crate::engine::exec_pending(engine),
         };
-        self.on_complete(&next, result);
+        let result = self.on_complete(&next, result);
         Some(Step { dir: next.dir, result })
     }
 
