@@ -131,3 +131,74 @@ fn verification_refuses_what_it_cannot_check() {
         .assert()
         .success();
 }
+
+#[test]
+fn on_error_stop_ends_at_the_first_failure_and_continue_counts_them_all() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = dir.path().join("v.dat");
+    std::fs::File::create(&file).unwrap().set_len(1 << 20).unwrap();
+    let f = file.to_str().unwrap();
+    fslab()
+        .args([
+            "io",
+            "--target",
+            f,
+            "--rw",
+            "write",
+            "--verify",
+            "crc32c",
+            "--precondition",
+            "--force-overwrite",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    for block in [10u64, 100, 200] {
+        flip(&file, block * 4096 * 8 + 999);
+    }
+    let run = |mode: &str| {
+        let out = dir.path().join(format!("{mode}.json"));
+        let o = fslab()
+            .args([
+                "io",
+                "--target",
+                f,
+                "--verify-only",
+                "--quiet",
+                "--on-error",
+                mode,
+                "--output",
+            ])
+            .arg(format!("json:{}", out.display()))
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{mode}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        read_json(&out)
+    };
+    let j = run("continue");
+    let d = &j["cells"][0]["directions"][0];
+    assert_eq!(d["errors"]["VERIFY_MISMATCH"], 3);
+    assert_eq!(d["ops"], 253, "every other block read fine");
+    let j = run("stop");
+    let c = &j["cells"][0];
+    assert_eq!(c["directions"][0]["errors"]["VERIFY_MISMATCH"], 1);
+    assert_eq!(
+        c["directions"][0]["ops"], 10,
+        "blocks 0..10 read fine, block 10 failed, then the stop"
+    );
+    assert!(
+        c["warnings"].to_string().contains("--on-error stop"),
+        "{}",
+        c["warnings"]
+    );
+    assert_eq!(j["interrupted"], false, "a stop on error is not an interruption");
+    expect_usage(
+        &["io", "--target", f, "--on-error", "panic"],
+        "--on-error: 'panic' is neither continue nor stop",
+    );
+}

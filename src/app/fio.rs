@@ -39,6 +39,7 @@ fn subset(workers: Vec<WorkerOut>, all: &RunOut, with_series: bool) -> RunOut {
         interrupted: all.interrupted,
         cpu_process: cpu,
         depth_counts: depth,
+        halted_on_error: all.halted_on_error,
     }
 }
 
@@ -84,6 +85,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             bucket_ns: first.lat_buckets_ns.clone(),
             depth: first.iodepth as usize,
             batch: first.iodepth_batch as usize,
+            stop_on_error: first.stop_on_error,
         };
         let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
         let progress = Progress::new(!plan.quiet, names.join(","), None);

@@ -118,6 +118,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         bucket_ns: vec![2_000_000],
         depth: 1,
         batch: 1,
+        stop_on_error: plan.stop_on_error,
     };
     let uring = UringOpts {
         depth: 1,
@@ -176,6 +177,8 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
             interrupted = true;
             break;
         }
+        // A phase with errors ends the run in either --on-error mode: later
+        // phases would stat and delete files that were never made.
         if failed || !job_errors.is_empty() {
             break;
         }

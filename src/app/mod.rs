@@ -96,6 +96,7 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
         bucket_ns: plan.lat_buckets_ns.clone(),
         depth: plan.iodepth as usize,
         batch: plan.iodepth_batch as usize,
+        stop_on_error: plan.stop_on_error,
     };
     let shared = prepared.files.len() == prepared.per_job && plan.jobs > 1;
     let total = (!plan.time_based)

@@ -274,6 +274,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
     let mut load: Option<RunningLoad> = None;
     let mut stopping: Vec<RunningLoad> = Vec::new();
     let mut load_errors = Vec::new();
+    let mut halted = false;
     let mut load_cell = None;
     let mut cur_phase = usize::MAX;
     let mut k: u64 = 0;
@@ -410,6 +411,10 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
             errno: res.err().unwrap_or(0),
         });
         k = next_k;
+        if res.is_err() && plan.stop_on_error {
+            halted = true;
+            break;
+        }
     }
     let elapsed = ns(Instant::now() - t0);
     for l in load.take().into_iter().chain(stopping) {
@@ -460,6 +465,9 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
         });
     }
     let mut warnings = Vec::new();
+    if halted {
+        warnings.push("stopped at the first failed probe (--on-error stop)".into());
+    }
     if let Some(c) = &load_cell {
         for d in &c.directions {
             warnings.push(format!(

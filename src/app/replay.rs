@@ -38,6 +38,7 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
         bucket_ns: vec![2_000_000],
         depth: 1,
         batch: 1,
+        stop_on_error: plan.stop_on_error,
     };
     let progress = Progress::with_lines(!plan.quiet, cell_name.to_string());
     let out = runner::run(&cfg, stop, &progress, |n| {

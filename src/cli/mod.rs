@@ -133,6 +133,10 @@ pub struct CommonArgs {
     /// No progress bar and no text report unless asked for with --output text.
     #[arg(long, short)]
     pub quiet: bool,
+    /// On a failed operation: count it and go on (continue), or end the run
+    /// there (stop). Either way the results so far are written and the exit code is 1.
+    #[arg(long, value_name = "continue|stop", default_value = "continue")]
+    pub on_error: String,
     /// Seed of the random offsets and data (default: fixed, so runs repeat).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,

@@ -124,6 +124,8 @@ pub struct IoPlan {
     pub outputs: Outputs,
     #[serde(skip)]
     pub quiet: bool,
+    /// --on-error stop.
+    pub stop_on_error: bool,
 }
 
 /// Default bytes per job for a directory target.
@@ -411,6 +413,7 @@ impl IoPlan {
             precondition: a.precondition,
             outputs: Outputs::from_args(&a.common, "io")?,
             quiet: a.common.quiet,
+            stop_on_error: super::stop_on_error(&a.common)?,
         })
     }
 

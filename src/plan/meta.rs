@@ -124,6 +124,8 @@ pub struct MetaPlan {
     pub outputs: Outputs,
     #[serde(skip)]
     pub quiet: bool,
+    /// --on-error stop.
+    pub stop_on_error: bool,
 }
 
 impl MetaPlan {
@@ -291,6 +293,7 @@ impl MetaPlan {
             bonnie,
             outputs: Outputs::from_args(&a.common, "meta")?,
             quiet: a.common.quiet,
+            stop_on_error: super::stop_on_error(&a.common)?,
         })
     }
 }

@@ -54,6 +54,18 @@ pub(crate) fn seed(c: &CommonArgs) -> Result<u64> {
     }
 }
 
+/// --on-error: true for stop.
+pub(crate) fn stop_on_error(c: &CommonArgs) -> Result<bool> {
+    match c.on_error.as_str() {
+        "continue" | "" => Ok(false),
+        "stop" => Ok(true),
+        o => Err(PlanError::new(
+            "--on-error",
+            format!("'{o}' is neither continue nor stop"),
+        )),
+    }
+}
+
 pub(crate) fn duration(flag: &str, s: &str) -> Result<Duration> {
     units::parse_duration(s).map_err(|e| PlanError::new(flag, e))
 }

@@ -76,6 +76,8 @@ pub struct ProbePlan {
     pub outputs: Outputs,
     #[serde(skip)]
     pub quiet: bool,
+    /// --on-error stop.
+    pub stop_on_error: bool,
 }
 
 fn parse_load(s: &str, target: &str) -> Result<Load> {
@@ -254,6 +256,7 @@ impl ProbePlan {
             seed: seed(&a.common)?,
             outputs: Outputs::from_args(&a.common, "probe")?,
             quiet: a.common.quiet,
+            stop_on_error: super::stop_on_error(&a.common)?,
         })
     }
 }

@@ -44,6 +44,8 @@ pub struct ReplayPlan {
     pub outputs: Outputs,
     #[serde(skip)]
     pub quiet: bool,
+    /// --on-error stop.
+    pub stop_on_error: bool,
 }
 
 impl ReplayPlan {
@@ -94,6 +96,7 @@ impl ReplayPlan {
             seed: seed(&a.common)?,
             outputs,
             quiet: a.common.quiet,
+            stop_on_error: super::stop_on_error(&a.common)?,
         })
     }
 }

@@ -300,6 +300,9 @@ impl Cell {
         let pct = |c: CpuTimes| c.percent_of_core(elapsed);
         let mut warnings = warnings;
         warnings.extend(out.jobs.iter().flat_map(|o| o.notes.iter().cloned()));
+        if out.halted_on_error {
+            warnings.push("stopped at the first failed operation (--on-error stop)".into());
+        }
         Cell {
             name: name.to_string(),
             plan,

@@ -42,6 +42,8 @@ pub struct RunConfig {
     pub depth: usize,
     /// Submit when this many operations are queued (1 = each at once).
     pub batch: usize,
+    /// --on-error stop: the first failed operation ends the run (every job).
+    pub stop_on_error: bool,
 }
 
 /// Per-worker counters the progress display reads.
@@ -56,11 +58,21 @@ pub struct Counter {
 pub(crate) struct Ctx<'a> {
     pub j: usize,
     pub cfg: &'a RunConfig,
+    /// The run's stop flag (a signal).
     pub stop: &'a AtomicBool,
+    /// Ends this run only: a failed job, or the first error with --on-error stop.
+    pub halt: &'a AtomicBool,
     pub counter: &'a Counter,
     pub series: &'a SeriesCollector,
     /// When all workers were released.
     pub t0: Instant,
+}
+
+impl Ctx<'_> {
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.halt.load(Ordering::Relaxed)
+    }
 }
 
 /// What one worker measured.
@@ -89,6 +101,8 @@ pub struct RunOut {
     pub cpu_process: CpuTimes,
     /// Merged `WorkerOut::depth_counts`.
     pub depth_counts: Vec<u64>,
+    /// --on-error stop ended the run at the first failed operation.
+    pub halted_on_error: bool,
 }
 
 /// Runs `cfg.jobs` workers; `make(j)` builds worker j's engine and workload on
@@ -101,6 +115,7 @@ where
     let ready = Barrier::new(cfg.jobs + 1);
     let go = Barrier::new(cfg.jobs + 1);
     let start_at: Mutex<Option<Instant>> = Mutex::new(None);
+    let halt = AtomicBool::new(false);
     let counters: Vec<Counter> = (0..cfg.jobs).map(|_| Counter::default()).collect();
     let series = SeriesCollector::new(cfg.jobs);
     let cpu0 = CpuTimes::process();
@@ -117,6 +132,7 @@ where
                 j: 0,
                 cfg,
                 stop,
+                halt: &halt,
                 counter: &counters[0],
                 series: &series,
                 t0,
@@ -127,8 +143,8 @@ where
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..cfg.jobs)
                 .map(|j| {
-                    let (ready, go, start_at, counter, series, make) =
-                        (&ready, &go, &start_at, &counters[j], &series, &make);
+                    let (ready, go, start_at, counter, series, make, halt) =
+                        (&ready, &go, &start_at, &counters[j], &series, &make, &halt);
                     std::thread::Builder::new()
                         .name(format!("fslab-job{j}"))
                         .spawn_scoped(s, move || {
@@ -144,6 +160,7 @@ where
                                     j,
                                     cfg,
                                     stop,
+                                    halt,
                                     counter,
                                     series,
                                     t0,
@@ -187,9 +204,10 @@ where
         elapsed_ns: outs.iter().map(|o| o.elapsed_ns).max().unwrap_or(0),
         jobs: outs,
         series: series.into_points(),
-        // A failing job also raises the stop flag to end its siblings; only a
-        // stop without a job error is an interruption (a signal).
-        interrupted: stop.load(Ordering::Relaxed) && outs_ok,
+        // Only a signal is an interruption: a failing job or --on-error stop
+        // halts the run without touching the caller's stop flag.
+        interrupted: stop.load(Ordering::Relaxed),
+        halted_on_error: cfg.stop_on_error && halt.load(Ordering::Relaxed) && outs_ok,
         cpu_process,
         depth_counts,
     }
@@ -204,13 +222,13 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
             out.notes = wl.notes();
             if let Some(e) = wl.error() {
                 // a fatal workload error ends the siblings too
-                ctx.stop.store(true, Ordering::Relaxed);
+                ctx.halt.store(true, Ordering::Relaxed);
                 out.error.get_or_insert(e);
             }
             out
         }
         Err(e) => {
-            ctx.stop.store(true, Ordering::Relaxed);
+            ctx.halt.store(true, Ordering::Relaxed);
             WorkerOut {
                 error: Some(e),
                 ..Default::default()
@@ -236,7 +254,7 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
     let period = ctx.cfg.rate.map(|r| Duration::from_nanos(1_000_000_000 / r.max(1)));
     // Pacing grid: operation n is due at t0 + n*period, whatever happened before.
     let mut due = ctx.t0;
-    while !ctx.stop.load(Ordering::Relaxed) {
+    while !ctx.stopped() {
         let intended = match period {
             Some(p) => {
                 let t = due;

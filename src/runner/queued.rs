@@ -10,7 +10,6 @@ use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
 use crate::engine::{Completion, Engine, Submit};
 use crate::workload::{NextOp, Workload};
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 struct Slot {
@@ -21,7 +20,7 @@ struct Slot {
 }
 
 pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> WorkerOut {
-    let (cfg, stop) = (ctx.cfg, ctx.stop);
+    let cfg = ctx.cfg;
     let depth = cfg.depth.clamp(1, engine.caps().max_depth.max(1));
     let batch = cfg.batch.clamp(1, depth);
     let period = cfg.rate.map(|r| Duration::from_nanos(1_000_000_000 / r.max(1)));
@@ -54,7 +53,7 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
     // still bring many completions.
     let mut next_comp = 0usize;
     loop {
-        if !done && stop.load(Ordering::Relaxed) {
+        if !done && ctx.stopped() {
             done = true;
             if let Some((slot, _, _)) = held.take() {
                 free.push(slot);

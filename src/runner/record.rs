@@ -26,6 +26,8 @@ pub(crate) struct Recorder<'a> {
     bytes: u64,
     last: Instant,
     pub depth_counts: Vec<u64>,
+    /// Set for --on-error stop: raised at the first failed operation.
+    halt_on_error: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 impl<'a> Recorder<'a> {
@@ -43,6 +45,7 @@ impl<'a> Recorder<'a> {
             next_event = next_event.min(d);
         }
         Recorder {
+            halt_on_error: cfg.stop_on_error.then_some(ctx.halt),
             j: ctx.j,
             counter: ctx.counter,
             series: ctx.series,
@@ -106,6 +109,9 @@ impl<'a> Recorder<'a> {
             self.bytes += moved;
         } else {
             st.record_err(-result as i32);
+            if let Some(h) = self.halt_on_error {
+                h.store(true, Ordering::Relaxed);
+            }
         }
         if let Some(s) = sched {
             st.record_sched(s);
