@@ -49,3 +49,90 @@ fn ctrl_c_during_layout_leaves_nothing_and_a_valid_result() {
     assert_eq!(j["cells"].as_array().unwrap().len(), 0);
     assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
 }
+
+/// SIGINT or SIGTERM at random moments during every workload and a scratch
+/// plan: fslab stops with 130 (or finishes), the result file is valid JSON
+/// marked as it should be, and nothing of fslab's is left.
+#[test]
+fn twenty_random_signals_across_every_workload_leave_nothing() {
+    let scratch_ok = is_root() && have("mkfs.ext4") && have("losetup");
+    let mut rng = fastrand::Rng::new();
+    let loadfile = "/usr/share/dbench/client.txt";
+    let replay_ok = std::path::Path::new(loadfile).exists();
+    for trial in 0..20 {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let t = dir.path().to_str().unwrap().to_string();
+        let json = dir.path().join("r.json");
+        let out = format!("json:{}", json.display());
+        let plan = dir.path().join("plan.toml");
+        std::fs::write(
+            &plan,
+            "[[filesystem]]\ntype = \"ext4\"\nsize = \"256m\"\n[[workload]]\ntype = \"meta\"\nfiles = \"20k\"\n[[workload]]\ntype = \"io\"\nsize = \"16m\"\nruntime = \"2s\"\n",
+        )
+        .unwrap();
+        let kinds = ["io", "meta", "replay", "probe", "run"];
+        let kind = kinds[trial % kinds.len()];
+        let args: Vec<String> = match kind {
+            "io" => vec!["io", "--target", &t, "--size", "32m", "--jobs", "2", "--runtime", "5s"]
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            "meta" => vec!["meta", "--target", &t, "--files", "200k"]
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            "replay" if replay_ok => vec!["replay", loadfile, "--target", &t, "--clients", "2", "--time", "5s"]
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            "probe" => vec![
+                "probe",
+                "--target",
+                &t,
+                "--interval",
+                "50ms",
+                "--phases",
+                "idle:1s,load:3s,after:1s",
+                "--load",
+                "stream-write:256m",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            "run" if scratch_ok => vec![
+                "run".to_string(),
+                plan.display().to_string(),
+                "--scratch-dir".into(),
+                t.clone(),
+            ],
+            _ => continue,
+        };
+        let mut all: Vec<String> = args;
+        all.extend(["--quiet".into(), "--output".into(), out.clone()]);
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let sig = if rng.bool() { libc::SIGINT } else { libc::SIGTERM };
+        let wait = rng.u64(50..2500);
+        let child = start(&refs);
+        std::thread::sleep(Duration::from_millis(wait));
+        let o = signal_and_wait(child, sig);
+        let what = format!("trial {trial}: {kind}, signal {sig} after {wait} ms");
+        assert!(
+            matches!(o.status.code(), Some(130) | Some(0)),
+            "{what}: exit {:?}: {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let j = read_json(&json);
+        if o.status.code() == Some(130) {
+            assert_eq!(j["interrupted"], true, "{what}");
+        }
+        let left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "r.json" && n != "plan.toml")
+            .collect();
+        assert!(left.is_empty(), "{what}: left {left:?}");
+        assert!(mounts_under(dir.path()).is_empty(), "{what}: a mount is left");
+    }
+}
