@@ -5,6 +5,8 @@ mod util;
 mod bad_input;
 mod cleanup;
 mod device;
+mod faultfs;
+mod faults;
 mod fio;
 mod html;
 mod io;
