@@ -47,8 +47,21 @@ impl CpuTimes {
 }
 
 /// Peak resident set size of this process in KiB.
+///
+/// Read from VmHWM in /proc/self/status, the high-water mark of this
+/// process's own memory: getrusage's ru_maxrss keeps the parent's resident
+/// size from before exec (Linux records the old mm's high-water mark at exec,
+/// and a vfork child uses its parent's), so a test harness or shell with a big
+/// footprint would show up as fslab's.
 pub fn max_rss_kib() -> u64 {
-    rusage(libc::RUSAGE_SELF).1
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or_else(|| rusage(libc::RUSAGE_SELF).1)
 }
 
 impl Sub for CpuTimes {

@@ -45,6 +45,24 @@ pub fn abort_cleanup() {
             let _ = rustix::mount::unmount(m, rustix::mount::UnmountFlags::DETACH);
         }
     }
+    // A mount made a moment ago may not be registered yet: anything mounted
+    // inside one of fslab's directories is fslab's.
+    let dirs: Vec<&PathBuf> = live
+        .iter()
+        .filter_map(|l| match l {
+            Live::Dir(d) => Some(d),
+            Live::Mount(_) => None,
+        })
+        .collect();
+    let mut inside: Vec<PathBuf> = super::info::mounts()
+        .into_iter()
+        .map(|m| m.mount_point)
+        .filter(|m| dirs.iter().any(|d| m.starts_with(d)))
+        .collect();
+    inside.sort_by_key(|m| std::cmp::Reverse(m.as_os_str().len()));
+    for m in inside {
+        let _ = rustix::mount::unmount(&m, rustix::mount::UnmountFlags::DETACH);
+    }
     for l in live.iter().rev() {
         if let Live::Dir(d) = l {
             if d.join(super::MARKER).exists() {
