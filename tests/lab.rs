@@ -207,6 +207,18 @@ fn devices_fslab_did_not_attach_need_consent() {
     expect_usage(&["run", &raw], "--allow-device");
 }
 
+/// Starts `fslab run PLAN` and returns once its scratch filesystem is mounted (and has settled).
+fn start_until_mounted(plan: &str, scratch: &Path) -> std::process::Child {
+    let child = start(&["run", plan, "--quiet", "--scratch-dir", scratch.to_str().unwrap()]);
+    let t = std::time::Instant::now();
+    while mounts_under(scratch).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(20), "no scratch mount appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child
+}
+
 /// A plan whose cells make, use and remove scratch filesystems all the time.
 const BUSY_PLAN: &str = r#"
 repeat = 2
@@ -277,19 +289,7 @@ fn after_sigkill_cleanup_removes_mount_loop_and_image() {
         dir.path(),
         "[[filesystem]]\ntype = \"ext4\"\nsize = \"256m\"\n[[workload]]\ntype = \"io\"\nsize = \"16m\"\nruntime = \"30s\"\n",
     );
-    let child = start(&[
-        "run",
-        &plan,
-        "--quiet",
-        "--scratch-dir",
-        scratch.path().to_str().unwrap(),
-    ]);
-    let t = std::time::Instant::now();
-    while mounts_under(scratch.path()).is_empty() {
-        assert!(t.elapsed() < Duration::from_secs(20), "no scratch mount appeared");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    let child = start_until_mounted(&plan, scratch.path());
     signal_and_wait(child, libc::SIGKILL);
     assert_eq!(mounts_under(scratch.path()).len(), 1, "the killed run left its mount");
     assert_eq!(loops_backed_in(scratch.path()).len(), 1, "and its loop device");
@@ -436,19 +436,7 @@ fn a_second_ctrl_c_aborts_at_once_and_still_removes_everything() {
         dir.path(),
         "[[filesystem]]\ntype = \"ext4\"\nsize = \"256m\"\n[[workload]]\ntype = \"io\"\nrw = \"randwrite\"\nsize = \"16m\"\nruntime = \"30s\"\n",
     );
-    let child = start(&[
-        "run",
-        &plan,
-        "--quiet",
-        "--scratch-dir",
-        scratch.path().to_str().unwrap(),
-    ]);
-    let t = std::time::Instant::now();
-    while mounts_under(scratch.path()).is_empty() {
-        assert!(t.elapsed() < Duration::from_secs(20), "no scratch mount appeared");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    let child = start_until_mounted(&plan, scratch.path());
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     // a gap, or the kernel merges the two pending signals into one

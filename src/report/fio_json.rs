@@ -119,6 +119,42 @@ fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     (out[0].clone(), out[1].clone(), out[2].clone())
 }
 
+/// fio's "IO depths" buckets (1, 2, 4, ... >=64): the percentage of
+/// submissions at each in-flight depth; a sync run is all at depth 1.
+pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
+    let total: u64 = counts.iter().sum();
+    let mut lo = 0usize;
+    let mut out = Vec::new();
+    for (label, hi) in [
+        ("1", 1usize),
+        ("2", 2),
+        ("4", 4),
+        ("8", 8),
+        ("16", 16),
+        ("32", 32),
+        (">=64", usize::MAX),
+    ] {
+        let pct = if total == 0 {
+            if hi == 1 {
+                100.0
+            } else {
+                0.0
+            }
+        } else {
+            let n: u64 = counts
+                .iter()
+                .enumerate()
+                .filter(|(d, _)| *d > lo && *d <= hi)
+                .map(|(_, n)| *n)
+                .sum();
+            n as f64 * 100.0 / total as f64
+        };
+        out.push((label, pct));
+        lo = hi;
+    }
+    out
+}
+
 fn job(c: &Cell, id: usize) -> Value {
     let p = &c.plan;
     let s = |k: &str| {
@@ -159,36 +195,10 @@ fn job(c: &Cell, id: usize) -> Value {
         }
     };
     let (lns, lus, lms) = latency_maps(c);
-    let mut depth = Map::new();
-    let counts = &c.inflight_depth;
-    let total: u64 = counts.iter().sum();
-    let mut lo = 0usize;
-    for (label, hi) in [
-        ("1", 1usize),
-        ("2", 2),
-        ("4", 4),
-        ("8", 8),
-        ("16", 16),
-        ("32", 32),
-        (">=64", usize::MAX),
-    ] {
-        let n: u64 = if total == 0 {
-            if hi == 1 {
-                1
-            } else {
-                0
-            }
-        } else {
-            counts
-                .iter()
-                .enumerate()
-                .filter(|(d, _)| *d > lo && *d <= hi)
-                .map(|(_, n)| *n)
-                .sum()
-        };
-        depth.insert(label.into(), json!(n as f64 * 100.0 / total.max(1) as f64));
-        lo = hi;
-    }
+    let depth: Map<String, Value> = depth_levels(&c.inflight_depth)
+        .into_iter()
+        .map(|(label, pct)| (label.to_string(), json!(pct)))
+        .collect();
     // `fslab fio` cells carry fio's group and the job's own options
     let fio = c.plan.get("fio");
     let id = fio.and_then(|f| f["groupid"].as_u64()).unwrap_or(id as u64);

@@ -116,33 +116,11 @@ fn job(s: &mut String, c: &Cell) {
         pct(c.cpu.user_ns),
         pct(c.cpu.sys_ns)
     );
-    let total: u64 = c.inflight_depth.iter().sum();
-    let depth = if total == 0 {
-        "1=100.0%".to_string()
-    } else {
-        let mut v = Vec::new();
-        let mut lo = 0usize;
-        for (label, hi) in [
-            ("1", 1usize),
-            ("2", 2),
-            ("4", 4),
-            ("8", 8),
-            ("16", 16),
-            ("32", 32),
-            (">=64", usize::MAX),
-        ] {
-            let n: u64 = c
-                .inflight_depth
-                .iter()
-                .enumerate()
-                .filter(|(d, _)| *d > lo && *d <= hi)
-                .map(|(_, n)| *n)
-                .sum();
-            v.push(format!("{label}={:.1}%", n as f64 * 100.0 / total as f64));
-            lo = hi;
-        }
-        v.join(", ")
-    };
+    let depth = super::fio_json::depth_levels(&c.inflight_depth)
+        .iter()
+        .map(|(label, pct)| format!("{label}={pct:.1}%"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let _ = writeln!(s, "  IO depths    : {depth}");
     for w in &c.warnings {
         let _ = writeln!(s, "  warning: {w}");
