@@ -567,6 +567,12 @@ impl LabPlan {
             self.scratch_dir = PathBuf::from(d);
         }
         let needs_scratch = self.filesystems.iter().any(|f| !matches!(f.kind, FsKind::Dir { .. }));
+        if needs_scratch && !crate::target::scratch::is_root() {
+            return Err(PlanError::new(
+                if self.file.is_some() { "PLAN" } else { "--scratch" },
+                "scratch filesystems (loop devices, mkfs, mount) need root; run as root, or use type = \"dir\" filesystems",
+            ));
+        }
         if needs_scratch && !self.scratch_dir.is_dir() {
             return Err(PlanError::new(
                 "--scratch-dir",
