@@ -207,6 +207,10 @@ fn every_command_refuses_bad_input_in_one_line() {
             "--scratch: a plan file".into(),
         ),
         (
+            vec!["run", &plan_bad_key, "--runtime", "1s"],
+            "--runtime: sets the quick suite's cells".into(),
+        ),
+        (
             vec!["fio", &job_bad],
             format!("{job_bad}:2: rw=sideways is not supported"),
         ),

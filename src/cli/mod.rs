@@ -148,9 +148,9 @@ pub struct RunArgs {
     pub plan: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Duration of each cell of the quick suite.
-    #[arg(long, value_name = "DUR", default_value = "5s")]
-    pub runtime: String,
+    /// Duration of each cell of the quick suite [default: 5s].
+    #[arg(long, value_name = "DUR")]
+    pub runtime: Option<String>,
     /// Run the quick suite on fresh scratch filesystems of these types
     /// (ext4,xfs,btrfs,tmpfs: image file, loop device, mkfs, mount) and compare them.
     #[arg(long, value_name = "TYPES", value_delimiter = ',')]

@@ -95,9 +95,15 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
                 format!("a plan file ('{p}') lists its own filesystems; --scratch is for the quick suite"),
             ));
         }
+        if a.runtime.is_some() {
+            return Err(PlanError::new(
+                "--runtime",
+                format!("sets the quick suite's cells; a plan file ('{p}') gives each workload its own runtime"),
+            ));
+        }
         return LabPlan::from_file(p, a);
     }
-    let runtime = a.runtime.clone();
+    let runtime = a.runtime.clone().unwrap_or_else(|| "5s".into());
     let rt = duration("--runtime", &runtime)?;
     let mut workloads = Vec::new();
     let mut add = |name: &str, kind: &str, args: &[&str]| -> Result<()> {
