@@ -54,7 +54,56 @@ pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
     if let Ok(secs) = t.parse::<u64>() {
         return Ok(Duration::from_secs(secs));
     }
-    humantime::parse_duration(t).map_err(|_| UnitError::Duration(s.to_string()))
+    parse_duration_parts(t).ok_or_else(|| UnitError::Duration(s.to_string()))
+}
+
+/// `1h30m`, `1.5s`, `250 ms`: numbers with units, summed with checked
+/// arithmetic (humantime's parser panics on an overflowing sum, which
+/// fuzzing found; a benchmark must answer bad input with an error).
+fn parse_duration_parts(t: &str) -> Option<Duration> {
+    let mut total: u128 = 0; // ns
+    let mut rest = t.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, after) = rest.split_at(num_end);
+        let after = after.trim_start();
+        let unit_end = after
+            .find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_end);
+        let per_unit: u128 = match unit {
+            "ns" | "nsec" => 1,
+            "us" | "µs" | "usec" => 1_000,
+            "ms" | "msec" => 1_000_000,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1_000_000_000,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60_000_000_000,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000_000_000,
+            "d" | "day" | "days" => 86_400_000_000_000,
+            _ => return None,
+        };
+        let (int, frac) = match num.split_once('.') {
+            Some((i, f)) => (i, f),
+            None => (num, ""),
+        };
+        if int.is_empty() && frac.is_empty() || frac.contains('.') || frac.len() > 9 {
+            return None;
+        }
+        let int: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+        let mut part = int.checked_mul(per_unit)?;
+        if !frac.is_empty() {
+            let f: u128 = frac.parse().ok()?;
+            part = part.checked_add(f.checked_mul(per_unit)? / 10u128.pow(frac.len() as u32))?;
+        }
+        total = total.checked_add(part)?;
+        rest = next.trim_start();
+    }
+    let secs = u64::try_from(total / 1_000_000_000).ok()?;
+    Some(Duration::new(secs, (total % 1_000_000_000) as u32))
 }
 
 /// Parses a percentage `0..=100`, with or without a trailing `%`.
@@ -153,6 +202,17 @@ mod tests {
         assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("-1s").is_err());
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("100us"), Ok(Duration::from_micros(100)));
+        assert_eq!(parse_duration("2 min"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("1.2.3s").is_err());
+        assert!(parse_duration("s").is_err());
+        assert!(parse_duration("5").is_ok() && parse_duration("5x").is_err());
+        // found by fuzzing: humantime panicked on an overflowing sum
+        assert!(parse_duration("18446744073709551615s1.5s").is_err());
+        assert!(parse_duration("18446744073709551611.5s1.5s").is_ok());
+        assert!(parse_duration(&"9".repeat(60)).is_err());
     }
 
     #[test]
