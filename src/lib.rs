@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod dist;
 pub mod engine;
 pub mod plan;
 pub mod report;

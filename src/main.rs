@@ -3,31 +3,56 @@
 
 use clap::Parser;
 use fslab::cli::{Cli, Command};
-use fslab::{app, plan};
+use fslab::{app, dist, plan};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Started by mpirun/srun: every rank is a client (docs/distributed.md).
+    let session = match dist::init() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("fslab: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = run(cli);
+    drop(session); // MPI_Finalize
+    code
+}
+
+fn run(cli: Cli) -> ExitCode {
     let stop = Arc::new(AtomicBool::new(false));
     handle_signals(&stop);
+    let coord = dist::coordinator();
+    if coord.size() > 1 && !matches!(cli.command, Command::Io(_) | Command::Meta(_) | Command::Replay(_)) {
+        if coord.rank() == 0 {
+            eprintln!(
+                "fslab: error: started as {} MPI ranks, but only io, meta and replay run distributed; \
+                 run this command without mpirun/srun",
+                coord.size()
+            );
+        }
+        return ExitCode::from(2);
+    }
     let result = match &cli.command {
-        Command::Io(a) => match plan::IoPlan::from_args(a) {
+        Command::Io(a) => match validated(plan::IoPlan::from_args(a)) {
             Ok(p) => app::run_io(p, &stop),
-            Err(e) => return usage(e),
+            Err(code) => return code,
         },
-        Command::Meta(a) => match plan::MetaPlan::from_args(a) {
+        Command::Meta(a) => match validated(plan::MetaPlan::from_args(a)) {
             Ok(p) => app::run_meta(p, &stop),
-            Err(e) => return usage(e),
+            Err(code) => return code,
         },
         Command::Probe(a) => match plan::ProbePlan::from_args(a) {
             Ok(p) => app::run_probe(p, &stop),
             Err(e) => return usage(e),
         },
-        Command::Replay(a) => match plan::ReplayPlan::from_args(a) {
+        Command::Replay(a) => match validated(plan::ReplayPlan::from_args(a)) {
             Ok(p) => app::run_replay(p, &stop),
-            Err(e) => return usage(e),
+            Err(code) => return code,
         },
         Command::Fio(a) => match plan::fio::FioPlan::from_args(a) {
             Ok(p) => app::run_fio(p, &stop),
@@ -53,9 +78,36 @@ fn main() -> ExitCode {
         }
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("fslab: error: {e}");
+            // Of a failure on another rank, rank 0 alone tells (that rank says why).
+            if !e.is_other_rank() || coord.rank() == 0 {
+                eprintln!("fslab: error: {}{e}", rank_prefix());
+            }
             ExitCode::from(e.exit_code() as u8)
         }
+    }
+}
+
+/// "rank 3 on host: " in a distributed run, nothing otherwise.
+fn rank_prefix() -> String {
+    let c = dist::coordinator();
+    if c.size() > 1 {
+        format!("rank {} on {}: ", c.rank(), c.host())
+    } else {
+        String::new()
+    }
+}
+
+/// A plan every rank validated: when any rank refused its arguments, every
+/// rank stops with exit code 2 and only the first refusing rank says why
+/// (they run the same command line, so they usually refuse alike).
+fn validated<T>(r: Result<T, plan::PlanError>) -> Result<T, ExitCode> {
+    let coord = dist::coordinator();
+    let failed = coord.all_gather_u64(r.is_err() as u64);
+    let first = failed.iter().position(|&f| f == 1);
+    match (r, first) {
+        (Ok(v), None) => Ok(v),
+        (Err(e), Some(f)) if f == coord.rank() => Err(usage(e)),
+        _ => Err(ExitCode::from(2)),
     }
 }
 

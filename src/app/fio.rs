@@ -40,6 +40,9 @@ fn subset(workers: Vec<WorkerOut>, all: &RunOut, with_series: bool) -> RunOut {
         cpu_process: cpu,
         depth_counts: depth,
         halted_on_error: all.halted_on_error,
+        host: all.host.clone(),
+        ranks: Vec::new(),
+        stonewall: None,
     }
 }
 
@@ -86,6 +89,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             depth: first.iodepth as usize,
             batch: first.iodepth_batch as usize,
             stop_on_error: first.stop_on_error,
+            stonewall: None,
         };
         let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
         let progress = Progress::new(!plan.quiet, names.join(","), None);

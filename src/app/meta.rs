@@ -108,8 +108,8 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         path: work,
         guard: _guard,
     } = target::work_dir(&plan.target)?;
-    check_xattrs(plan, &work, &info)?;
-    let dirs = make_dirs(plan, &work)?;
+    target::ranks::agree(check_xattrs(plan, &work, &info))?;
+    let dirs = target::ranks::agree(make_dirs(plan, &work))?;
     let cfg = RunConfig {
         jobs: plan.jobs as usize,
         runtime: None,
@@ -119,6 +119,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         depth: 1,
         batch: 1,
         stop_on_error: plan.stop_on_error,
+        stonewall: None,
     };
     let uring = UringOpts {
         depth: 1,
@@ -131,6 +132,8 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
     let mut interrupted = false;
     let mut renamed = false;
     let mut last_order = None;
+    // Files each of this rank's jobs made, when a stonewall cut the create short.
+    let mut created: Option<Vec<u64>> = None;
     for (order, kind) in phases(plan) {
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
@@ -139,17 +142,31 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         if last_order != Some(order) {
             renamed = false;
             last_order = Some(order);
+            created = None;
         }
+        let cfg = RunConfig {
+            stonewall: if kind == PhaseKind::Create {
+                plan.stonewall
+            } else {
+                None
+            },
+            ..cfg.clone()
+        };
         let name = phase_name(order, kind);
         let progress = Progress::new(!plan.quiet, name.clone(), None);
         let out = runner::run(&cfg, stop, &progress, |j| {
             let d = Arc::clone(&dirs[if plan.shared_dirs { 0 } else { j }]);
-            let wl = MetaWorkload::new(plan, j as u32, d, kind, order, renamed);
+            let made = created.as_ref().map(|c| c[j]);
+            let wl = MetaWorkload::new(plan, j as u32, d, kind, order, renamed, made);
             let engine = plan.engine.build(&uring).map_err(|e| format!("job {j}: {e}"))?;
             Ok((engine, wl))
         });
         if kind == PhaseKind::Rename {
             renamed = !renamed;
+        }
+        if kind == PhaseKind::Create && out.stonewall.is_some() {
+            let c = kind.dir().idx();
+            created = Some(out.local_jobs().iter().map(|o| o.stats[c].lat.count).collect());
         }
         // bonnie++ calls sync() before it stops the clock of each phase that
         // changes the filesystem (create, delete; not stat): so does fslab,
@@ -160,11 +177,13 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         if plan.sync_after_phase && modifies && !out.interrupted {
             let (t, c) = (std::time::Instant::now(), CpuTimes::process());
             rustix::fs::sync();
-            elapsed += t.elapsed().as_nanos() as u64;
+            // every rank syncs its machine; the phase ends with the slowest
+            let took = crate::dist::coordinator().all_gather_u64(t.elapsed().as_nanos() as u64);
+            elapsed += took.into_iter().max().unwrap_or(0);
             cpu += CpuTimes::process() - c;
         }
         let st = &out.stats[kind.dir().idx()];
-        let mut d = DirResult::of(kind.dir(), st, elapsed);
+        let mut d = DirResult::of(kind.dir(), st, elapsed).with_ranks(&out);
         d.phase = Some(name);
         d.elapsed_ns = Some(elapsed);
         d.cpu_percent = Some(cpu.percent_of_core(elapsed));

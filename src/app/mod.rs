@@ -58,6 +58,11 @@ pub(crate) fn single_cell_report(
 }
 
 impl AppError {
+    /// Another rank of a distributed run failed, not this one.
+    pub fn is_other_rank(&self) -> bool {
+        matches!(self, AppError::Target(TargetError::OtherRank(_)))
+    }
+
     /// Exit code: 2 for refused usage, 1 for failures.
     pub fn exit_code(&self) -> i32 {
         match self {
@@ -84,7 +89,7 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
     if let Some(Some(pb)) = layout_bar.into_inner() {
         pb.finish_and_clear();
     }
-    let prepared = match prepared {
+    let prepared = match target::ranks::agree(prepared) {
         Err(TargetError::Interrupted) => return Ok(None),
         p => p?,
     };
@@ -97,6 +102,7 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
         depth: plan.iodepth as usize,
         batch: plan.iodepth_batch as usize,
         stop_on_error: plan.stop_on_error,
+        stonewall: plan.stonewall,
     };
     let shared = prepared.files.len() == prepared.per_job && plan.jobs > 1;
     let total = (!plan.time_based)

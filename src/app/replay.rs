@@ -26,10 +26,11 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
         path: work,
         guard: _guard,
     } = target::work_dir(&plan.target)?;
-    for n in 0..plan.clients {
+    let made: Result<(), AppError> = (0..plan.clients).try_for_each(|n| {
         let d = work.join(format!("c{n}"));
-        std::fs::create_dir(&d).map_err(io_err(format!("creating {}", d.display())))?;
-    }
+        std::fs::create_dir(&d).map_err(io_err(format!("creating {}", d.display())))
+    });
+    target::ranks::agree(made)?;
     let cfg = RunConfig {
         jobs: plan.clients as usize,
         runtime: Some(plan.time),
@@ -39,6 +40,7 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
         depth: 1,
         batch: 1,
         stop_on_error: plan.stop_on_error,
+        stonewall: None,
     };
     let progress = Progress::with_lines(!plan.quiet, cell_name.to_string());
     let out = runner::run(&cfg, stop, &progress, |n| {

@@ -19,6 +19,10 @@ Examples:
   fslab io --target /mnt/test --rw randwrite --rate-iops 500 --lat-buckets 1ms,10ms \\
            --runtime 30s --output json:result.json
 
+  # 4 MPI ranks x 4 jobs writing 1 GiB each to a shared filesystem, stopped when
+  # the first job is done (a build with --features mpi; see docs/distributed.md)
+  mpirun -np 4 fslab io --target /mnt/nfs/bench --rw write --bs 1m --size 1g --jobs 4 --stonewall first
+
   # a raw block device (refused when mounted or carrying a filesystem)
   fslab io --target /dev/sdX --allow-device --precondition --rw randrw --direct --runtime 30s";
 
@@ -32,7 +36,11 @@ Examples:
              --output text --output bonnie-csv:meta.csv
 
   # Samba-like: a 44-byte DOS attribute on every file, plus a getxattr phase
-  fslab meta --target /srv/share --files 50k --xattr user.DosAttrib:44 --phases getxattr";
+  fslab meta --target /srv/share --files 50k --xattr user.DosAttrib:44 --phases getxattr
+
+  # 8 MPI ranks on a shared filesystem (a build with --features mpi), creates
+  # stonewalled at the first rank to finish; see docs/distributed.md
+  mpirun -np 8 fslab meta --target /mnt/lustre/bench --files 10k --stonewall first";
 
 const PROBE_EXAMPLES: &str = "\
 Examples:
@@ -251,6 +259,11 @@ pub struct IoArgs {
     /// --verify run wrote (implies --verify crc32c and --rw read).
     #[arg(long)]
     pub verify_only: bool,
+    /// Stop every job (of every MPI rank) at a deadline (DUR after the start)
+    /// or when the first job has done its work (`first`), as IOR -D / mdtest -W;
+    /// the report gives the rate at the stonewall and when the last job stopped.
+    #[arg(long, value_name = "first|DUR")]
+    pub stonewall: Option<String>,
     /// With --runtime: still move --size only once, ending at whichever comes
     /// first (fio's runtime without time_based).
     #[arg(long, requires = "runtime")]
@@ -316,6 +329,11 @@ pub struct MetaArgs {
     /// All jobs work in the same directories.
     #[arg(long)]
     pub shared_dirs: bool,
+    /// Stop the create phases of every job (of every MPI rank) at a deadline
+    /// or when the first job has created all its files (`first`), as mdtest -W;
+    /// later phases work on the files each job made.
+    #[arg(long, value_name = "first|DUR")]
+    pub stonewall: Option<String>,
     /// fsync each file and its directory after create (bonnie++ -b).
     #[arg(long)]
     pub fsync: bool,

@@ -126,6 +126,9 @@ pub struct IoPlan {
     pub quiet: bool,
     /// --on-error stop.
     pub stop_on_error: bool,
+    /// --stonewall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stonewall: Option<crate::runner::Stonewall>,
 }
 
 /// Default bytes per job for a directory target.
@@ -414,6 +417,7 @@ impl IoPlan {
             outputs: Outputs::from_args(&a.common, "io")?,
             quiet: a.common.quiet,
             stop_on_error: super::stop_on_error(&a.common)?,
+            stonewall: super::stonewall(a.stonewall.as_deref())?,
         })
     }
 

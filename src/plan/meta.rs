@@ -126,6 +126,9 @@ pub struct MetaPlan {
     pub quiet: bool,
     /// --on-error stop.
     pub stop_on_error: bool,
+    /// --stonewall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stonewall: Option<crate::runner::Stonewall>,
 }
 
 impl MetaPlan {
@@ -294,6 +297,7 @@ impl MetaPlan {
             outputs: Outputs::from_args(&a.common, "meta")?,
             quiet: a.common.quiet,
             stop_on_error: super::stop_on_error(&a.common)?,
+            stonewall: super::stonewall(a.stonewall.as_deref())?,
         })
     }
 }

@@ -66,6 +66,23 @@ pub(crate) fn stop_on_error(c: &CommonArgs) -> Result<bool> {
     }
 }
 
+/// --stonewall first|DUR.
+pub(crate) fn stonewall(s: Option<&str>) -> Result<Option<crate::runner::Stonewall>> {
+    use crate::runner::Stonewall;
+    match s {
+        None => Ok(None),
+        Some("first") => Ok(Some(Stonewall::First)),
+        Some(d) => match units::parse_duration(d) {
+            Ok(d) if d.is_zero() => Err(PlanError::new("--stonewall", "the deadline must be longer than 0")),
+            Ok(d) => Ok(Some(Stonewall::Deadline(d))),
+            Err(e) => Err(PlanError::new(
+                "--stonewall",
+                format!("'{d}' is neither `first` nor a duration ({e})"),
+            )),
+        },
+    }
+}
+
 pub(crate) fn duration(flag: &str, s: &str) -> Result<Duration> {
     units::parse_duration(s).map_err(|e| PlanError::new(flag, e))
 }

@@ -109,6 +109,8 @@ impl Outputs {
                 ));
             }
             let file = match &path {
+                // in a distributed run rank 0 alone writes the results
+                Some(_) if crate::dist::coordinator().rank() != 0 => None,
                 Some(p) => Some(
                     File::create(p)
                         .map_err(|e| PlanError::new("--output", format!("cannot create '{}': {e}", p.display())))?,
@@ -123,6 +125,10 @@ impl Outputs {
                 path: None,
                 file: None,
             });
+        }
+        if crate::dist::coordinator().rank() != 0 {
+            // rank 0 writes the merged results of every rank
+            v.clear();
         }
         Ok(Outputs(v))
     }

@@ -11,6 +11,7 @@ mod host;
 pub mod html;
 pub mod json;
 pub mod probe;
+pub mod ranks;
 pub mod svg;
 pub mod text;
 pub mod timeline_csv;
@@ -169,6 +170,12 @@ pub struct DirResult {
     pub clat: Option<LatSummary>,
     /// Share of ops at or under each threshold (exact counts).
     pub lat_buckets: Vec<LatBucket>,
+    /// Distributed runs: each rank's rate, and the spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<ranks::RankRates>,
+    /// --stonewall: the rate at the stonewall and when the last job stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stonewall: Option<ranks::StonewallRates>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -275,7 +282,19 @@ impl DirResult {
                     share: s.bucket_share(i),
                 })
                 .collect(),
+            ranks: None,
+            stonewall: None,
         }
+    }
+
+    /// Adds the per-rank rates and the stonewall of `out`, if it has them.
+    pub fn with_ranks(mut self, out: &RunOut) -> Self {
+        self.ranks = ranks::RankRates::of(self.dir, &out.ranks);
+        self.stonewall = out
+            .stonewall
+            .as_ref()
+            .map(|s| ranks::StonewallRates::of(s, self.ops, self.bytes));
+        self
     }
 }
 
@@ -295,7 +314,7 @@ impl Cell {
                 let s = &out.stats[d.idx()];
                 s.lat.count > 0 || !s.errors.is_empty()
             })
-            .map(|&d| DirResult::of(d, &out.stats[d.idx()], elapsed))
+            .map(|&d| DirResult::of(d, &out.stats[d.idx()], elapsed).with_ranks(&out))
             .collect();
         let pct = |c: CpuTimes| c.percent_of_core(elapsed);
         let mut warnings = warnings;

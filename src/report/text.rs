@@ -467,6 +467,7 @@ fn cell(s: &mut String, c: &Cell) {
 
 /// CPU, queue depths, warnings and errors under a cell's table.
 fn trailer(s: &mut String, c: &Cell) {
+    s.push_str(&super::ranks::text(c));
     let _ = writeln!(
         s,
         "cpu: user {:.2} s, sys {:.2} s, {:.0}% of one core",

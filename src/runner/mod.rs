@@ -11,12 +11,15 @@ mod record;
 
 pub use progress::Progress;
 
+use crate::dist;
 use crate::engine::Engine;
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::{IntervalPoint, SeriesCollector};
 use crate::stats::{Dir, KindStats};
 use crate::workload::Workload;
 use record::Recorder;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
@@ -44,6 +47,127 @@ pub struct RunConfig {
     pub batch: usize,
     /// --on-error stop: the first failed operation ends the run (every job).
     pub stop_on_error: bool,
+    /// --stonewall: every job (of every rank) stops at a deadline or when the first finishes.
+    pub stonewall: Option<Stonewall>,
+}
+
+impl RunConfig {
+    /// When measurement ends at the latest: the runtime or a stonewall deadline.
+    pub fn deadline(&self) -> Option<Duration> {
+        match (self.runtime, self.stonewall) {
+            (Some(r), Some(Stonewall::Deadline(d))) => Some(r.min(d)),
+            (r, Some(Stonewall::Deadline(d))) => Some(r.unwrap_or(d).min(d)),
+            (r, _) => r,
+        }
+    }
+}
+
+/// Stonewalling, as IOR's `-D` and mdtest's `-W`: a phase ends for every
+/// client at once, so that the rate is that of all clients working together
+/// and not diluted by a straggler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stonewall {
+    /// Every job stops this long after the phase started.
+    Deadline(Duration),
+    /// Every job stops when the first job (of any rank) has done its work.
+    First,
+}
+
+impl std::fmt::Display for Stonewall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stonewall::Deadline(d) => write!(f, "{}", humantime::format_duration(*d)),
+            Stonewall::First => f.write_str("first"),
+        }
+    }
+}
+
+impl Serialize for Stonewall {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Where and when a phase's stonewall fell.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct StonewallOut {
+    /// The rule: "first" or the deadline ("10s").
+    pub rule: String,
+    /// When it fell, from the start of measurement.
+    pub at_ns: u64,
+    /// The rank and job that finished first (`first`); None for a deadline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_rank: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_job: Option<usize>,
+    /// When the last job (of every rank) had stopped.
+    pub last_ns: u64,
+}
+
+impl StonewallOut {
+    /// The same, seen from the whole run: a first finisher gets its rank.
+    pub fn of_rank(mut self, rank: usize) -> Self {
+        if self.by_job.is_some() {
+            self.by_rank = Some(rank);
+        }
+        self
+    }
+}
+
+/// One rank's share of a distributed run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RankRun {
+    pub rank: usize,
+    pub host: String,
+    pub jobs: usize,
+    /// From the start of measurement to its last measured completion.
+    pub elapsed_ns: u64,
+    /// When its last job stopped.
+    pub stopped_ns: u64,
+    /// Successful operations and bytes per kind.
+    pub ops: BTreeMap<Dir, u64>,
+    pub bytes: BTreeMap<Dir, u64>,
+}
+
+/// The stonewall of one process's run: set by the first of its jobs to
+/// finish, or by a message from another rank.
+struct Wall {
+    fired: AtomicBool,
+    at_ns: AtomicU64,
+    /// The local job that finished first, u64::MAX when the stonewall came from elsewhere.
+    by_job: AtomicU64,
+}
+
+impl Wall {
+    fn new() -> Self {
+        Wall {
+            fired: AtomicBool::new(false),
+            at_ns: AtomicU64::new(u64::MAX),
+            by_job: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// A local job finished its work `at_ns` after the start.
+    fn finished(&self, job: usize, at_ns: u64) {
+        if self.at_ns.fetch_min(at_ns, Ordering::SeqCst) > at_ns {
+            self.by_job.store(job as u64, Ordering::SeqCst);
+        }
+        self.fired.store(true, Ordering::SeqCst);
+    }
+
+    /// Another rank announced it.
+    fn heard(&self, at_ns: u64) {
+        if self.at_ns.fetch_min(at_ns, Ordering::SeqCst) > at_ns {
+            self.by_job.store(u64::MAX, Ordering::SeqCst);
+        }
+        self.fired.store(true, Ordering::SeqCst);
+    }
+
+    /// The local first finisher, if the stonewall is this rank's own.
+    fn own(&self) -> Option<(usize, u64)> {
+        let j = self.by_job.load(Ordering::SeqCst);
+        (j != u64::MAX).then(|| (j as usize, self.at_ns.load(Ordering::SeqCst)))
+    }
 }
 
 /// Per-worker counters the progress display reads.
@@ -62,6 +186,8 @@ pub(crate) struct Ctx<'a> {
     pub stop: &'a AtomicBool,
     /// Ends this run only: a failed job, or the first error with --on-error stop.
     pub halt: &'a AtomicBool,
+    /// Raised by --stonewall first.
+    wall: &'a Wall,
     pub counter: &'a Counter,
     pub series: &'a SeriesCollector,
     /// When all workers were released.
@@ -71,12 +197,14 @@ pub(crate) struct Ctx<'a> {
 impl Ctx<'_> {
     #[inline]
     pub fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || self.halt.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed)
+            || self.halt.load(Ordering::Relaxed)
+            || self.wall.fired.load(Ordering::Relaxed)
     }
 }
 
 /// What one worker measured.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct WorkerOut {
     pub stats: KindStats,
     pub cpu: CpuTimes,
@@ -88,10 +216,14 @@ pub struct WorkerOut {
     pub depth_counts: Vec<u64>,
     /// The workload's notes (verification mismatches).
     pub notes: Vec<String>,
+    /// From the end of the ramp to when the worker stopped (after its last
+    /// completion, including one that missed the deadline).
+    pub stopped_ns: u64,
 }
 
-/// What a run measured, merged.
-#[derive(Debug)]
+/// What a run measured, merged (over the jobs, and over the ranks of a
+/// distributed run).
+#[derive(Debug, Serialize, Deserialize)]
 pub struct RunOut {
     pub stats: KindStats,
     pub jobs: Vec<WorkerOut>,
@@ -103,29 +235,57 @@ pub struct RunOut {
     pub depth_counts: Vec<u64>,
     /// --on-error stop ended the run at the first failed operation.
     pub halted_on_error: bool,
+    /// The machine (of rank 0, once merged).
+    pub host: String,
+    /// Distributed runs: each rank's share (empty for one process).
+    pub ranks: Vec<RankRun>,
+    /// --stonewall: when and where it fell (None if it did not).
+    pub stonewall: Option<StonewallOut>,
+}
+
+impl RunOut {
+    /// This rank's jobs (all of them in a one-process run).
+    pub fn local_jobs(&self) -> &[WorkerOut] {
+        let me = dist::coordinator().rank();
+        if self.ranks.is_empty() {
+            return &self.jobs;
+        }
+        let skip: usize = self.ranks[..me].iter().map(|r| r.jobs).sum();
+        &self.jobs[skip..skip + self.ranks[me].jobs]
+    }
 }
 
 /// Runs `cfg.jobs` workers; `make(j)` builds worker j's engine and workload on
 /// its own thread (so per-thread setup like opening files is not timed).
+///
+/// In a distributed run every rank calls this for the same phase: the
+/// workers of all ranks are released together after a barrier, and the
+/// result is that of every rank, merged exactly.
 pub fn run<W, F>(cfg: &RunConfig, stop: &AtomicBool, progress: &Progress, make: F) -> RunOut
 where
     W: Workload,
     F: Fn(usize) -> Result<(Box<dyn Engine>, W), String> + Sync,
 {
+    let coord = dist::coordinator();
     let ready = Barrier::new(cfg.jobs + 1);
     let go = Barrier::new(cfg.jobs + 1);
     let start_at: Mutex<Option<Instant>> = Mutex::new(None);
     let halt = AtomicBool::new(false);
+    let wall = Wall::new();
     let counters: Vec<Counter> = (0..cfg.jobs).map(|_| Counter::default()).collect();
     let series = SeriesCollector::new(cfg.jobs);
     let cpu0 = CpuTimes::process();
     let mut outs = Vec::with_capacity(cfg.jobs);
-    if cfg.jobs == 1 && !progress.is_enabled() {
+    let first = cfg.stonewall == Some(Stonewall::First);
+    // The main thread has work while the workers run: stonewall messages.
+    let coordinates = first || coord.size() > 1;
+    if cfg.jobs == 1 && !progress.is_enabled() && !coordinates {
         // One job without a progress bar runs on the calling thread: in a
         // single-threaded process the kernel skips the file refcounting it
         // does on every syscall of a multithreaded one (fdget/fput), which is
         // ~2 % of a page-cached 4 KiB read. fio gets the same by forking.
         let built = make(0);
+        coord.barrier();
         let t0 = Instant::now();
         outs.push(drive(
             &Ctx {
@@ -133,6 +293,7 @@ where
                 cfg,
                 stop,
                 halt: &halt,
+                wall: &wall,
                 counter: &counters[0],
                 series: &series,
                 t0,
@@ -143,8 +304,8 @@ where
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..cfg.jobs)
                 .map(|j| {
-                    let (ready, go, start_at, counter, series, make, halt) =
-                        (&ready, &go, &start_at, &counters[j], &series, &make, &halt);
+                    let (ready, go, start_at, counter, series, make, halt, wall) =
+                        (&ready, &go, &start_at, &counters[j], &series, &make, &halt, &wall);
                     std::thread::Builder::new()
                         .name(format!("fslab-job{j}"))
                         .spawn_scoped(s, move || {
@@ -161,6 +322,7 @@ where
                                     cfg,
                                     stop,
                                     halt,
+                                    wall,
                                     counter,
                                     series,
                                     t0,
@@ -172,10 +334,23 @@ where
                 })
                 .collect();
             ready.wait();
+            // every rank's workers are ready: start the phase together
+            coord.barrier();
             let t0 = Instant::now();
             *start_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(t0);
             go.wait();
-            progress.watch(&counters, t0 + cfg.ramp, cfg.runtime, &handles);
+            let mut announced = false;
+            let mut tick = || {
+                if let Some((_, at)) = wall.own().filter(|_| !announced) {
+                    coord.announce_stonewall(at);
+                    announced = true;
+                }
+                if let Some(at) = coord.poll_stonewall() {
+                    wall.heard(at);
+                }
+            };
+            let tick: Option<&mut dyn FnMut()> = if first { Some(&mut tick) } else { None };
+            progress.watch(&counters, t0 + cfg.ramp, cfg.deadline(), &handles, tick);
             for h in handles {
                 outs.push(h.join().unwrap_or_else(|_| WorkerOut {
                     error: Some("worker thread panicked".into()),
@@ -183,6 +358,9 @@ where
                 }));
             }
         });
+    }
+    if first {
+        coord.finish_stonewall();
     }
     let cpu_process = CpuTimes::process() - cpu0;
     let outs_ok = outs.iter().all(|o| o.error.is_none());
@@ -199,7 +377,25 @@ where
             *a += b;
         }
     }
-    RunOut {
+    let last_ns = outs.iter().map(|o| o.stopped_ns).max().unwrap_or(0);
+    let stonewall = match cfg.stonewall {
+        Some(Stonewall::Deadline(d)) => (last_ns >= ns(d)).then(|| StonewallOut {
+            rule: Stonewall::Deadline(d).to_string(),
+            at_ns: ns(d),
+            by_rank: None,
+            by_job: None,
+            last_ns,
+        }),
+        Some(Stonewall::First) => wall.fired.load(Ordering::SeqCst).then(|| StonewallOut {
+            rule: "first".into(),
+            at_ns: wall.at_ns.load(Ordering::SeqCst),
+            by_rank: None,
+            by_job: wall.own().map(|(j, _)| j),
+            last_ns,
+        }),
+        None => None,
+    };
+    let out = RunOut {
         stats,
         elapsed_ns: outs.iter().map(|o| o.elapsed_ns).max().unwrap_or(0),
         jobs: outs,
@@ -210,7 +406,11 @@ where
         halted_on_error: cfg.stop_on_error && halt.load(Ordering::Relaxed) && outs_ok,
         cpu_process,
         depth_counts,
-    }
+        host: coord.host(),
+        ranks: Vec::new(),
+        stonewall,
+    };
+    dist::merge::merge_across(coord, out)
 }
 
 /// Runs worker `j` if its engine and workload were built, and tells the
@@ -224,6 +424,9 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
                 // a fatal workload error ends the siblings too
                 ctx.halt.store(true, Ordering::Relaxed);
                 out.error.get_or_insert(e);
+            } else if ctx.cfg.stonewall == Some(Stonewall::First) && !ctx.stopped() {
+                // this job did all its work: the first to do so stops every job
+                ctx.wall.finished(ctx.j, out.elapsed_ns);
             }
             out
         }

@@ -24,7 +24,8 @@ impl Progress {
     /// Shown only when `want` and stderr is a terminal.
     pub fn new(want: bool, label: impl Into<String>, total_bytes: Option<u64>) -> Self {
         Progress {
-            enabled: want && std::io::stderr().is_terminal(),
+            // in a distributed run, rank 0 alone shows progress
+            enabled: want && std::io::stderr().is_terminal() && crate::dist::coordinator().rank() == 0,
             lines: false,
             label: label.into(),
             total_bytes,
@@ -34,7 +35,7 @@ impl Progress {
     /// Like `new`, and when stderr is not a terminal, a plain line per second.
     pub fn with_lines(want: bool, label: impl Into<String>) -> Self {
         let mut p = Self::new(want, label, None);
-        p.lines = want && !p.enabled;
+        p.lines = want && !p.enabled && crate::dist::coordinator().rank() == 0;
         p
     }
 
@@ -64,61 +65,66 @@ impl Progress {
         })
     }
 
-    fn print_lines<T>(&self, counters: &[Counter], measure_start: Instant, handles: &[ScopedJoinHandle<'_, T>]) {
-        let (mut last_ops, mut last_bytes, mut s) = (0u64, 0u64, 1u64);
-        let start = Instant::now();
-        while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(20));
-            if Instant::now() < start + Duration::from_secs(s) {
-                continue;
-            }
-            let ops: u64 = counters.iter().map(|c| c.ops.load(Ordering::Relaxed)).sum();
-            let bytes: u64 = counters.iter().map(|c| c.bytes.load(Ordering::Relaxed)).sum();
-            let phase = if Instant::now() < measure_start {
-                "warmup"
-            } else {
-                "execute"
-            };
-            eprintln!(
-                "{} {:>4} s {:>10} ops/s {:>9.2} MB/sec  {phase}",
-                self.label,
-                s,
-                ops - last_ops.min(ops),
-                (bytes - last_bytes.min(bytes)) as f64 / 1e6
-            );
-            (last_ops, last_bytes) = (ops, bytes);
-            s += 1;
-        }
-    }
-
-    /// Updates the bar until every worker has finished.
+    /// Updates the bar (or prints a line per second) until every worker has
+    /// finished. `tick`, when given, is called every millisecond on this (the
+    /// main) thread: it is how a distributed run hears from the other ranks.
     pub fn watch<T>(
         &self,
         counters: &[Counter],
         measure_start: Instant,
         runtime: Option<Duration>,
         handles: &[ScopedJoinHandle<'_, T>],
+        mut tick: Option<&mut dyn FnMut()>,
     ) {
-        if self.lines {
-            return self.print_lines(counters, measure_start, handles);
-        }
-        if !self.enabled {
+        if !self.enabled && !self.lines && tick.is_none() {
             return;
         }
-        let pb = match (runtime, self.total_bytes) {
+        let step = if tick.is_some() {
+            Duration::from_millis(1)
+        } else if self.lines {
+            Duration::from_millis(20)
+        } else {
+            Duration::from_millis(200)
+        };
+        let pb = self.enabled.then(|| match (runtime, self.total_bytes) {
             (Some(rt), _) => self.bar(
                 rt.as_millis().max(1) as u64,
                 "{prefix} [{bar:30}] {elapsed_precise}  {msg}",
             ),
             (None, Some(total)) => self.bar(total, "{prefix} [{bar:30}] {bytes}/{total_bytes} eta {eta}  {msg}"),
             (None, None) => self.bar(0, "{prefix} {elapsed_precise} {msg}"),
-        };
-        let (mut last_ops, mut last_t) = (0u64, Instant::now());
+        });
+        let start = Instant::now();
+        let (mut last_ops, mut last_bytes, mut last_t, mut s) = (0u64, 0u64, start, 1u64);
+        let mut next_draw = start + Duration::from_millis(200);
         while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(200));
-            let ops: u64 = counters.iter().map(|c| c.ops.load(Ordering::Relaxed)).sum();
-            let bytes: u64 = counters.iter().map(|c| c.bytes.load(Ordering::Relaxed)).sum();
+            std::thread::sleep(step);
+            if let Some(t) = tick.as_mut() {
+                t();
+            }
             let now = Instant::now();
+            let sum = |f: fn(&Counter) -> &std::sync::atomic::AtomicU64| -> u64 {
+                counters.iter().map(|c| f(c).load(Ordering::Relaxed)).sum()
+            };
+            if self.lines && now >= start + Duration::from_secs(s) {
+                let (ops, bytes) = (sum(|c| &c.ops), sum(|c| &c.bytes));
+                let phase = if now < measure_start { "warmup" } else { "execute" };
+                eprintln!(
+                    "{} {:>4} s {:>10} ops/s {:>9.2} MB/sec  {phase}",
+                    self.label,
+                    s,
+                    ops - last_ops.min(ops),
+                    (bytes - last_bytes.min(bytes)) as f64 / 1e6
+                );
+                (last_ops, last_bytes) = (ops, bytes);
+                s += 1;
+            }
+            let Some(pb) = &pb else { continue };
+            if now < next_draw {
+                continue;
+            }
+            next_draw = now + Duration::from_millis(200);
+            let (ops, bytes) = (sum(|c| &c.ops), sum(|c| &c.bytes));
             let iops = (ops - last_ops.min(ops)) as f64 / now.duration_since(last_t).as_secs_f64();
             (last_ops, last_t) = (ops, now);
             let rate = crate::units::fmt_rate(iops);
@@ -135,6 +141,8 @@ impl Progress {
                 }
             }
         }
-        pb.finish_and_clear();
+        if let Some(pb) = pb {
+            pb.finish_and_clear();
+        }
     }
 }

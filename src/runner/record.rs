@@ -34,7 +34,7 @@ impl<'a> Recorder<'a> {
     pub fn new(ctx: &Ctx<'a>, split: bool) -> Self {
         let (cfg, t0) = (ctx.cfg, ctx.t0);
         let measure_start = t0 + cfg.ramp;
-        let deadline = cfg.runtime.map(|r| measure_start + r);
+        let deadline = cfg.deadline().map(|r| measure_start + r);
         let recording = cfg.ramp.is_zero();
         let mut next_event = if recording {
             measure_start + Duration::from_secs(1)
@@ -149,6 +149,11 @@ impl<'a> Recorder<'a> {
             cpu: CpuTimes::thread() - self.cpu_start,
             elapsed_ns: if self.recording {
                 ns(self.last.saturating_duration_since(self.measure_start))
+            } else {
+                0
+            },
+            stopped_ns: if self.recording {
+                ns(Instant::now().saturating_duration_since(self.measure_start))
             } else {
                 0
             },

@@ -110,6 +110,19 @@ impl LatHist {
     }
 }
 
+/// Sent between ranks in its sparse form: rebuilding it is exact.
+impl Serialize for LatHist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_sparse().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for LatHist {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        SparseHist::deserialize(d).map(|s| LatHist::from_sparse(&s))
+    }
+}
+
 /// Serialized histogram: non-empty buckets as `[value_ns, count]` pairs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct SparseHist {

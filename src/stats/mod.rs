@@ -151,7 +151,7 @@ impl Dir {
 }
 
 /// Exact moments plus a histogram of one latency measure.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct LatStats {
     pub count: u64,
     pub sum_ns: u64,
@@ -221,7 +221,7 @@ impl AddAssign<&LatStats> for LatStats {
 pub const MAX_LAT_BUCKETS: usize = 8;
 
 /// Everything recorded about one direction of one worker (or, merged, of a run).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct OpStats {
     /// Latency from submit to completion.
     pub lat: LatStats,

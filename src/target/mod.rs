@@ -7,6 +7,7 @@
 pub mod cleanup;
 pub mod info;
 pub mod live;
+pub mod ranks;
 pub mod safety;
 pub mod scratch;
 
@@ -37,6 +38,9 @@ pub enum TargetError {
     },
     #[error("interrupted while laying out files")]
     Interrupted,
+    /// Another rank of a distributed run failed (it says why): exit code 1.
+    #[error("{0}")]
+    OtherRank(String),
 }
 
 fn refused(flag: &'static str, msg: impl Into<String>) -> TargetError {
@@ -52,17 +56,26 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> TargetError
 #[derive(Debug, Default)]
 pub struct Guard {
     dir: Option<PathBuf>,
+    /// A distributed run's directory: removed by rank 0 once every rank is done.
+    ranks: bool,
 }
 
 impl Guard {
     /// A guard that removes work directory `dir` (made by `make_workdir`).
     pub fn for_workdir(dir: PathBuf) -> Self {
-        Guard { dir: Some(dir) }
+        Guard {
+            dir: Some(dir),
+            ranks: false,
+        }
     }
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        if self.ranks {
+            // every rank has finished with its files
+            crate::dist::coordinator().barrier();
+        }
         if let Some(d) = self.dir.take() {
             // Only a directory fslab made and marked: never anything else.
             if d.join(MARKER).exists() {
@@ -133,6 +146,22 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
             format!("'{}' is not a directory, regular file or block device", path.display()),
         ));
     };
+    if crate::dist::is_distributed() && !matches!(kind, Kind::Dir) {
+        return Err(refused(
+            "--target",
+            format!(
+                "'{}' is not a directory: in a distributed run every rank works in its own \
+                 subdirectory of a shared directory",
+                path.display()
+            ),
+        ));
+    }
+    if crate::dist::is_distributed() && plan.file_mode == FileMode::SharedFile {
+        return Err(refused(
+            "--shared-file",
+            "not yet in a distributed run: every rank works on its own files (file per job)",
+        ));
+    }
     if plan.verify_only && matches!(kind, Kind::Dir) {
         return Err(refused(
             "--verify-only",
@@ -198,8 +227,8 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
                     }
                 }
             }
-            let dir = make_workdir(path)?;
-            guard.dir = Some(dir.clone());
+            let dir;
+            (dir, guard) = ranks::run_workdir(path)?;
             let per = plan.nrfiles as u64;
             let files: Vec<PathBuf> = (0..n_files)
                 .map(|i| match per {
@@ -334,12 +363,8 @@ pub fn work_dir(target: &Path) -> Result<WorkDir, TargetError> {
         ..Default::default()
     };
     describe_mount(&mut info, &info::mounts());
-    let path = make_workdir(target)?;
-    Ok(WorkDir {
-        info,
-        guard: Guard::for_workdir(path.clone()),
-        path,
-    })
+    let (path, guard) = ranks::run_workdir(target)?;
+    Ok(WorkDir { info, guard, path })
 }
 
 /// Fills in the filesystem, mount options and device of `info.path`.

@@ -142,7 +142,13 @@ pub struct MetaWorkload {
     kind: PhaseKind,
     order: Order,
     dirs: Arc<JobDirs>,
+    /// Files of the job's name space (they map onto the directories).
     files: u64,
+    /// How many this phase visits: all, or those a stonewalled create made.
+    count: u64,
+    /// After a stonewalled random create: the create's order, whose first
+    /// `count` elements are the files that exist.
+    made: Option<Perm>,
     job_prefix: Option<u32>,
     renamed: bool,
     seed: u64,
@@ -162,8 +168,23 @@ pub struct MetaWorkload {
 }
 
 impl MetaWorkload {
-    pub fn new(plan: &MetaPlan, job: u32, dirs: Arc<JobDirs>, kind: PhaseKind, order: Order, renamed: bool) -> Self {
+    /// Job `job`'s pass of phase `kind`. `created`: how many files this job's
+    /// create phase made when a stonewall cut it short (None: all of them).
+    pub fn new(
+        plan: &MetaPlan,
+        job: u32,
+        dirs: Arc<JobDirs>,
+        kind: PhaseKind,
+        order: Order,
+        renamed: bool,
+        created: Option<u64>,
+    ) -> Self {
         let seed = plan.seed ^ mix(job as u64);
+        let count = match kind {
+            PhaseKind::Create => plan.files,
+            _ => created.unwrap_or(plan.files).min(plan.files),
+        };
+        let limited = count < plan.files && order == Order::Random;
         let xmax = plan.xattrs.iter().map(|x| x.size).max().unwrap_or(0);
         let mut xvalue = vec![0u8; xmax];
         fastrand::Rng::with_seed(seed).fill(&mut xvalue);
@@ -174,10 +195,12 @@ impl MetaWorkload {
             order,
             dirs,
             files: plan.files,
+            count,
+            made: limited.then(|| Perm::new(plan.files, seed ^ PhaseKind::Create as u64)),
             job_prefix: plan.shared_dirs.then_some(job),
             renamed,
             seed: plan.seed,
-            perm: Perm::new(plan.files, seed ^ kind as u64),
+            perm: Perm::new(if limited { count } else { plan.files }, seed ^ kind as u64),
             size_min: plan.size_min,
             size_max: plan.size_max,
             xattrs: plan.xattrs.clone(),
@@ -389,7 +412,10 @@ impl MetaWorkload {
     fn index(&self, i: u64) -> u64 {
         match self.order {
             Order::Seq => i,
-            Order::Random => self.perm.at(i),
+            Order::Random => match &self.made {
+                Some(made) => made.at(self.perm.at(i)),
+                None => self.perm.at(i),
+            },
         }
     }
 }
@@ -435,7 +461,7 @@ impl Workload for MetaWorkload {
                 }
             }
             _ => {
-                if self.next >= self.files {
+                if self.next >= self.count {
                     return None;
                 }
                 let idx = self.index(self.next);
