@@ -14,7 +14,10 @@ fn main() -> ExitCode {
     let session = match dist::init() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("fslab: error: {e}");
+            // every rank refuses; one says why
+            if dist::launcher_rank() == 0 {
+                eprintln!("fslab: error: {e}");
+            }
             return ExitCode::from(2);
         }
     };
@@ -158,7 +161,10 @@ fn cleanup(a: &fslab::cli::CleanupArgs) -> ExitCode {
         }
     };
     for d in &found.live {
-        println!("kept {} (its fslab is still running)", d.display());
+        println!(
+            "kept {} (its fslab is still running, or ran on another host)",
+            d.display()
+        );
     }
     for d in &found.stale {
         println!(

@@ -12,6 +12,7 @@ mod html;
 mod io;
 mod lab;
 mod meta;
+mod mpi;
 mod probe;
 mod replay;
 mod signals;

@@ -165,8 +165,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
             renamed = !renamed;
         }
         if kind == PhaseKind::Create && out.stonewall.is_some() {
-            let c = kind.dir().idx();
-            created = Some(out.local_jobs().iter().map(|o| o.stats[c].lat.count).collect());
+            created = Some(out.local_jobs().iter().map(|o| o.items).collect());
         }
         // bonnie++ calls sync() before it stops the clock of each phase that
         // changes the filesystem (create, delete; not stat): so does fslab,

@@ -121,7 +121,9 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
                 files.push(f);
             }
         }
-        let wl = IoWorkload::new(plan, j as u32, files, prepared.file_size, shared, plan.iodepth as usize);
+        let wl = IoWorkload::new(plan, j as u32, files, prepared.file_size, shared, plan.iodepth as usize)
+            .with_base(prepared.region_base)
+            .for_rank(crate::dist::coordinator().rank());
         let mut engine = plan.engine.build(&plan.uring).map_err(|e| format!("job {j}: {e}"))?;
         engine
             .register(&wl.files(), &wl.buffers())

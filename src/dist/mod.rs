@@ -98,6 +98,14 @@ pub fn launcher() -> Option<(&'static str, String)> {
         .find_map(|v| std::env::var(v).ok().map(|val| (v, val)))
 }
 
+/// This process's rank as the launcher's environment gives it (0 if none does).
+pub fn launcher_rank() -> usize {
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"]
+        .into_iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// What `init` leaves to `main`: dropping it ends MPI (MPI_Finalize).
 pub struct Session {
     #[cfg(feature = "mpi")]

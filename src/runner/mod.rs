@@ -219,6 +219,8 @@ pub struct WorkerOut {
     /// From the end of the ramp to when the worker stopped (after its last
     /// completion, including one that missed the deadline).
     pub stopped_ns: u64,
+    /// `Workload::items_done`.
+    pub items: u64,
 }
 
 /// What a run measured, merged (over the jobs, and over the ranks of a
@@ -420,6 +422,7 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
         Ok((mut engine, mut wl)) => {
             let mut out = worker(ctx, engine.as_mut(), &mut wl);
             out.notes = wl.notes();
+            out.items = wl.items_done();
             if let Some(e) = wl.error() {
                 // a fatal workload error ends the siblings too
                 ctx.halt.store(true, Ordering::Relaxed);

@@ -160,6 +160,7 @@ impl<'a> Recorder<'a> {
             error,
             depth_counts: self.depth_counts,
             notes: Vec::new(),
+            items: 0,
             stats: self.stats,
         }
     }

@@ -17,10 +17,16 @@ pub struct Found {
     pub live: Vec<PathBuf>,
 }
 
-/// The pid recorded in a work directory's marker.
-fn marker_pid(dir: &Path) -> Option<u32> {
+/// The pid recorded in a work directory's marker, and the host when it
+/// names one (markers of older fslab versions do not).
+fn marker(dir: &Path) -> Option<(u32, Option<String>)> {
     let text = std::fs::read_to_string(dir.join(MARKER)).ok()?;
-    text.trim().strip_prefix("pid ")?.trim().parse().ok()
+    let mut lines = text.lines();
+    let pid = lines.next()?.trim().strip_prefix("pid ")?.trim().parse().ok()?;
+    let host = lines
+        .find_map(|l| l.strip_prefix("host "))
+        .map(|h| h.trim().to_string());
+    Some((pid, host))
 }
 
 /// True when `pid` is a running fslab (so its directory is in use).
@@ -33,6 +39,7 @@ fn fslab_running(pid: u32) -> bool {
 /// Looks for fslab work directories directly under each of `places`.
 pub fn scan(places: &[PathBuf]) -> std::io::Result<Found> {
     let mut f = Found::default();
+    let this_host = crate::report::HostInfo::read().hostname;
     for place in places {
         for e in std::fs::read_dir(place)? {
             let e = e?;
@@ -46,8 +53,11 @@ pub fn scan(places: &[PathBuf]) -> std::io::Result<Found> {
                 continue;
             }
             let path = e.path();
-            match marker_pid(&path) {
-                Some(p) if fslab_running(p) => f.live.push(path),
+            match marker(&path) {
+                // made on another machine (a shared filesystem): whether its
+                // fslab still runs cannot be told from here
+                Some((_, Some(h))) if h != this_host => f.live.push(path),
+                Some((p, _)) if fslab_running(p) => f.live.push(path),
                 Some(_) => f.stale.push(path),
                 None => {} // no marker: not ours to touch
             }

@@ -95,6 +95,9 @@ pub struct Prepared {
     pub file_size: u64,
     /// Files per job (--nrfiles).
     pub per_job: usize,
+    /// Where this process's region starts: a distributed --shared-file run
+    /// gives each rank its own `file_size` bytes of one file.
+    pub region_base: u64,
     pub info: TargetInfo,
     pub warnings: Vec<String>,
     /// Keeps the target's files until dropped.
@@ -156,12 +159,6 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
             ),
         ));
     }
-    if crate::dist::is_distributed() && plan.file_mode == FileMode::SharedFile {
-        return Err(refused(
-            "--shared-file",
-            "not yet in a distributed run: every rank works on its own files (file per job)",
-        ));
-    }
     if plan.verify_only && matches!(kind, Kind::Dir) {
         return Err(refused(
             "--verify-only",
@@ -199,6 +196,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
     };
     let mut guard = Guard::default();
     let mut warnings = Vec::new();
+    let (mut region_base, mut layout_size) = (0, 0);
     let (files, size, lay_out) = match kind {
         Kind::Dir => {
             info.kind = "directory".into();
@@ -227,8 +225,16 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
                     }
                 }
             }
-            let dir;
+            let mut dir;
             (dir, guard) = ranks::run_workdir(path)?;
+            let coord = crate::dist::coordinator();
+            if coord.size() > 1 && plan.file_mode == FileMode::SharedFile {
+                // one file for every rank, beside the ranks' directories;
+                // rank 0 lays it out whole, each rank works in its region
+                dir = dir.parent().expect("a rank directory has a parent").to_path_buf();
+                region_base = coord.rank() as u64 * size;
+                layout_size = size * coord.size() as u64;
+            }
             let per = plan.nrfiles as u64;
             let files: Vec<PathBuf> = (0..n_files)
                 .map(|i| match per {
@@ -236,7 +242,9 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
                     _ => dir.join(format!("job{}.{}.dat", i / per, i % per)),
                 })
                 .collect();
-            (files, size, plan.engine != crate::engine::EngineKind::Null)
+            // a file all ranks share is laid out by rank 0 (region 0)
+            let lay_out = plan.engine != crate::engine::EngineKind::Null && (layout_size == 0 || region_base == 0);
+            (files, size, lay_out)
         }
         Kind::File(len) => {
             info.kind = "file".into();
@@ -310,17 +318,24 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
     if info.kind != "block-device" {
         describe_mount(&mut info, &mounts);
     }
+    let mut laid = Ok(());
     if lay_out {
-        let total = size * files.len() as u64;
+        let layout_size = layout_size.max(size);
+        let total = layout_size * files.len() as u64;
         let mut done = 0;
-        for (i, f) in files.iter().enumerate() {
+        laid = files.iter().enumerate().try_for_each(|(i, f)| {
             let vbs = if plan.verify { plan.bs } else { 0 };
-            lay_out_blocks(f, size, plan.seed.wrapping_add(i as u64), vbs, stop, &mut |n| {
+            lay_out_blocks(f, layout_size, plan.seed.wrapping_add(i as u64), vbs, stop, &mut |n| {
                 done += n;
                 progress(done, total)
-            })?;
-        }
+            })
+        });
     }
+    if layout_size > 0 {
+        // a file every rank shares: the others wait for rank 0 to lay it out
+        laid = ranks::agree(laid);
+    }
+    laid?;
     if plan.direct && plan.engine != crate::engine::EngineKind::Null {
         check_direct(&files[0], plan, size, &mut info, &mut warnings)?;
     }
@@ -328,6 +343,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         files,
         file_size: size,
         per_job: plan.nrfiles as usize,
+        region_base,
         info,
         warnings,
         guard,
@@ -386,7 +402,9 @@ pub fn make_workdir(parent: &Path) -> Result<PathBuf, TargetError> {
         match std::fs::create_dir(&d) {
             Ok(()) => {
                 live::add_dir(&d);
-                std::fs::write(d.join(MARKER), format!("pid {pid}\n"))
+                // the host: on a shared filesystem, the pid means something only there
+                let host = crate::report::HostInfo::read().hostname;
+                std::fs::write(d.join(MARKER), format!("pid {pid}\nhost {host}\n"))
                     .map_err(io_err(format!("writing {}", d.join(MARKER).display())))?;
                 return Ok(d);
             }

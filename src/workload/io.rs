@@ -36,6 +36,8 @@ pub struct IoWorkload {
     split: Vec<(u32, u64)>,
     /// Bytes of each file.
     file_size: u64,
+    /// Added to every offset: a rank's region of a file all ranks share.
+    base: u64,
     /// Next sequential offset per file and direction.
     seq: Vec<[u64; 2]>,
     /// Bytes still to move when size-based.
@@ -61,6 +63,22 @@ pub struct IoWorkload {
 }
 
 impl IoWorkload {
+    /// Works in `[base, base + file_size)` of its files instead of from 0.
+    pub fn with_base(mut self, base: u64) -> Self {
+        self.base = base;
+        self
+    }
+
+    /// Gives rank `rank` of a distributed run its own random stream (rank 0
+    /// keeps the one a single process has, so `--seed` still reproduces it).
+    pub fn for_rank(mut self, rank: usize) -> Self {
+        if rank > 0 {
+            let s = self.rng.u64(..) ^ (rank as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+            self.rng = fastrand::Rng::with_seed(s);
+        }
+        self
+    }
+
     /// Job `job` of `plan`, on `files` (each of usable size `file_size`).
     /// With a shared file, sequential jobs start at evenly spread offsets.
     pub fn new(plan: &IoPlan, job: u32, files: Vec<File>, file_size: u64, shared: bool, depth: usize) -> Self {
@@ -103,6 +121,7 @@ impl IoWorkload {
             bs_max: plan.bs_max,
             split,
             file_size: file_size.max(plan.bs_max),
+            base: 0,
             seq: vec![[start, start]; n],
             remaining: if plan.time_based {
                 None
@@ -240,17 +259,18 @@ impl Workload for IoWorkload {
         if self.fds.len() > 1 {
             self.next_file = (f + 1) % self.fds.len();
         }
-        let offset = if self.random {
-            self.bs * self.rng.u64(0..=(self.file_size - len) / self.bs)
-        } else {
-            let s = &mut self.seq[f][!read as usize];
-            if *s + len > self.file_size {
-                *s = 0;
-            }
-            let o = *s;
-            *s += len;
-            o
-        };
+        let offset = self.base
+            + if self.random {
+                self.bs * self.rng.u64(0..=(self.file_size - len) / self.bs)
+            } else {
+                let s = &mut self.seq[f][!read as usize];
+                if *s + len > self.file_size {
+                    *s = 0;
+                }
+                let o = *s;
+                *s += len;
+                o
+            };
         let buf = self.bufs[slot].as_ptr();
         let buf_index = slot as u16;
         let len_usize = len as usize;

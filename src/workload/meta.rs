@@ -421,6 +421,10 @@ impl MetaWorkload {
 }
 
 impl Workload for MetaWorkload {
+    fn items_done(&self) -> u64 {
+        self.next
+    }
+
     fn next_op(&mut self, _slot: usize) -> Option<NextOp> {
         None
     }

@@ -80,6 +80,13 @@ pub trait Workload {
         None
     }
 
+    /// How many of its items (files of a metadata phase) the workload has
+    /// worked through, counting one that completed after the deadline and so
+    /// is not in the statistics: what a stonewalled create left on disk.
+    fn items_done(&self) -> u64 {
+        0
+    }
+
     /// Why the workload stopped early, if it did (it then returns None).
     fn error(&self) -> Option<String> {
         None
