@@ -11,7 +11,8 @@ use std::sync::Arc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Started by mpirun/srun: every rank is a client (docs/distributed.md).
-    let session = match dist::init() {
+    // dropped after the run: MPI_Finalize
+    let _session = match dist::init() {
         Ok(s) => s,
         Err(e) => {
             // every rank refuses; one says why
@@ -21,9 +22,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = run(cli);
-    drop(session); // MPI_Finalize
-    code
+    run(cli)
 }
 
 fn run(cli: Cli) -> ExitCode {

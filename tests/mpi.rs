@@ -4,7 +4,6 @@
 
 use crate::util::*;
 use serde_json::Value;
-use std::path::Path;
 use std::process::{Command, Output};
 
 /// `mpirun -np N fslab ARGS` (as root, more ranks than cores allowed); None
@@ -39,7 +38,7 @@ fn directions(j: &Value) -> &Vec<Value> {
 }
 
 #[cfg(feature = "mpi")]
-fn per_rank<'a>(d: &'a Value, key: &str) -> Vec<u64> {
+fn per_rank(d: &Value, key: &str) -> Vec<u64> {
     d["ranks"]["per_rank"]
         .as_array()
         .expect("per-rank rates")
@@ -49,7 +48,7 @@ fn per_rank<'a>(d: &'a Value, key: &str) -> Vec<u64> {
 }
 
 #[cfg(feature = "mpi")]
-fn run_json(dir: &Path, n: usize, args: &[&str]) -> Option<Value> {
+fn run_json(dir: &std::path::Path, n: usize, args: &[&str]) -> Option<Value> {
     let json = dir.join("out.json");
     let mut a: Vec<&str> = args.to_vec();
     let target = dir.join("t");
@@ -185,7 +184,7 @@ fn stonewall_first_stops_every_rank_at_the_first_finisher() {
     let w = &directions(&j)[0];
     let ops = per_rank(w, "ops");
     assert!(ops[3] < 256, "the slow rank was stopped early: {ops:?}");
-    assert!(ops[..3].iter().any(|&n| n == 256), "a fast rank finished: {ops:?}");
+    assert!(ops[..3].contains(&256), "a fast rank finished: {ops:?}");
     assert_eq!(w["ops"].as_u64().unwrap(), ops.iter().sum::<u64>());
     let s = &w["stonewall"];
     assert_eq!(s["rule"], "first");

@@ -6,7 +6,7 @@
 
 use super::Coordinator;
 use crate::runner::{RankRun, RunOut, StonewallOut};
-use crate::stats::series::{IntervalDir, IntervalPoint};
+use crate::stats::series::IntervalPoint;
 use crate::stats::Dir;
 use std::collections::BTreeMap;
 
@@ -104,7 +104,7 @@ pub fn merge(outs: Vec<RunOut>) -> RunOut {
 /// from per-rank p99s, so the merged one is the highest rank's (an upper bound).
 fn merge_point(into: &mut IntervalPoint, p: &IntervalPoint) {
     for (d, x) in &p.kinds {
-        let y = into.kinds.entry(*d).or_insert_with(IntervalDir::default);
+        let y = into.kinds.entry(*d).or_default();
         let n = y.ops + x.ops;
         if n > 0 {
             y.mean_ns = ((y.mean_ns as u128 * y.ops as u128 + x.mean_ns as u128 * x.ops as u128) / n as u128) as u64;
@@ -113,5 +113,115 @@ fn merge_point(into: &mut IntervalPoint, p: &IntervalPoint) {
         y.bytes += x.bytes;
         y.p99_ns = y.p99_ns.max(x.p99_ns);
         y.max_ns = y.max_ns.max(x.max_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::WorkerOut;
+    use crate::stats::series::IntervalDir;
+    use crate::stats::KindStats;
+
+    fn run_of(values: &[u64], host: &str) -> RunOut {
+        let mut stats: KindStats = Default::default();
+        for &v in values {
+            stats[Dir::Write.idx()].record_ok(v, 4096);
+        }
+        stats[Dir::Write.idx()].record_err(28);
+        RunOut {
+            stats: stats.clone(),
+            jobs: vec![WorkerOut {
+                stats,
+                elapsed_ns: values.len() as u64 * 1000,
+                stopped_ns: values.len() as u64 * 1000 + 7,
+                ..Default::default()
+            }],
+            elapsed_ns: values.len() as u64 * 1000,
+            series: vec![IntervalPoint {
+                t_s: 0,
+                kinds: [(
+                    Dir::Write,
+                    IntervalDir {
+                        ops: values.len() as u64,
+                        bytes: 4096 * values.len() as u64,
+                        mean_ns: 100,
+                        p99_ns: values.len() as u64,
+                        max_ns: values.len() as u64,
+                    },
+                )]
+                .into(),
+            }],
+            interrupted: false,
+            cpu_process: Default::default(),
+            depth_counts: vec![0, values.len() as u64],
+            halted_on_error: false,
+            host: host.into(),
+            ranks: Vec::new(),
+            stonewall: None,
+        }
+    }
+
+    #[test]
+    fn merging_ranks_through_json_equals_recording_everything_in_one() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        let all: Vec<u64> = (0..30_000).map(|_| rng.u64(500..80_000_000)).collect();
+        let parts: Vec<&[u64]> = vec![&all[..1000], &all[1000..12_000], &all[12_000..]];
+        // every rank's result crosses the wire as JSON, as in merge_across
+        let outs: Vec<RunOut> = parts
+            .iter()
+            .enumerate()
+            .map(|(r, p)| {
+                let bytes = serde_json::to_vec(&run_of(p, &format!("h{r}"))).unwrap();
+                serde_json::from_slice(&bytes).unwrap()
+            })
+            .collect();
+        let m = merge(outs);
+        let whole = run_of(&all, "h0");
+        let (a, b) = (&m.stats[Dir::Write.idx()], &whole.stats[Dir::Write.idx()]);
+        assert_eq!(
+            (a.lat.count, a.lat.sum_ns, a.lat.sum_sq_ns),
+            (b.lat.count, b.lat.sum_ns, b.lat.sum_sq_ns)
+        );
+        assert_eq!(
+            (a.lat.min_ns, a.lat.max_ns, a.bytes),
+            (b.lat.min_ns, b.lat.max_ns, b.bytes)
+        );
+        assert_eq!(a.lat.hist.to_sparse(), b.lat.hist.to_sparse());
+        for p in [50.0, 99.0, 99.9, 99.99] {
+            assert_eq!(a.lat.percentile(p), b.lat.percentile(p), "p{p}");
+        }
+        assert_eq!(a.errors.get(&28), Some(&3), "one ENOSPC per rank");
+        assert_eq!(m.jobs.len(), 3);
+        assert_eq!(
+            m.ranks.iter().map(|r| r.ops[&Dir::Write]).collect::<Vec<_>>(),
+            vec![1000, 11_000, 18_000]
+        );
+        assert_eq!(m.ranks[2].host, "h2");
+        assert_eq!(m.elapsed_ns, 18_000_000);
+        assert_eq!(m.depth_counts, vec![0, 30_000]);
+        let s = m.series[0].dir(Dir::Write);
+        assert_eq!(
+            (s.ops, s.bytes, s.max_ns, s.p99_ns),
+            (30_000, 30_000 * 4096, 18_000, 18_000)
+        );
+    }
+
+    #[test]
+    fn the_earliest_own_finisher_names_the_stonewall() {
+        let wall = |at, job| StonewallOut {
+            rule: "first".into(),
+            at_ns: at,
+            by_rank: None,
+            by_job: job,
+            last_ns: 0,
+        };
+        let mut outs: Vec<RunOut> = (0..3).map(|r| run_of(&[1, 2, 3], &format!("h{r}"))).collect();
+        outs[0].stonewall = Some(wall(500, None)); // heard it from rank 2
+        outs[1].stonewall = Some(wall(700, Some(1))); // finished too, later
+        outs[2].stonewall = Some(wall(500, Some(0)));
+        let s = merge(outs).stonewall.unwrap();
+        assert_eq!((s.by_rank, s.by_job, s.at_ns), (Some(2), Some(0), 500));
+        assert_eq!(s.last_ns, 3007, "the last rank to stop");
     }
 }

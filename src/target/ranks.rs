@@ -78,7 +78,7 @@ pub fn agree<T, E: From<TargetError>>(r: Result<T, E>) -> Result<T, E> {
     let failed = coord.all_gather_u64(r.is_err() as u64);
     match r {
         Err(e) => Err(e),
-        Ok(_) if failed.iter().any(|&f| f == 1) => {
+        Ok(_) if failed.contains(&1) => {
             let r = failed.iter().position(|&f| f == 1).unwrap_or(0);
             Err(TargetError::OtherRank(format!("rank {r} failed (its error says why)")).into())
         }
