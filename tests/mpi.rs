@@ -203,6 +203,59 @@ fn stonewall_first_stops_every_rank_at_the_first_finisher() {
 
 #[cfg(feature = "mpi")]
 #[test]
+fn stonewalled_meta_ranks_stop_at_the_first_and_keep_their_files_consistent() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let json = dir.path().join("m.json");
+    let out_arg = format!("json:{}", json.display());
+    let common = [
+        "meta",
+        "--dirs",
+        "4",
+        "--stonewall",
+        "first",
+        "--target",
+        target.to_str().unwrap(),
+        "--output",
+        &out_arg,
+    ];
+    // rank 0 has 500 files; rank 1 has 200k, which takes it many seconds: it
+    // can only end with rank 0 if the stonewall reaches it
+    let small: Vec<&str> = common.iter().copied().chain(["--files", "500"]).collect();
+    let big: Vec<&str> = common.iter().copied().chain(["--files", "200k"]).collect();
+    let Some(o) = mpmd(&[(1, &small), (1, &big)]) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = read_json(&json);
+    let dirs = directions(&j);
+    for order in dirs.chunks(3) {
+        let made = per_rank(&order[0], "ops");
+        assert_eq!(made[0], 500, "{}: the small rank finished", order[0]["phase"]);
+        assert!(
+            made[1] < 200_000,
+            "{}: the big rank was stopped: {made:?}",
+            order[0]["phase"]
+        );
+        for d in &order[1..] {
+            let done = per_rank(d, "ops");
+            for r in 0..2 {
+                // the create under way when the stonewall came may complete, uncounted
+                assert!(
+                    (made[r]..=made[r] + 1).contains(&done[r]),
+                    "{}: rank {r}: {made:?} {done:?}",
+                    d["phase"]
+                );
+            }
+            assert!(d["errors"].as_object().unwrap().is_empty(), "{d}");
+        }
+    }
+    assert!(leftovers(&target).is_empty());
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn replay_clients_of_two_ranks_add_up() {
     let dir = tempfile::tempdir().unwrap();
     let lf = dir.path().join("load.txt");

@@ -72,6 +72,19 @@ impl Reporter for Csv {
                     row("sched_lat_p99_ns", l.p(99.0) as f64);
                     row("sched_lat_max_ns", l.max_ns as f64);
                 }
+                if let Some(r) = &d.ranks {
+                    row("ranks", r.per_rank.len() as f64);
+                    row("rank_min_ops_per_s", r.min_ops_per_s);
+                    row("rank_mean_ops_per_s", r.mean_ops_per_s);
+                    row("rank_max_ops_per_s", r.max_ops_per_s);
+                    row("slowest_rank", r.slowest_rank as f64);
+                }
+                if let Some(w) = &d.stonewall {
+                    row("stonewall_s", w.at_ns as f64 / 1e9);
+                    row("stonewall_ops_per_s", w.ops_per_s_at_stonewall);
+                    row("last_stopped_s", w.last_ns as f64 / 1e9);
+                    row("last_stopped_ops_per_s", w.ops_per_s_at_last);
+                }
             }
         }
         s.into_bytes()

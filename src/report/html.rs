@@ -485,6 +485,54 @@ fn op_tables(s: &mut String, sources: &[(String, &Report)]) {
     }
 }
 
+/// Distributed and stonewalled cells: each rank's rate and where the stonewall fell.
+fn ranks(s: &mut String, sources: &[(String, &Report)]) {
+    let cells: Vec<&Cell> = sources
+        .iter()
+        .flat_map(|(_, r)| r.cells.iter())
+        .filter(|c| c.directions.iter().any(|d| d.ranks.is_some() || d.stonewall.is_some()))
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    s.push_str("<h2 id=\"ranks\">Ranks and stonewalls</h2>\n<p class=\"note\">Distributed runs: each rank's rate over its own time (the totals above merge every rank's counters and histograms). Stonewalled phases: all operations over the time the stonewall fell, and over the time the last job stopped.</p>\n");
+    for c in cells {
+        let _ = writeln!(
+            s,
+            "<details open><summary>{}</summary>\n<table><tr><th>operation</th><th>ranks</th><th>min ops/s</th><th>mean ops/s</th><th>max ops/s</th><th>slowest rank</th><th>stonewall</th><th>at</th><th>ops/s then</th><th>last stopped</th><th>ops/s then</th></tr>",
+            esc(&c.name)
+        );
+        for d in &c.directions {
+            let mut row = vec![esc(&d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()))];
+            match &d.ranks {
+                Some(r) => {
+                    let slow = r.per_rank.iter().find(|p| p.rank == r.slowest_rank);
+                    row.extend([
+                        r.per_rank.len().to_string(),
+                        fmt_rate(r.min_ops_per_s),
+                        fmt_rate(r.mean_ops_per_s),
+                        fmt_rate(r.max_ops_per_s),
+                        slow.map_or_else(String::new, |p| format!("{} on {}", p.rank, esc(&p.host))),
+                    ]);
+                }
+                None => row.extend(["1".into(), String::new(), String::new(), String::new(), String::new()]),
+            }
+            match &d.stonewall {
+                Some(w) => row.extend([
+                    esc(&w.describe()),
+                    format!("{:.3} s", w.at_ns as f64 / 1e9),
+                    fmt_rate(w.ops_per_s_at_stonewall),
+                    format!("{:.3} s", w.last_ns as f64 / 1e9),
+                    fmt_rate(w.ops_per_s_at_last),
+                ]),
+                None => row.extend(std::iter::repeat_n(String::new(), 5)),
+            }
+            let _ = writeln!(s, "<tr><td>{}</td></tr>", row.join("</td><td>"));
+        }
+        s.push_str("</table></details>\n");
+    }
+}
+
 /// Renders the page for one or more results (`label` names a result that is
 /// not a plan run, as in `fslab compare`).
 pub fn render(sources: &[(String, &Report)]) -> String {
@@ -500,6 +548,7 @@ pub fn render(sources: &[(String, &Report)]) -> String {
     series_charts(&mut body, &mut n, &groups, &cmp);
     probes(&mut body, &mut n, sources);
     op_tables(&mut body, sources);
+    ranks(&mut body, sources);
     let interrupted = sources.iter().any(|(_, r)| r.interrupted);
     let title = sources
         .iter()

@@ -351,8 +351,18 @@ where
                     wall.heard(at);
                 }
             };
-            let tick: Option<&mut dyn FnMut()> = if first { Some(&mut tick) } else { None };
-            progress.watch(&counters, t0 + cfg.ramp, cfg.deadline(), &handles, tick);
+            progress.watch(
+                &counters,
+                t0 + cfg.ramp,
+                cfg.deadline(),
+                &handles,
+                if first { Some(&mut tick) } else { None },
+            );
+            if first {
+                // the last local job may have finished first after the last
+                // tick: the other ranks must still hear of it
+                tick();
+            }
             for h in handles {
                 outs.push(h.join().unwrap_or_else(|_| WorkerOut {
                     error: Some("worker thread panicked".into()),
