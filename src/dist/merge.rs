@@ -15,15 +15,22 @@ pub fn merge_across(coord: &dyn Coordinator, out: RunOut) -> RunOut {
     if coord.size() == 1 {
         return out;
     }
+    let mut out = out;
+    // Per-job statistics stay on their rank (the merged result keeps each
+    // job's CPU time, errors and notes): with thousands of ranks, rank 0
+    // would otherwise rebuild a histogram per job and kind.
+    for j in &mut out.jobs {
+        j.stats = Default::default();
+    }
     let mine = serde_json::to_vec(&out).expect("run results serialise");
+    drop(out);
     let merged = match coord.gather(&mine) {
-        Some(all) => {
-            let outs: Vec<RunOut> = all
-                .iter()
-                .map(|b| serde_json::from_slice(b).expect("ranks run the same fslab"))
-                .collect();
-            serde_json::to_vec(&merge(outs)).expect("run results serialise")
-        }
+        // one rank at a time: rank 0 holds one rank's histograms besides the sum
+        Some(all) => serde_json::to_vec(&merge(
+            all.iter()
+                .map(|b| serde_json::from_slice(b).expect("ranks run the same fslab")),
+        ))
+        .expect("run results serialise"),
         None => Vec::new(),
     };
     serde_json::from_slice(&coord.broadcast(merged)).expect("rank 0 sends a merged run")
@@ -53,15 +60,17 @@ fn rank_run(rank: usize, o: &RunOut) -> RankRun {
 }
 
 /// Adds up the runs of ranks 0, 1, ... (in that order).
-pub fn merge(outs: Vec<RunOut>) -> RunOut {
-    let ranks: Vec<RankRun> = outs.iter().enumerate().map(|(r, o)| rank_run(r, o)).collect();
+pub fn merge(outs: impl IntoIterator<Item = RunOut>) -> RunOut {
+    let mut ranks: Vec<RankRun> = Vec::new();
     let mut walls: Vec<StonewallOut> = Vec::new();
     let mut it = outs.into_iter().enumerate();
     let (_, mut m) = it.next().expect("at least one rank");
+    ranks.push(rank_run(0, &m));
     walls.extend(m.stonewall.take().map(|s| s.of_rank(0)));
     let mut series: BTreeMap<u64, IntervalPoint> =
         std::mem::take(&mut m.series).into_iter().map(|p| (p.t_s, p)).collect();
     for (r, o) in it {
+        ranks.push(rank_run(r, &o));
         for d in Dir::ALL {
             m.stats[d.idx()] += &o.stats[d.idx()];
         }
