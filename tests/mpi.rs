@@ -402,3 +402,42 @@ fn stonewall_first_with_threads_names_the_first_job() {
     assert!(w.get("ranks").is_none());
     assert!(w["ops"].as_u64().unwrap() >= 64, "at least the first job's 64 blocks");
 }
+
+#[cfg(feature = "mpi")]
+#[test]
+fn ctrl_c_on_mpirun_writes_what_every_rank_measured_and_removes_their_files() {
+    if !require("mpirun (Debian openmpi-bin)", have("mpirun")) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let json = dir.path().join("int.json");
+    let child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .arg(fslab_path())
+        .args([
+            "io",
+            "--size",
+            "8m",
+            "--runtime",
+            "60s",
+            "--target",
+            target.to_str().unwrap(),
+        ])
+        .arg("--output")
+        .arg(format!("json:{}", json.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let out = signal_and_wait(child, libc::SIGINT);
+    assert!(!out.status.success());
+    let j = read_json(&json);
+    assert_eq!(j["interrupted"], true);
+    let r = &directions(&j)[0];
+    assert!(r["ops"].as_u64().unwrap() > 0);
+    assert_eq!(per_rank(r, "ops").len(), 2, "both ranks' results were merged");
+    assert!(leftovers(&target).is_empty(), "every rank removed its files");
+}
