@@ -38,7 +38,7 @@ pub trait Coordinator: Send + Sync {
     fn finish_stonewall(&self);
     /// Name of the machine this rank runs on.
     fn host(&self) -> String {
-        crate::report::HostInfo::read().hostname
+        rustix::system::uname().nodename().to_string_lossy().into_owned()
     }
     /// Ends every rank of the run at once (an error after the phases began,
     /// when the other ranks may be waiting on this one).

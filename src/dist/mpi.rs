@@ -35,7 +35,8 @@ impl MpiCoordinator {
         let (universe, _threading) = mpi::initialize_with_threading(Threading::Funneled)
             .ok_or_else(|| "MPI was already initialised".to_string())?;
         let world = universe.world();
-        let host = mpi::environment::processor_name().unwrap_or_else(|_| crate::report::HostInfo::read().hostname);
+        let host = mpi::environment::processor_name()
+            .unwrap_or_else(|_| rustix::system::uname().nodename().to_string_lossy().into_owned());
         Ok((
             universe,
             MpiCoordinator {
