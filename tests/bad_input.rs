@@ -38,8 +38,14 @@ fn every_bad_flag_exits_2_naming_the_flag() {
             "--lat-buckets: at most 8",
         ),
         (&["--seed", "abc"], "--seed: 'abc' is not a whole number"),
-        (&["--stonewall", "soon"], "--stonewall: 'soon' is neither `first` nor a duration"),
-        (&["--stonewall", "0s"], "--stonewall: the deadline must be longer than 0"),
+        (
+            &["--stonewall", "soon"],
+            "--stonewall: 'soon' is neither `first` nor a duration",
+        ),
+        (
+            &["--stonewall", "0s"],
+            "--stonewall: the deadline must be longer than 0",
+        ),
         (&["--output", "xml"], "--output: unknown format 'xml'"),
         (&["--output", "json:"], "--output: 'json:': empty path"),
         (

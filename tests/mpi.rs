@@ -256,6 +256,39 @@ fn stonewalled_meta_ranks_stop_at_the_first_and_keep_their_files_consistent() {
 
 #[cfg(feature = "mpi")]
 #[test]
+fn a_target_the_ranks_do_not_share_is_refused_and_cleaned_up() {
+    if !require_root_with(&["unshare", "mpirun"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().to_str().unwrap();
+    let fslab = fslab_path();
+    // rank 1 runs in a mount namespace of its own with a tmpfs over the
+    // target: the same path, another filesystem, as on a host without the share
+    let inner = format!(
+        "mount -t tmpfs none {t} && exec {} meta --target {t} --files 100",
+        fslab.display()
+    );
+    let o = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "1"])
+        .arg(&fslab)
+        .args([
+            "meta", "--target", t, "--files", "100", ":", "-np", "1", "unshare", "-m", "sh", "-c", &inner,
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("rank 1 on ") && err.contains("--target: cannot work in rank 0's directory"),
+        "{err}"
+    );
+    assert!(err.contains("filesystem they all share"), "{err}");
+    assert!(leftovers(dir.path()).is_empty(), "rank 0 removed the run's directory");
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn replay_clients_of_two_ranks_add_up() {
     let dir = tempfile::tempdir().unwrap();
     let lf = dir.path().join("load.txt");

@@ -106,7 +106,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
     let target::WorkDir {
         info,
         path: work,
-        guard: _guard,
+        guard,
     } = target::work_dir(&plan.target)?;
     target::ranks::agree(check_xattrs(plan, &work, &info))?;
     let dirs = target::ranks::agree(make_dirs(plan, &work))?;
@@ -135,7 +135,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
     // Files each of this rank's jobs made, when a stonewall cut the create short.
     let mut created: Option<Vec<u64>> = None;
     for (order, kind) in phases(plan) {
-        if stop.load(Ordering::Relaxed) {
+        if crate::dist::any(stop.load(Ordering::Relaxed)) {
             interrupted = true;
             break;
         }
@@ -201,6 +201,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
             break;
         }
     }
+    guard.finish();
     Ok(Cell {
         name: cell_name.into(),
         plan: serde_json::to_value(plan).expect("plans serialise"),

@@ -132,7 +132,7 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
     });
     let plan_json = serde_json::to_value(plan).expect("plans serialise");
     let cell = Cell::from_run(name, plan_json, prepared.info.clone(), prepared.warnings.clone(), out);
-    drop(prepared);
+    prepared.guard.finish();
     Ok(Some(cell))
 }
 

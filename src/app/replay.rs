@@ -24,7 +24,7 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
     let target::WorkDir {
         info,
         path: work,
-        guard: _guard,
+        guard,
     } = target::work_dir(&plan.target)?;
     let made: Result<(), AppError> = (0..plan.clients).try_for_each(|n| {
         let d = work.join(format!("c{n}"));
@@ -52,6 +52,7 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
     if plan.timestamps && !plan.loadfile.has_timestamps {
         warnings.push("the load file has no timestamps: clients ran flat out".into());
     }
+    guard.finish();
     let plan_json = serde_json::to_value(plan).expect("plans serialise");
     Ok(Cell::from_run(cell_name, plan_json, info, warnings, out))
 }

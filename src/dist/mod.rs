@@ -82,6 +82,12 @@ pub fn coordinator() -> &'static dyn Coordinator {
     COORD.get_or_init(|| Box::new(Local)).as_ref()
 }
 
+/// True when `flag` holds on any rank (every rank calls it): a decision all
+/// ranks take alike, such as stopping between phases after a signal.
+pub fn any(flag: bool) -> bool {
+    coordinator().all_gather_u64(flag as u64).contains(&1)
+}
+
 /// True when this process is one of several ranks.
 pub fn is_distributed() -> bool {
     coordinator().size() > 1

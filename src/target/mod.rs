@@ -53,11 +53,20 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> TargetError
 }
 
 /// Removes the work directory fslab created when dropped.
+///
+/// In a distributed run rank 0's guard holds the run's directory and every
+/// rank's guard its own `rank<R>` inside it. `finish` ends a cell normally:
+/// each rank removes its directory, all meet on a barrier, rank 0 removes the
+/// rest. Dropping a guard without `finish` (an error every rank agreed on)
+/// makes no MPI call: each rank removes its own directory and rank 0 waits a
+/// little for the others' to go before it removes the run's directory.
 #[derive(Debug, Default)]
 pub struct Guard {
     dir: Option<PathBuf>,
-    /// A distributed run's directory: removed by rank 0 once every rank is done.
-    ranks: bool,
+    /// Distributed runs: this rank's directory inside the run's.
+    rank_dir: Option<PathBuf>,
+    /// Distributed runs: every rank has passed `finish`.
+    finished: bool,
 }
 
 impl Guard {
@@ -65,23 +74,40 @@ impl Guard {
     pub fn for_workdir(dir: PathBuf) -> Self {
         Guard {
             dir: Some(dir),
-            ranks: false,
+            rank_dir: None,
+            finished: false,
+        }
+    }
+
+    /// The normal end of a cell (every rank calls it in a distributed run).
+    pub fn finish(mut self) {
+        if let Some(r) = self.rank_dir.take() {
+            remove_marked(&r);
+            crate::dist::coordinator().barrier();
+            self.finished = true;
         }
     }
 }
 
+/// Removes `d` if fslab made and marked it: never anything else.
+fn remove_marked(d: &Path) {
+    if d.join(MARKER).exists() {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    live::remove_dir(d);
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
-        if self.ranks {
-            // every rank has finished with its files
-            crate::dist::coordinator().barrier();
+        let distributed = self.rank_dir.is_some() || self.finished;
+        if let Some(r) = self.rank_dir.take() {
+            remove_marked(&r);
         }
         if let Some(d) = self.dir.take() {
-            // Only a directory fslab made and marked: never anything else.
-            if d.join(MARKER).exists() {
-                let _ = std::fs::remove_dir_all(&d);
+            if distributed && !self.finished {
+                ranks::wait_for_ranks_to_leave(&d);
             }
-            live::remove_dir(&d);
+            remove_marked(&d);
         }
     }
 }
@@ -124,8 +150,20 @@ fn device_size(path: &Path) -> std::io::Result<u64> {
     File::open(path)?.seek(SeekFrom::End(0))
 }
 
-/// Prepares `plan.target` for the io workload.
-pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) -> Result<Prepared, TargetError> {
+/// A directory target: the bytes of each file and how many files (one per
+/// job, or one shared), times --nrfiles.
+fn dir_files(plan: &IoPlan) -> (u64, u64) {
+    let size = plan.file_size(plan.size.unwrap_or(crate::plan::io::DEFAULT_SIZE));
+    let per_group = match plan.file_mode {
+        FileMode::FilePerJob => plan.jobs as u64,
+        FileMode::SharedFile => 1,
+    };
+    (size, plan.nrfiles as u64 * per_group)
+}
+
+/// The refusals that need nothing made yet: what the target is, and whether
+/// the plan can run on it.
+fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
     let path = &plan.target;
     let meta = std::fs::metadata(path).map_err(|e| {
         refused(
@@ -188,6 +226,36 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
             ),
         ));
     }
+    if matches!(kind, Kind::Dir) {
+        let (size, n_files) = dir_files(plan);
+        if plan.engine != crate::engine::EngineKind::Null {
+            if let Ok(st) = rustix::fs::statvfs(path) {
+                let free = st.f_bavail * st.f_frsize;
+                let need = size.saturating_mul(n_files);
+                if need > free {
+                    return Err(refused(
+                        "--size",
+                        format!(
+                            "{n_files} file(s) of {} need {} but {} has {} free; lower --size or --jobs",
+                            Bytes(size),
+                            Bytes(need),
+                            path.display(),
+                            Bytes(free)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(kind)
+}
+
+/// Prepares `plan.target` for the io workload.
+pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) -> Result<Prepared, TargetError> {
+    let path = &plan.target;
+    // Every rank of a distributed run passes the checks or none goes on, so
+    // that no rank is left waiting in a collective the others never reach.
+    let kind = ranks::agree(check(plan))?;
     let mounts = info::mounts();
     let mut info = TargetInfo {
         path: path.clone(),
@@ -200,31 +268,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
     let (files, size, lay_out) = match kind {
         Kind::Dir => {
             info.kind = "directory".into();
-            let size = plan.size.unwrap_or(crate::plan::io::DEFAULT_SIZE);
-            let size = plan.file_size(size);
-            let n_files = plan.nrfiles as u64
-                * match plan.file_mode {
-                    FileMode::FilePerJob => plan.jobs as u64,
-                    FileMode::SharedFile => 1,
-                };
-            if plan.engine != crate::engine::EngineKind::Null {
-                if let Ok(st) = rustix::fs::statvfs(path) {
-                    let free = st.f_bavail * st.f_frsize;
-                    let need = size.saturating_mul(n_files);
-                    if need > free {
-                        return Err(refused(
-                            "--size",
-                            format!(
-                                "{n_files} file(s) of {} need {} but {} has {} free; lower --size or --jobs",
-                                Bytes(size),
-                                Bytes(need),
-                                path.display(),
-                                Bytes(free)
-                            ),
-                        ));
-                    }
-                }
-            }
+            let (size, n_files) = dir_files(plan);
             let mut dir;
             (dir, guard) = ranks::run_workdir(path)?;
             let coord = crate::dist::coordinator();

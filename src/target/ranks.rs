@@ -42,18 +42,16 @@ pub fn run_workdir(parent: &Path) -> Result<(PathBuf, Guard), TargetError> {
         .collect();
     let guard = Guard {
         dir: (rank == 0).then(|| top.clone()),
-        ranks: true,
+        rank_dir: result.is_ok().then(|| mine.clone()),
+        finished: false,
     };
-    if rank == 0 {
-        live::add_dir(&top);
-    }
+    live::add_dir(if rank == 0 { &top } else { &mine });
     if let Err(e) = result {
         return Err(refused(
             "--target",
             format!(
-                "rank {rank} on {} cannot work in rank 0's directory {}: {e}: every rank needs the \
-                 same --target on a filesystem they all share (NFS, Lustre, CephFS, BeeGFS...)",
-                coord.host(),
+                "cannot work in rank 0's directory {}: {e}: every rank needs the same --target on \
+                 a filesystem they all share (NFS, Lustre, CephFS, BeeGFS...)",
                 top.display()
             ),
         ));
@@ -83,5 +81,24 @@ pub fn agree<T, E: From<TargetError>>(r: Result<T, E>) -> Result<T, E> {
             Err(TargetError::OtherRank(format!("rank {r} failed (its error says why)")).into())
         }
         ok => ok,
+    }
+}
+
+/// An error path: gives the other ranks up to five seconds to remove their
+/// `rank<R>` directories before rank 0 removes the run's directory. A rank
+/// that is gone for good leaves it to `fslab cleanup`.
+pub(super) fn wait_for_ranks_to_leave(top: &Path) {
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(5) {
+        let others = std::fs::read_dir(top)
+            .map(|rd| {
+                rd.flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with("rank"))
+            })
+            .unwrap_or(false);
+        if !others {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
