@@ -69,3 +69,24 @@ fn a_running_fslab_keeps_its_directory() {
     signal_and_wait(child, libc::SIGINT);
     assert!(leftovers(dir.path()).is_empty());
 }
+
+#[test]
+fn a_directory_another_host_made_is_kept() {
+    // on a shared filesystem (a distributed run), a pid means something only
+    // on the host that wrote it
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("fslab-999999-0");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join(".fslab-workdir"), "pid 999999\nhost some-other-node\n").unwrap();
+    let ours = dir.path().join("fslab-999998-0");
+    std::fs::create_dir(&ours).unwrap();
+    let host = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    std::fs::write(ours.join(".fslab-workdir"), format!("pid 999998\nhost {host}\n")).unwrap();
+    let out = fslab()
+        .args(["cleanup", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("or ran on another host"));
+    assert_eq!(leftovers(dir.path()), vec!["fslab-999999-0".to_string()]);
+}
