@@ -206,3 +206,65 @@ pub fn text(c: &Cell) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank(r: usize, ops: u64, elapsed_ns: u64) -> RankRun {
+        RankRun {
+            rank: r,
+            host: format!("n{r}"),
+            jobs: 1,
+            elapsed_ns,
+            stopped_ns: elapsed_ns,
+            ops: [(Dir::Create, ops)].into(),
+            bytes: [(Dir::Create, 0)].into(),
+        }
+    }
+
+    #[test]
+    fn per_rank_rates_are_over_each_rank_s_own_time() {
+        let r = RankRates::of(
+            Dir::Create,
+            &[
+                rank(0, 1000, 1_000_000_000),
+                rank(1, 1000, 4_000_000_000),
+                rank(2, 600, 1_000_000_000),
+            ],
+        )
+        .unwrap();
+        let rates: Vec<f64> = r.per_rank.iter().map(|p| p.ops_per_s).collect();
+        assert_eq!(rates, vec![1000.0, 250.0, 600.0]);
+        assert_eq!((r.min_ops_per_s, r.max_ops_per_s), (250.0, 1000.0));
+        assert!((r.mean_ops_per_s - 616.666).abs() < 0.01);
+        assert_eq!(r.slowest_rank, 1);
+        assert!(RankRates::of(Dir::Create, &[]).is_none(), "one process has no ranks");
+    }
+
+    #[test]
+    fn stonewall_rates_divide_all_ops_by_each_moment() {
+        let s = StonewallOut {
+            rule: "first".into(),
+            at_ns: 2_000_000_000,
+            by_rank: Some(3),
+            by_job: Some(0),
+            last_ns: 2_500_000_000,
+        };
+        let w = StonewallRates::of(&s, 10_000, 1 << 20);
+        assert_eq!((w.ops_per_s_at_stonewall, w.ops_per_s_at_last), (5000.0, 4000.0));
+        assert_eq!(w.bytes_per_s_at_stonewall, (1 << 19) as f64);
+        assert_eq!(w.describe(), "first finisher: rank 3 job 0");
+        let d = StonewallRates::of(
+            &StonewallOut {
+                rule: "10s".into(),
+                by_rank: None,
+                by_job: None,
+                ..s
+            },
+            1,
+            0,
+        );
+        assert_eq!(d.describe(), "deadline 10s");
+    }
+}
