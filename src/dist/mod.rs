@@ -40,9 +40,6 @@ pub trait Coordinator: Send + Sync {
     fn host(&self) -> String {
         rustix::system::uname().nodename().to_string_lossy().into_owned()
     }
-    /// Ends every rank of the run at once (an error after the phases began,
-    /// when the other ranks may be waiting on this one).
-    fn abort(&self, code: i32) -> !;
 }
 
 /// One process: the default, and every command outside MPI.
@@ -70,9 +67,6 @@ impl Coordinator for Local {
         None
     }
     fn finish_stonewall(&self) {}
-    fn abort(&self, code: i32) -> ! {
-        std::process::exit(code)
-    }
 }
 
 static COORD: OnceLock<Box<dyn Coordinator>> = OnceLock::new();

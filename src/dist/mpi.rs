@@ -142,7 +142,4 @@ impl Coordinator for MpiCoordinator {
         self.received.set(0);
     }
 
-    fn abort(&self, code: i32) -> ! {
-        self.world().abort(code)
-    }
 }
