@@ -55,8 +55,7 @@ impl RunConfig {
     /// When measurement ends at the latest: the runtime or a stonewall deadline.
     pub fn deadline(&self) -> Option<Duration> {
         match (self.runtime, self.stonewall) {
-            (Some(r), Some(Stonewall::Deadline(d))) => Some(r.min(d)),
-            (r, Some(Stonewall::Deadline(d))) => Some(r.unwrap_or(d).min(d)),
+            (r, Some(Stonewall::Deadline(d))) => Some(r.map_or(d, |r| r.min(d))),
             (r, _) => r,
         }
     }
