@@ -141,5 +141,4 @@ impl Coordinator for MpiCoordinator {
         self.sent.set(false);
         self.received.set(0);
     }
-
 }

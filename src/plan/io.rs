@@ -378,6 +378,14 @@ impl IoPlan {
         if a.common.target.is_empty() {
             return Err(PlanError::new("--target", "empty path"));
         }
+        let stonewall = super::stonewall(a.stonewall.as_deref())?;
+        if stonewall == Some(crate::runner::Stonewall::First) && runtime.is_some() && !a.size_based {
+            return Err(PlanError::new(
+                "--stonewall",
+                "`first` waits for a job to finish its --size, and jobs of a time-based run (--runtime) never do: \
+                 give a deadline (--stonewall 30s) or add --size-based",
+            ));
+        }
         Ok(IoPlan {
             target: PathBuf::from(&a.common.target),
             rw,
@@ -417,7 +425,7 @@ impl IoPlan {
             outputs: Outputs::from_args(&a.common, "io")?,
             quiet: a.common.quiet,
             stop_on_error: super::stop_on_error(&a.common)?,
-            stonewall: super::stonewall(a.stonewall.as_deref())?,
+            stonewall,
         })
     }
 
