@@ -124,7 +124,17 @@ fn handle_signals(stop: &Arc<AtomicBool>) {
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         return;
     };
+    let (ready, wait) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        // This thread gets a file table of its own, so that the main thread
+        // is again the only user of the process's: the kernel then skips the
+        // file reference counting it does on every fd syscall of a process
+        // whose threads share one (~2 % of a 4 KiB page-cache read, ~2 % of
+        // a bonnie++ stat). It needs no fd but its signal pipe, which it keeps;
+        // the cleanup below works on paths.
+        // SAFETY: unshare(CLONE_FILES) affects this thread's file table only.
+        unsafe { libc::unshare(libc::CLONE_FILES) };
+        let _ = ready.send(());
         for (n, _) in signals.forever().enumerate() {
             if n >= 1 {
                 eprintln!("fslab: aborted: removing fslab's files and scratch filesystems");
@@ -133,6 +143,8 @@ fn handle_signals(stop: &Arc<AtomicBool>) {
             }
         }
     });
+    // before the main thread opens anything the copy would keep open
+    let _ = wait.recv();
 }
 
 fn usage(e: plan::PlanError) -> ExitCode {

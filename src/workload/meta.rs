@@ -137,6 +137,58 @@ impl PhaseKind {
     }
 }
 
+/// A directory read with one 32 KiB getdents64 buffer, as glibc's readdir
+/// (and so bonnie++) reads it. rustix's `Dir` starts at 768 bytes and grows
+/// by as much per call, which costs a large directory more calls.
+struct DirWalk {
+    fd: OwnedFd,
+    buf: Box<[u8]>,
+    pos: usize,
+    len: usize,
+}
+
+impl DirWalk {
+    fn open(dir: &OwnedFd) -> std::io::Result<Self> {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::openat(
+            dir,
+            c".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(DirWalk {
+            fd,
+            buf: vec![0u8; 32 * 1024].into_boxed_slice(),
+            pos: 0,
+            len: 0,
+        })
+    }
+
+    /// The next entry's name, None at the end (or on an error: the walk ends).
+    fn next(&mut self) -> Option<&CStr> {
+        if self.pos >= self.len {
+            // SAFETY: getdents64 writes at most buf.len() bytes into buf.
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_getdents64,
+                    self.fd.as_raw_fd(),
+                    self.buf.as_mut_ptr(),
+                    self.buf.len(),
+                )
+            };
+            if n <= 0 {
+                return None;
+            }
+            (self.pos, self.len) = (0, n as usize);
+        }
+        // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name
+        let rec = &self.buf[self.pos..self.len];
+        let reclen = u16::from_ne_bytes([rec[16], rec[17]]) as usize;
+        self.pos += reclen.max(1);
+        CStr::from_bytes_until_nul(&rec[19..reclen.min(rec.len())]).ok()
+    }
+}
+
 /// One job's pass over its files in one phase.
 pub struct MetaWorkload {
     kind: PhaseKind,
@@ -163,7 +215,7 @@ pub struct MetaWorkload {
     next: u64,
     failed: bool,
     /// Sequential stat walks the directories with readdir.
-    walk: Option<(usize, rustix::fs::Dir)>,
+    walk: Option<(usize, DirWalk)>,
     path: Vec<u8>,
 }
 
@@ -390,13 +442,13 @@ impl MetaWorkload {
                     return None;
                 }
                 self.next += 1;
-                let dir = rustix::fs::Dir::read_from(&self.dirs.fds[d]).ok()?;
+                let dir = DirWalk::open(&self.dirs.fds[d]).ok()?;
                 self.walk = Some((d, dir));
             }
             let (d, dir) = self.walk.as_mut().expect("set above");
-            match dir.read() {
-                Some(Ok(ent)) => {
-                    let n = ent.file_name().to_bytes_with_nul();
+            match dir.next() {
+                Some(name) => {
+                    let n = name.to_bytes_with_nul();
                     if n == b".\0" || n == b"..\0" || n.len() > out.len() {
                         continue;
                     }
