@@ -458,3 +458,25 @@ fn ctrl_c_on_mpirun_writes_what_every_rank_measured_and_removes_their_files() {
     assert_eq!(per_rank(r, "ops").len(), 2, "both ranks' results were merged");
     assert!(leftovers(&target).is_empty(), "every rank removed its files");
 }
+
+#[test]
+fn srun_tasks_without_an_mpi_plugin_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().to_str().unwrap();
+    let run = |procid: &str| {
+        fslab()
+            .env("SLURM_STEP_NUM_TASKS", "4")
+            .env("SLURM_PROCID", procid)
+            .args(["io", "--target", t, "--size", "1m"])
+            .output()
+            .unwrap()
+    };
+    let first = run("0");
+    assert_eq!(first.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&first.stderr).contains("srun started 4 tasks"));
+    assert!(String::from_utf8_lossy(&first.stderr).contains("without an MPI plugin"));
+    let other = run("3");
+    assert_eq!(other.status.code(), Some(2));
+    assert!(other.stderr.is_empty(), "task 0 alone says why");
+    assert!(leftovers(dir.path()).is_empty(), "refused before anything was made");
+}

@@ -118,6 +118,16 @@ pub struct Session {
 /// report it as the whole.
 pub fn init() -> Result<Session, String> {
     let Some((var, val)) = launcher() else {
+        // srun without an MPI plugin starts its tasks as unrelated processes
+        if let Ok(n) = std::env::var("SLURM_STEP_NUM_TASKS") {
+            if n.trim().parse::<u32>().is_ok_and(|n| n > 1) {
+                return Err(format!(
+                    "srun started {n} tasks (SLURM_STEP_NUM_TASKS={n}) without an MPI plugin: they would \
+                     run as {n} unrelated copies; use `srun --mpi=pmix` (or pmi2) with a build with \
+                     MPI (docs/distributed.md), or run one task"
+                ));
+            }
+        }
         return Ok(Session {
             #[cfg(feature = "mpi")]
             _universe: None,
