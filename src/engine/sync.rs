@@ -1,10 +1,13 @@
 //! The sync engine: one blocking syscall per operation (pread, pwrite, fsync,
 //! fdatasync, openat, close, statx, unlinkat), like fio's `psync`. Syscalls
-//! go through rustix's raw backend where it has them: no libc errno round trip
-//! on the hot path.
+//! go through rustix's raw backend: no libc errno round trip, and none of the
+//! cancellation-point bookkeeping glibc's openat/close wrappers do in a
+//! multithreaded process (~3 % of a bonnie++-style sequential stat on tmpfs).
 
 use super::{Caps, Engine, Op, Submit};
-use rustix::fd::BorrowedFd;
+use rustix::fd::{BorrowedFd, IntoRawFd};
+use rustix::fs::{AtFlags, Mode, OFlags, XattrFlags};
+use std::ffi::CStr;
 
 pub struct SyncEngine;
 
@@ -16,26 +19,29 @@ fn res(r: rustix::io::Result<usize>) -> i64 {
     }
 }
 
-/// A libc return value (-1 + errno) in the engine's convention.
-fn libc_res(r: libc::c_long) -> i64 {
-    if r < 0 {
-        -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
-    } else {
-        r
-    }
+/// A path the caller handed over as a NUL-terminated pointer.
+///
+/// # Safety
+/// `p` must point to a NUL-terminated string that outlives the call.
+#[inline]
+unsafe fn cstr<'a>(p: *const libc::c_char) -> &'a CStr {
+    CStr::from_ptr(p)
 }
 
 /// The basic stats of `path` into a statx buffer, through fstatat(2): the
 /// same information as statx(STATX_BASIC_STATS) and ~5 % cheaper in the
 /// kernel (measured on tmpfs: 658 vs 692 ns), which shows in stat-bound phases.
-unsafe fn stat_basic(dirfd: libc::c_int, path: *const libc::c_char, out: &mut libc::statx) -> i64 {
-    let mut st: libc::stat = std::mem::zeroed();
-    let r = libc_res(libc::fstatat(dirfd, path, &mut st, 0) as libc::c_long);
-    if r < 0 {
-        return r;
-    }
-    let ts = |sec: i64, nsec: i64| {
+///
+/// # Safety
+/// `path` as for [`cstr`].
+unsafe fn stat_basic(dirfd: BorrowedFd<'_>, path: *const libc::c_char, out: &mut libc::statx) -> i64 {
+    let st = match rustix::fs::statat(dirfd, cstr(path), AtFlags::empty()) {
+        Ok(st) => st,
+        Err(e) => return -(e.raw_os_error() as i64),
+    };
+    let ts = |sec: i64, nsec: u64| {
         // The struct has private padding: start from zeroes, set the fields.
+        // SAFETY: statx_timestamp is plain integers; all-zero is valid.
         let mut t: libc::statx_timestamp = std::mem::zeroed();
         t.tv_sec = sec;
         t.tv_nsec = nsec as u32;
@@ -50,9 +56,9 @@ unsafe fn stat_basic(dirfd: libc::c_int, path: *const libc::c_char, out: &mut li
     out.stx_ino = st.st_ino;
     out.stx_size = st.st_size as u64;
     out.stx_blocks = st.st_blocks as u64;
-    out.stx_atime = ts(st.st_atime, st.st_atime_nsec);
-    out.stx_mtime = ts(st.st_mtime, st.st_mtime_nsec);
-    out.stx_ctime = ts(st.st_ctime, st.st_ctime_nsec);
+    out.stx_atime = ts(st.st_atime as i64, st.st_atime_nsec as u64);
+    out.stx_mtime = ts(st.st_mtime as i64, st.st_mtime_nsec as u64);
+    out.stx_ctime = ts(st.st_ctime as i64, st.st_ctime_nsec as u64);
     0
 }
 
@@ -94,22 +100,47 @@ impl Engine for SyncEngine {
                     path,
                     flags,
                     mode,
-                } => libc_res(libc::openat(dirfd, path, flags | libc::O_CLOEXEC, mode) as libc::c_long),
-                Op::Close { fd } => libc_res(libc::close(fd) as libc::c_long),
-                Op::Statx { dirfd, path, buf } => stat_basic(dirfd, path, &mut *buf),
-                Op::UnlinkAt { dirfd, path, flags } => libc_res(libc::unlinkat(dirfd, path, flags) as libc::c_long),
+                } => match rustix::fs::openat(
+                    BorrowedFd::borrow_raw(dirfd),
+                    cstr(path),
+                    OFlags::from_bits_retain(flags as u32) | OFlags::CLOEXEC,
+                    Mode::from_bits_retain(mode),
+                ) {
+                    Ok(fd) => fd.into_raw_fd() as i64,
+                    Err(e) => -(e.raw_os_error() as i64),
+                },
+                Op::Close { fd } => res(rustix::io::try_close(fd).map(|_| 0)),
+                Op::Statx { dirfd, path, buf } => stat_basic(BorrowedFd::borrow_raw(dirfd), path, &mut *buf),
+                Op::UnlinkAt { dirfd, path, flags } => res(rustix::fs::unlinkat(
+                    BorrowedFd::borrow_raw(dirfd),
+                    cstr(path),
+                    AtFlags::from_bits_retain(flags as u32),
+                )
+                .map(|_| 0)),
                 Op::RenameAt {
                     olddirfd,
                     oldpath,
                     newdirfd,
                     newpath,
-                } => libc_res(libc::renameat(olddirfd, oldpath, newdirfd, newpath) as libc::c_long),
-                Op::FSetXattr { fd, name, value, len } => {
-                    libc_res(libc::fsetxattr(fd, name, value as *const libc::c_void, len, 0) as libc::c_long)
-                }
-                Op::GetXattr { path, name, buf, len } => {
-                    libc_res(libc::getxattr(path, name, buf as *mut libc::c_void, len) as libc::c_long)
-                }
+                } => res(rustix::fs::renameat(
+                    BorrowedFd::borrow_raw(olddirfd),
+                    cstr(oldpath),
+                    BorrowedFd::borrow_raw(newdirfd),
+                    cstr(newpath),
+                )
+                .map(|_| 0)),
+                Op::FSetXattr { fd, name, value, len } => res(rustix::fs::fsetxattr(
+                    BorrowedFd::borrow_raw(fd),
+                    cstr(name),
+                    std::slice::from_raw_parts(value, len),
+                    XattrFlags::empty(),
+                )
+                .map(|_| 0)),
+                Op::GetXattr { path, name, buf, len } => res(rustix::fs::getxattr(
+                    cstr(path),
+                    cstr(name),
+                    std::slice::from_raw_parts_mut(buf, len),
+                )),
             }
         })
     }

@@ -217,6 +217,8 @@ pub struct MetaWorkload {
     /// Sequential stat walks the directories with readdir.
     walk: Option<(usize, DirWalk)>,
     path: Vec<u8>,
+    /// The stat buffer, kept across files (not re-zeroed for each).
+    st: Box<libc::statx>,
 }
 
 impl MetaWorkload {
@@ -264,6 +266,8 @@ impl MetaWorkload {
             failed: false,
             walk: None,
             path: Vec::with_capacity(512),
+            // SAFETY: statx is plain integers; all-zero is a valid value.
+            st: Box::new(unsafe { std::mem::zeroed() }),
         }
     }
 
@@ -378,20 +382,21 @@ impl MetaWorkload {
     fn stat(&mut self, e: &mut dyn Engine, d: usize, name: &CStr, read_data: bool) -> i64 {
         let dirfd = self.dirfd(d);
         let name_ptr = name.as_ptr();
-        let mut st: libc::statx = unsafe { std::mem::zeroed() };
+        let buf: *mut libc::statx = &mut *self.st;
         let r = exec(
             e,
             &Op::Statx {
                 dirfd,
                 path: name_ptr,
-                buf: &mut st,
+                buf,
             },
         );
         if r < 0 {
             return r;
         }
+        let size = self.st.stx_size;
         let mut moved = 0;
-        if read_data && st.stx_size > 0 {
+        if read_data && size > 0 {
             let fd = exec(
                 e,
                 &Op::OpenAt {
@@ -404,7 +409,7 @@ impl MetaWorkload {
             if fd < 0 {
                 return fd;
             }
-            let len = (st.stx_size as usize).min(self.data.len());
+            let len = (size as usize).min(self.data.len());
             let rd = exec(
                 e,
                 &Op::Read {
@@ -453,7 +458,8 @@ impl MetaWorkload {
                         continue;
                     }
                     out[..n.len()].copy_from_slice(n);
-                    let name = CStr::from_bytes_with_nul(&out[..n.len()]).expect("a directory entry name");
+                    // SAFETY: a copy of a CStr's bytes with its one NUL at the end.
+                    let name = unsafe { CStr::from_bytes_with_nul_unchecked(&out[..n.len()]) };
                     return Some((*d, name));
                 }
                 _ => self.walk = None,
