@@ -51,3 +51,15 @@ preconditioned_loop() {
     attach_loop 1G --direct-io=on
     dd if=/dev/urandom of="$dev" bs=1M count=1024 oflag=direct status=none
 }
+
+# Rounds for comparisons bound by the device. The virtual disk of a shared
+# machine drifts by ±10 % over tens of seconds, so these alternate the tools
+# over more rounds, swap which goes first every round, and report the median
+# of the per-round ratios (each compares runs seconds apart) beside the ratio
+# of the medians.
+IO_ROUNDS=${IO_ROUNDS:-7}
+
+# median_ratio "A1 A2 ..." "B1 B2 ...": the median of Ai/Bi, two decimals.
+median_ratio() {
+    python3 -c "import statistics,sys; a=sys.argv[1].split(); b=sys.argv[2].split(); print(f'{statistics.median(float(x)/float(y) for x,y in zip(a,b)):.2f}')" "$1" "$2"
+}
