@@ -24,7 +24,7 @@ else
     mkdir -p "$work/dir"; targets+=("$work/dir")
 fi
 for t in "${targets[@]}"; do
-    fs=$(stat -f -c %T "$t")
+    fs=$(findmnt -no FSTYPE -T "$t")  # stat -f says "ext2/ext3" for ext4
     for x in "" "-x"; do
         d=$(dbench $x -D "$t" -t "$secs" -c "$lf" "$clients" 2>&1 | awk '/^Throughput/ {print $2}')
         f_args=(); [ -n "$x" ] && f_args=(--xattr)
