@@ -7,7 +7,9 @@
 # Targets (issue 4): fslab >= 1.0x bonnie++ on each of the six phases, and
 # >= 0.9x the bare loop (bench/meta_loop.c) for create and random stat.
 # bonnie++ prints +++++ for phases under 0.5 s: those phases are then rerun
-# with 4x the files so that both tools report a rate.
+# with 4x the files so that both tools report a rate. Ratios are the median
+# of the per-round ratios over ROUNDS (default 5) alternating rounds.
+ROUNDS=${ROUNDS:-5}  # before lib.sh, whose default is 3
 source "$(dirname "$0")/lib.sh"
 need bonnie++ gcc python3 mkfs.ext4 losetup
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (mounts)" >&2; exit 2; }
@@ -29,8 +31,10 @@ compare() {  # compare FS SPEC: ROUNDS alternating rounds, medians per phase
     IFS=: read -r n max min dirs <<<"$s"
     rm -f "$work"/r*.csv "$work"/r*.json "$work"/r*.bare
     for i in $(seq "$ROUNDS"); do
-        bonnie++ -d "$d" -s0 -n "$s" -r 0 -u root -q 2>/dev/null | tail -1 > "$work/r$i.csv"
-        "$FSLAB" meta --target "$d" --bonnie "$s" --quiet --output "json:$work/r$i.json"
+        # which tool goes first alternates from round to round
+        run_bonnie() { bonnie++ -d "$d" -s0 -n "$s" -r 0 -u root -q 2>/dev/null | tail -1 > "$work/r$i.csv"; }
+        run_fslab() { "$FSLAB" meta --target "$d" --bonnie "$s" --quiet --output "json:$work/r$i.json"; }
+        if ((i % 2)); then run_bonnie; run_fslab; else run_fslab; run_bonnie; fi
         "$work/meta_loop" "$d" $((n * 1024)) "${dirs:-1}" "${max:-0}" > "$work/r$i.bare"
     done
     python3 - "$work" "$ROUNDS" "$fs" "$s" <<'PY'
@@ -55,17 +59,20 @@ for i, ph in enumerate(names):
         line += "  bonnie++ +++++ (< 0.5 s)"
         todo.append(ph)
     else:
+        # the median of the per-round ratios: each compares runs seconds apart
         bm = statistics.median(b)
-        line += f"  bonnie++ {bm:9.0f}/s  RATIO fslab/bonnie++ = {fm / bm:.2f}"
+        r = statistics.median(x / y for x, y in zip(f, b))
+        line += f"  bonnie++ {bm:9.0f}/s  RATIO fslab/bonnie++ = {r:.2f}"
     if bare:
-        line += f"  bare {statistics.median(bare):9.0f}/s  RATIO fslab/bare = {fm / statistics.median(bare):.2f}"
+        r = statistics.median(x / y for x, y in zip(f, bare))
+        line += f"  bare {statistics.median(bare):9.0f}/s  RATIO fslab/bare = {r:.2f}"
     print(line)
 open(f"{work}/todo", "w").write(" ".join(todo))
 PY
 }
 
 for fs in tmpfs ext4; do
-    echo "== $fs ($ROUNDS rounds, medians)"
+    echo "== $fs ($ROUNDS rounds; rates are medians, ratios medians of per-round ratios)"
     compare "$fs" "$spec"
     if [ -s "$work/todo" ]; then
         IFS=: read -r n rest <<<"$spec"
