@@ -57,7 +57,7 @@ preconditioned_loop() {
 # over more rounds, swap which goes first every round, and report the median
 # of the per-round ratios (each compares runs seconds apart) beside the ratio
 # of the medians.
-IO_ROUNDS=${IO_ROUNDS:-7}
+IO_ROUNDS=${IO_ROUNDS:-9}
 
 # median_ratio "A1 A2 ..." "B1 B2 ...": the median of Ai/Bi, two decimals.
 median_ratio() {
