@@ -73,6 +73,31 @@ fn stream_write_and_io_loads_run_in_their_phase_and_are_removed() {
         phases[1]["load_bytes"].as_u64().unwrap() > 0,
         "the load wrote during its phase"
     );
+    // 256 MiB into the page cache takes well under the 2 s phase: the phase
+    // says when the load ended, its rate is over that time, and a warning
+    // says the rest of the phase ran without load
+    let (start, end) = (
+        phases[1]["start_ns"].as_u64().unwrap(),
+        phases[1]["end_ns"].as_u64().unwrap(),
+    );
+    let done = phases[1]["load_end_ns"].as_u64().expect("the stream finished early");
+    assert!(start < done && done < end, "{start} < {done} < {end}");
+    assert_eq!(phases[1]["load_bytes"], 256 << 20);
+    let rate = (256u64 << 20) as f64 / ((done - start) as f64 / 1e9) / 1e6;
+    let got = phases[1]["load_mb_s"].as_f64().unwrap();
+    assert!(
+        (got - rate).abs() / rate < 1e-6,
+        "MB/s over the time it wrote: {got} vs {rate}"
+    );
+    let warned = j["cells"][0]["warnings"].as_array().unwrap().iter();
+    assert_eq!(
+        warned
+            .filter(|w| w.as_str().unwrap().contains("wrote its size"))
+            .count(),
+        1,
+        "{}",
+        j["cells"][0]["warnings"]
+    );
     let probes: u64 = phases
         .iter()
         .map(|x| x["probes"].as_u64().unwrap() + x["missed"].as_u64().unwrap())
@@ -101,6 +126,11 @@ fn stream_write_and_io_loads_run_in_their_phase_and_are_removed() {
         .assert()
         .success();
     let j = read_json(&out);
+    let ph = &j["cells"][0]["probe"]["phases"][0];
+    assert!(
+        ph.get("load_end_ns").is_none(),
+        "an io load runs to the phase's end: {ph}"
+    );
     let w = &j["cells"][0]["warnings"];
     assert!(
         w.as_array()

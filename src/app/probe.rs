@@ -16,8 +16,8 @@ use std::fs::OpenOptions;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
@@ -33,6 +33,9 @@ struct RunningLoad {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<Result<(), String>>>,
     io: Option<JoinHandle<Result<Option<Cell>, String>>>,
+    /// Set by the last stream writer to finish its share (fsync included):
+    /// the load ended on its own, before the phase did.
+    done_at: Arc<OnceLock<Instant>>,
 }
 
 /// Starts the stream writer: each thread writes its own file in `bs` blocks.
@@ -47,9 +50,12 @@ fn start_stream(
 ) -> RunningLoad {
     let stop = Arc::new(AtomicBool::new(false));
     let per = size / threads as u64;
+    let done_at = Arc::new(OnceLock::new());
+    let running = Arc::new(AtomicU32::new(threads));
     let handles = (0..threads)
         .map(|i| {
             let (stop, written) = (Arc::clone(&stop), Arc::clone(written));
+            let (done_at, running) = (Arc::clone(&done_at), Arc::clone(&running));
             let path = work.join(format!("load{i}.dat"));
             std::thread::spawn(move || {
                 let f = OpenOptions::new()
@@ -72,6 +78,9 @@ fn start_stream(
                     f.sync_all()
                         .map_err(|e| format!("load: fsync {}: {e}", path.display()))?;
                 }
+                if running.fetch_sub(1, Ordering::AcqRel) == 1 && !stop.load(Ordering::Relaxed) {
+                    let _ = done_at.set(Instant::now());
+                }
                 Ok(())
             })
         })
@@ -80,6 +89,7 @@ fn start_stream(
         stop,
         threads: handles,
         io: None,
+        done_at,
     }
 }
 
@@ -230,6 +240,8 @@ struct PhaseAcc {
     stalls: u64,
     errors: BTreeMap<String, u64>,
     load_start: u64,
+    /// When this phase's stream load finished on its own (see RunningLoad).
+    load_done: Option<Arc<OnceLock<Instant>>>,
 }
 
 /// `fslab probe`: one cell with a direction per phase and the probe data.
@@ -323,10 +335,12 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
                             stop: stop_io,
                             threads: Vec::new(),
                             io: Some(h),
+                            done_at: Arc::new(OnceLock::new()),
                         })
                     }
                     None => None,
                 };
+                accs[ph].load_done = load.as_ref().map(|l| Arc::clone(&l.done_at));
             }
         }
         if slot >= total || plan.count.is_some_and(|c| probes >= c) {
@@ -435,13 +449,22 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
     };
     let mut phases = Vec::new();
     let mut directions = Vec::new();
+    let mut early_loads = Vec::new();
     for (i, (spec, a)) in plan.phases.iter().zip(&accs).enumerate() {
         let (s, e) = bounds[i];
         // a count-limited run ends before its nominal phase does
         let e = e.min(Duration::from_nanos(elapsed)).max(s);
         let load_end = accs.get(i + 1).map_or(written_total, |n| n.load_start);
         let load_bytes = load_end.saturating_sub(a.load_start);
-        let secs = (e - s).as_secs_f64();
+        // a stream that wrote its SIZE before the phase ended: its rate is
+        // over the time it wrote, and the phase says when it stopped
+        let load_end_at = a
+            .load_done
+            .as_ref()
+            .and_then(|d| d.get())
+            .map(|t| t.saturating_duration_since(t0))
+            .filter(|&t| t < e);
+        let secs = (load_end_at.unwrap_or(e).max(s) - s).as_secs_f64();
         let mut st = crate::stats::OpStats::new(&[ns(plan.stall)], true, false);
         st.lat = a.lat.clone();
         st.sched_lat = Some(a.sched.clone());
@@ -461,10 +484,25 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
             sched_lat: LatSummary::of(&a.sched),
             errors: a.errors.clone(),
             load_bytes,
-            load_mb_s: load_bytes as f64 / secs / 1e6,
+            load_mb_s: if secs > 0.0 {
+                load_bytes as f64 / secs / 1e6
+            } else {
+                0.0
+            },
+            load_end_ns: load_end_at.map(ns),
         });
+        if let Some(t) = load_end_at {
+            early_loads.push(format!(
+                "the load ({}) wrote its size {:.2} s into the {:.0} s {} phase: probes after that ran without it \
+                 (load MB/s is over the time it wrote; a larger size keeps it running)",
+                plan.load_spec.as_deref().unwrap_or("load"),
+                (t - s).as_secs_f64(),
+                (e - s).as_secs_f64(),
+                spec.name
+            ));
+        }
     }
-    let mut warnings = Vec::new();
+    let mut warnings = early_loads;
     if halted {
         warnings.push("stopped at the first failed probe (--on-error stop)".into());
     }

@@ -364,16 +364,28 @@ fn probes(s: &mut String, n: &mut usize, sources: &[(String, &Report)]) {
             .phases
             .iter()
             .enumerate()
-            .map(|(i, ph)| Band {
-                from: sec(ph.start_ns),
-                to: sec(ph.end_ns),
-                label: ph.name.clone(),
-                color: if ph.name == "load" {
-                    "#E69F00".into()
-                } else {
-                    "#888".into()
-                },
-                opacity: if i % 2 == 0 { 0.10 } else { 0.18 },
+            .flat_map(|(i, ph)| {
+                let opacity = if i % 2 == 0 { 0.10 } else { 0.18 };
+                let color = if ph.name == "load" { "#E69F00" } else { "#888" };
+                // a load that wrote its size early: shaded only while it ran
+                let loaded_to = ph.load_end_ns.unwrap_or(ph.end_ns);
+                let mut b = vec![Band {
+                    from: sec(ph.start_ns),
+                    to: sec(loaded_to),
+                    label: ph.name.clone(),
+                    color: color.into(),
+                    opacity,
+                }];
+                if loaded_to < ph.end_ns {
+                    b.push(Band {
+                        from: sec(loaded_to),
+                        to: sec(ph.end_ns),
+                        label: format!("{} (load done)", ph.name),
+                        color: "#888".into(),
+                        opacity,
+                    });
+                }
+                b
             })
             .collect();
         bands.extend(p.stalls.iter().map(|st| Band {

@@ -40,9 +40,15 @@ pub struct ProbePhase {
     /// blocking probe finished (coordinated omission corrected).
     pub sched_lat: LatSummary,
     pub errors: BTreeMap<String, u64>,
-    /// Bytes the load wrote during the phase, and its rate.
+    /// Bytes the load wrote during the phase, and its rate over the time it
+    /// was writing (the phase, or less when it finished early).
     pub load_bytes: u64,
     pub load_mb_s: f64,
+    /// When a stream load finished its SIZE within this phase (since the
+    /// grid's start); probes after it ran without load. None: it wrote to
+    /// the phase's end, or the phase had no load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_end_ns: Option<u64>,
 }
 
 /// One probe.
