@@ -168,15 +168,20 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
             created = Some(out.local_jobs().iter().map(|o| o.items).collect());
         }
         // bonnie++ calls sync() before it stops the clock of each phase that
-        // changes the filesystem (create, delete; not stat): so does fslab,
-        // or the rates would not be comparable.
+        // changes the filesystem (create, delete; not stat): fslab does the
+        // same with syncfs(2) on the target's filesystem, or the rates would
+        // not be comparable. sync() would also wait for every other
+        // filesystem's dirty data (another tenant's copy, a previous cell's
+        // stream), which is not the target's work.
         let mut elapsed = out.elapsed_ns;
         let mut cpu = out.cpu_process;
         let modifies = matches!(kind, PhaseKind::Create | PhaseKind::Delete | PhaseKind::Rename);
         if plan.sync_after_phase && modifies && !out.interrupted {
             let (t, c) = (std::time::Instant::now(), CpuTimes::process());
-            rustix::fs::sync();
-            // every rank syncs its machine; the phase ends with the slowest
+            if rustix::fs::syncfs(&dirs[0].fds[0]).is_err() {
+                rustix::fs::sync();
+            }
+            // every rank syncs the target on its machine; the phase ends with the slowest
             let took = crate::dist::coordinator().all_gather_u64(t.elapsed().as_nanos() as u64);
             elapsed += took.into_iter().max().unwrap_or(0);
             cpu += CpuTimes::process() - c;

@@ -337,8 +337,8 @@ pub struct MetaArgs {
     /// fsync each file and its directory after create (bonnie++ -b).
     #[arg(long)]
     pub fsync: bool,
-    /// Do not sync(2) at the end of each create and delete phase (bonnie++
-    /// does, inside the phase's time).
+    /// Do not syncfs(2) the target at the end of each create and delete
+    /// phase (bonnie++ syncs, inside the phase's time).
     #[arg(long)]
     pub no_sync_after_phase: bool,
     /// Engine: sync, or uring (one operation at a time through io_uring).

@@ -180,7 +180,9 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         "meta",
         &["--files", "16384", "--xattr", "user.fslab:256", "--seed", &seed],
     )?;
-    // create latency before, during and after a 1 GiB buffered stream
+    // create latency before, during and after a 1 GiB buffered stream,
+    // fsync'ed at its end (dd conv=fsync): its data reaches the device in the
+    // load phase instead of being written back under later cells
     let phase = humantime::format_duration(rt).to_string().replace(' ', "");
     add(
         "create-under-stream",
@@ -193,7 +195,7 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
             "--phases",
             &format!("idle:{phase},load:{phase},after:{phase}"),
             "--load",
-            "stream-write:1g",
+            "stream-write:1g,fsync-end",
         ],
     )?;
     let filesystems = if a.scratch.is_empty() {
