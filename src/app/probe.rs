@@ -496,7 +496,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
                 "the load ({}) wrote its size {:.2} s into the {:.0} s {} phase: probes after that ran without it \
                  (load MB/s is over the time it wrote; a larger size keeps it running)",
                 plan.load_spec.as_deref().unwrap_or("load"),
-                (t - s).as_secs_f64(),
+                t.saturating_sub(s).as_secs_f64(),
                 (e - s).as_secs_f64(),
                 spec.name
             ));
