@@ -59,7 +59,7 @@ fio_i=(); fsl_i=()
 run_fio() {
     # --thread: fio's jobs as threads of one process, as fslab's are. fio forks a
     # process per job by default, and 16 processes switching on 2 cores cost fio
-    # ~5 % of its IOPS here (measured: 42.0k forked, 44.5k threads): the peer at
+    # ~5 % of its IOPS here (measured: 42.1k forked, 44.5k threads): the peer at
     # its fastest, so that the ratio compares the I/O and not the process model.
     fio --name=mix --thread --filename="$dev" --size=1g --rw=randrw --rwmixread=90 --bs=16k --direct=1 \
         --ioengine=psync --numjobs=16 --group_reporting --runtime="$RUNTIME" --time_based --output-format=json \
