@@ -378,8 +378,11 @@ impl MetaWorkload {
         0
     }
 
-    /// stat (+ read the data when there is some, in the sequential pass) (+ getxattr).
-    fn stat(&mut self, e: &mut dyn Engine, d: usize, name: &CStr, read_data: bool) -> i64 {
+    /// stat (+ open, read the data, close when there is some) (+ getxattr).
+    /// bonnie++ 1.98 reads the data in both stat passes, random as well as
+    /// sequential (its `stat_file`; strace shows one open + read per file in
+    /// each), so a `--bonnie` run does the same work as bonnie++.
+    fn stat(&mut self, e: &mut dyn Engine, d: usize, name: &CStr) -> i64 {
         let dirfd = self.dirfd(d);
         let name_ptr = name.as_ptr();
         let buf: *mut libc::statx = &mut *self.st;
@@ -396,7 +399,7 @@ impl MetaWorkload {
         }
         let size = self.st.stx_size;
         let mut moved = 0;
-        if read_data && size > 0 {
+        if size > 0 {
             let fd = exec(
                 e,
                 &Op::OpenAt {
@@ -500,7 +503,7 @@ impl Workload for MetaWorkload {
             (PhaseKind::Stat, Order::Seq) => {
                 let mut nb = [0u8; 256];
                 let (d, name) = self.next_entry(&mut nb)?;
-                self.stat(e, d, name, true)
+                self.stat(e, d, name)
             }
             (PhaseKind::Readdir, _) => {
                 let d = self.next as usize;
@@ -536,7 +539,7 @@ impl Workload for MetaWorkload {
                     PhaseKind::Create => self.create(e, idx),
                     PhaseKind::Stat => {
                         let name = file_name(&mut nb, idx, prefix, renamed, seed);
-                        self.stat(e, d, name, false)
+                        self.stat(e, d, name)
                     }
                     PhaseKind::Delete => {
                         let name = file_name(&mut nb, idx, prefix, renamed, seed);
