@@ -8,8 +8,12 @@
 # >= 0.9x the bare loop (bench/meta_loop.c) for create and random stat.
 # bonnie++ prints +++++ for phases under 0.5 s: those phases are then rerun
 # with 4x the files so that both tools report a rate. Ratios are the median
-# of the per-round ratios over ROUNDS (default 5) alternating rounds.
-ROUNDS=${ROUNDS:-5}  # before lib.sh, whose default is 3
+# of the per-round ratios over ROUNDS (default 9) alternating rounds, with
+# the 95 % confidence interval of their geometric mean: on tmpfs both tools
+# run at the kernel's limit (the bare loop), and identical fslab binaries
+# run back to back differ by up to 2 % per phase, so a ratio whose interval
+# holds 1.0 is parity, not a difference.
+ROUNDS=${ROUNDS:-9}  # before lib.sh, whose default is 3
 source "$(dirname "$0")/lib.sh"
 need bonnie++ gcc python3 mkfs.ext4 losetup
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (mounts)" >&2; exit 2; }
@@ -38,8 +42,20 @@ compare() {  # compare FS SPEC: ROUNDS alternating rounds, medians per phase
         "$work/meta_loop" "$d" $((n * 1024)) "${dirs:-1}" "${max:-0}" > "$work/r$i.bare"
     done
     python3 - "$work" "$ROUNDS" "$fs" "$s" <<'PY'
-import json, statistics, sys
+import json, math, statistics, sys
 work, rounds, fs, spec = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+# two-sided 95 % Student t quantiles by degrees of freedom
+T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13]
+
+def ci(ratios):
+    """95 % confidence interval of the geometric mean of per-round ratios:
+    says whether a ratio near 1.0 is a difference or the machine's noise."""
+    logs = [math.log(r) for r in ratios]
+    if len(logs) < 2:
+        return ""
+    m, s = statistics.mean(logs), statistics.stdev(logs)
+    h = T95[min(len(logs) - 2, len(T95) - 1)] * s / math.sqrt(len(logs))
+    return f" [95% CI {math.exp(m - h):.2f}-{math.exp(m + h):.2f}]"
 names = ["seq-create", "seq-stat", "seq-delete", "random-create", "random-stat", "random-delete"]
 bare_key = {"seq-create": "create_per_sec", "random-stat": "random_stat_per_sec"}
 todo = []
@@ -61,11 +77,11 @@ for i, ph in enumerate(names):
     else:
         # the median of the per-round ratios: each compares runs seconds apart
         bm = statistics.median(b)
-        r = statistics.median(x / y for x, y in zip(f, b))
-        line += f"  bonnie++ {bm:9.0f}/s  RATIO fslab/bonnie++ = {r:.2f}"
+        rs = [x / y for x, y in zip(f, b)]
+        line += f"  bonnie++ {bm:9.0f}/s  RATIO fslab/bonnie++ = {statistics.median(rs):.2f}{ci(rs)}"
     if bare:
-        r = statistics.median(x / y for x, y in zip(f, bare))
-        line += f"  bare {statistics.median(bare):9.0f}/s  RATIO fslab/bare = {r:.2f}"
+        rs = [x / y for x, y in zip(f, bare)]
+        line += f"  bare {statistics.median(bare):9.0f}/s  RATIO fslab/bare = {statistics.median(rs):.2f}{ci(rs)}"
     print(line)
 open(f"{work}/todo", "w").write(" ".join(todo))
 PY

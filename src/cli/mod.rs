@@ -27,6 +27,13 @@ Examples:
   fslab io --target /dev/sdX --allow-device --precondition --rw randrw --direct --runtime 30s";
 
 const META_EXAMPLES: &str = "\
+Phases, as bonnie++ 1.98 runs them (one op is one file):
+  create  open(O_CREAT|O_EXCL|O_WRONLY) + write the data + setxattr... + close
+  stat    stat + (open, read the data, close when the file has some) + getxattr...,
+          by readdir in the sequential pass, by name in the random one
+  delete  unlink
+  Create and delete end with a syncfs(2) of the target, inside the phase's time.
+
 Examples:
   # seed experiment 1: bonnie++ -n 100:256:256:10, with a 256-byte xattr per file
   fslab meta --target /mnt/xfs --bonnie 100:256:256:10 --xattr user.test:256
