@@ -68,6 +68,14 @@ fn all_phases_run_in_order_with_xattrs_and_leave_nothing() {
         let want = if name.ends_with("readdir") { 2 * 4 } else { 2 * 2000 };
         assert_eq!(*ops, want, "{name}");
     }
+    // getxattr goes by name relative to the directory where the kernel can;
+    // else the output says the rate includes walking the absolute path
+    let warnings = j["cells"][0]["warnings"].to_string();
+    assert_eq!(
+        !warnings.contains("getxattr by absolute path"),
+        fslab::engine::getxattrat_works(),
+        "{warnings}"
+    );
     let d = &j["cells"][0]["directions"];
     for p in d.as_array().unwrap() {
         assert!(p["errors"].as_object().unwrap().is_empty(), "{p}");

@@ -129,6 +129,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
     let mut cpu_total = CpuTimes::default();
     let mut elapsed_total = 0;
     let mut job_errors = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     let mut interrupted = false;
     let mut renamed = false;
     let mut last_order = None;
@@ -196,6 +197,11 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         cpu_total += cpu;
         elapsed_total += elapsed;
         job_errors.extend(out.jobs.iter().filter_map(|o| o.error.clone()));
+        for n in out.jobs.iter().flat_map(|o| &o.notes) {
+            if !warnings.contains(n) {
+                warnings.push(n.clone());
+            }
+        }
         if out.interrupted {
             interrupted = true;
             break;
@@ -211,7 +217,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         name: cell_name.into(),
         plan: serde_json::to_value(plan).expect("plans serialise"),
         target: info,
-        warnings: Vec::new(),
+        warnings,
         interrupted,
         elapsed_ns: elapsed_total,
         directions,

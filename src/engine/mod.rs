@@ -10,7 +10,7 @@ mod sync;
 pub mod uring;
 
 pub use null::NullEngine;
-pub use sync::SyncEngine;
+pub use sync::{getxattrat_works, SyncEngine};
 pub use uring::{probe_uring, UringEngine, UringOpts};
 
 use serde::{Deserialize, Serialize};
@@ -81,8 +81,11 @@ pub enum Op {
         value: *const u8,
         len: usize,
     },
-    /// getxattr(2) of a path; the result is the value's size.
+    /// getxattr(2) of a path relative to `dirfd` (getxattrat(2)); the
+    /// result is the value's size. Engines without `Caps::xattr_at` take
+    /// only `AT_FDCWD` (an absolute path).
     GetXattr {
+        dirfd: RawFd,
         path: *const libc::c_char,
         name: *const libc::c_char,
         buf: *mut u8,
@@ -134,6 +137,8 @@ pub struct Caps {
     pub real_io: bool,
     /// Operations it can keep in flight at once.
     pub max_depth: usize,
+    /// Resolves `GetXattr` paths against a directory fd.
+    pub xattr_at: bool,
 }
 
 /// The engine table: every engine implements these.

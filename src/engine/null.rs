@@ -14,6 +14,7 @@ impl Engine for NullEngine {
             inline: true,
             real_io: false,
             max_depth: 1,
+            xattr_at: true,
         }
     }
     #[inline]

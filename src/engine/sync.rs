@@ -28,6 +28,72 @@ unsafe fn cstr<'a>(p: *const libc::c_char) -> &'a CStr {
     CStr::from_ptr(p)
 }
 
+/// getxattrat(2)'s syscall number (Linux 6.13), the same on every
+/// architecture; libc has no wrapper for it yet.
+const SYS_GETXATTRAT: libc::c_long = 464;
+
+/// `struct xattr_args`, version 0.
+#[repr(C)]
+struct XattrArgs {
+    value: u64,
+    size: u32,
+    flags: u32,
+}
+
+/// getxattr of a name relative to a directory fd: without it, a getxattr
+/// phase resolves every file's absolute path from `/`, which on tmpfs
+/// under /tmp costs ~25 % of the getxattr itself (C loop, 100k files:
+/// 536k vs 668k calls/s), and that is path walking, not xattr work.
+///
+/// # Safety
+/// `path` and `name` as for [`cstr`]; `buf` valid for `len` bytes.
+unsafe fn getxattrat(
+    dirfd: i32,
+    path: *const libc::c_char,
+    name: *const libc::c_char,
+    buf: *mut u8,
+    len: usize,
+) -> i64 {
+    let mut args = XattrArgs {
+        value: buf as u64,
+        size: len.min(u32::MAX as usize) as u32,
+        flags: 0,
+    };
+    let r = libc::syscall(
+        SYS_GETXATTRAT,
+        dirfd,
+        path,
+        0u32,
+        name,
+        &mut args as *mut XattrArgs,
+        std::mem::size_of::<XattrArgs>(),
+    );
+    if r < 0 {
+        -(*libc::__errno_location() as i64)
+    } else {
+        r
+    }
+}
+
+/// Whether this kernel has getxattrat(2) (asked once).
+pub fn getxattrat_works() -> bool {
+    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WORKS.get_or_init(|| {
+        let mut b = [0u8; 1];
+        // SAFETY: NUL-terminated literals and a 1-byte buffer.
+        let r = unsafe {
+            getxattrat(
+                libc::AT_FDCWD,
+                c"/".as_ptr(),
+                c"user.fslab-probe".as_ptr(),
+                b.as_mut_ptr(),
+                1,
+            )
+        };
+        r != -(libc::ENOSYS as i64)
+    })
+}
+
 /// The basic stats of `path` into a statx buffer, through fstatat(2): the
 /// same information as statx(STATX_BASIC_STATS) and ~5 % cheaper in the
 /// kernel (measured on tmpfs: 658 vs 692 ns), which shows in stat-bound phases.
@@ -71,6 +137,7 @@ impl Engine for SyncEngine {
             inline: true,
             real_io: true,
             max_depth: 1,
+            xattr_at: getxattrat_works(),
         }
     }
     #[inline]
@@ -136,11 +203,24 @@ impl Engine for SyncEngine {
                     XattrFlags::empty(),
                 )
                 .map(|_| 0)),
-                Op::GetXattr { path, name, buf, len } => res(rustix::fs::getxattr(
+                Op::GetXattr {
+                    dirfd: libc::AT_FDCWD,
+                    path,
+                    name,
+                    buf,
+                    len,
+                } => res(rustix::fs::getxattr(
                     cstr(path),
                     cstr(name),
                     std::slice::from_raw_parts_mut(buf, len),
                 )),
+                Op::GetXattr {
+                    dirfd,
+                    path,
+                    name,
+                    buf,
+                    len,
+                } => getxattrat(dirfd, path, name, buf, len),
             }
         })
     }

@@ -209,7 +209,18 @@ impl UringEngine {
             Op::FSetXattr { fd, name, value, len } => {
                 opcode::FSetXattr::new(types::Fd(fd), name, value as *const libc::c_void, len as u32).build()
             }
-            Op::GetXattr { path, name, buf, len } => {
+            Op::GetXattr {
+                dirfd,
+                path,
+                name,
+                buf,
+                len,
+            } => {
+                debug_assert_eq!(
+                    dirfd,
+                    libc::AT_FDCWD,
+                    "no getxattrat on io_uring: caps().xattr_at is false"
+                );
                 opcode::GetXattr::new(name, buf as *mut libc::c_void, path, len as u32).build()
             }
         }
@@ -226,6 +237,7 @@ impl Engine for UringEngine {
             inline: false,
             real_io: true,
             max_depth: self.depth,
+            xattr_at: false,
         }
     }
 

@@ -15,7 +15,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 /// One job's directories: open fds (for the *at calls) and absolute paths
-/// (for getxattr, which has no *at form).
+/// (for getxattr where the kernel or engine has no getxattrat).
 pub struct JobDirs {
     pub fds: Vec<OwnedFd>,
     pub paths: Vec<CString>,
@@ -229,6 +229,8 @@ pub struct MetaWorkload {
     fsync: bool,
     next: u64,
     failed: bool,
+    /// Read an xattr by absolute path (no getxattrat): said in a note.
+    xattr_by_path: bool,
     /// Sequential stat walks the directories with readdir.
     walk: Option<(usize, DirWalk)>,
     path: Vec<u8>,
@@ -279,6 +281,7 @@ impl MetaWorkload {
             fsync: plan.fsync,
             next: 0,
             failed: false,
+            xattr_by_path: false,
             walk: None,
             path: Vec::with_capacity(512),
             // SAFETY: statx is plain integers; all-zero is a valid value.
@@ -378,13 +381,21 @@ impl MetaWorkload {
         }
     }
 
+    /// getxattr of each of the file's xattrs, by name relative to its
+    /// directory where the engine can (getxattrat), else by absolute path.
     fn getxattrs(&mut self, e: &mut dyn Engine, d: usize, name: &CStr) -> i64 {
         if self.xattrs.is_empty() {
             return 0;
         }
-        let path = self.full_path(d, name);
+        let (dirfd, path) = if e.caps().xattr_at {
+            (self.dirfd(d), name.as_ptr())
+        } else {
+            self.xattr_by_path = true;
+            (libc::AT_FDCWD, self.full_path(d, name))
+        };
         for x in &self.xattrs {
             let g = Op::GetXattr {
+                dirfd,
                 path,
                 name: x.name.as_ptr(),
                 buf: self.xread.as_mut_ptr(),
@@ -508,6 +519,18 @@ impl Workload for MetaWorkload {
 
     fn next_op(&mut self, _slot: usize) -> Option<NextOp> {
         None
+    }
+
+    fn notes(&mut self) -> Vec<String> {
+        if self.xattr_by_path {
+            vec![format!(
+                "{}: getxattr by absolute path (no getxattrat(2) in this kernel or engine): \
+                 the rate includes resolving each path from /",
+                self.kind.dir().name()
+            )]
+        } else {
+            Vec::new()
+        }
     }
 
     fn queues(&self) -> bool {
