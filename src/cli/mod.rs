@@ -32,7 +32,10 @@ Phases, as bonnie++ 1.98 runs them (one op is one file):
   stat    stat + (open, read the data, close when the file has some) + getxattr...,
           by readdir in the sequential pass, by name in the random one
   delete  unlink
-  Create and delete end with a syncfs(2) of the target, inside the phase's time.
+  The random pass creates in numeric order too, the random characters of each
+  name in front (\"an order that will appear random to the file system\"), then
+  stats and deletes in a random order. Create and delete end with a syncfs(2)
+  of the target, inside the phase's time.
 
 Examples:
   # seed experiment 1: bonnie++ -n 100:256:256:10, with a 256-byte xattr per file

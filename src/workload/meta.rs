@@ -80,13 +80,23 @@ const DIGIT_PAIRS: &[u8; 200] = b"\
 5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
 /// Writes the name of file `idx` into `buf` and returns it: bonnie++'s scheme
-/// of a number plus 0..12 random characters, with the job in front for
-/// shared directories and `~` after a rename phase. On the hot path of every
-/// create, random stat and delete: two digits per step, and the random
-/// characters drawn from one hash by multiplication (each takes the next
-/// base-62 digit of the hash read as a fraction) rather than one hash each.
+/// of a 10-digit number and 0..12 random characters, the characters after
+/// the number in the sequential phases and before it in the random ones
+/// ("an order that will appear random to the file system", bonnie++'s
+/// readme), with the job in front for shared directories and `~` after a
+/// rename phase. On the hot path of every create, random stat and delete:
+/// two digits per step, and the random characters drawn from one hash by
+/// multiplication (each takes the next base-62 digit of the hash read as a
+/// fraction) rather than one hash each.
 #[inline]
-pub fn file_name(buf: &mut [u8; 48], idx: u64, job: Option<u32>, renamed: bool, seed: u64) -> &CStr {
+pub fn file_name(
+    buf: &mut [u8; 48],
+    idx: u64,
+    job: Option<u32>,
+    random_first: bool,
+    renamed: bool,
+    seed: u64,
+) -> &CStr {
     let mut n = 0;
     if let Some(j) = job {
         for d in [j / 100 % 10, j / 10 % 10, j % 10] {
@@ -96,16 +106,16 @@ pub fn file_name(buf: &mut [u8; 48], idx: u64, job: Option<u32>, renamed: bool, 
         buf[n] = b'-';
         n += 1;
     }
+    let h = mix(idx ^ seed);
+    let extra = (h % 13) as usize;
+    let (digits_at, chars_at) = if random_first { (n + extra, n) } else { (n, n + 10) };
     // the last 10 decimal digits of idx
     let mut v = idx % 10_000_000_000;
     for k in (0..5).rev() {
         let p = (v % 100) as usize * 2;
         v /= 100;
-        buf[n + 2 * k..n + 2 * k + 2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
+        buf[digits_at + 2 * k..digits_at + 2 * k + 2].copy_from_slice(&DIGIT_PAIRS[p..p + 2]);
     }
-    n += 10;
-    let h = mix(idx ^ seed);
-    let extra = (h % 13) as usize;
     let mut r = mix(h);
     for i in 0..extra {
         if i == 10 {
@@ -113,10 +123,10 @@ pub fn file_name(buf: &mut [u8; 48], idx: u64, job: Option<u32>, renamed: bool, 
             r = mix(r);
         }
         let p = r as u128 * NAME_CHARS.len() as u128;
-        buf[n] = NAME_CHARS[(p >> 64) as usize];
+        buf[chars_at + i] = NAME_CHARS[(p >> 64) as usize];
         r = p as u64;
-        n += 1;
     }
+    n += 10 + extra;
     if renamed {
         buf[n] = b'~';
         n += 1;
@@ -213,9 +223,8 @@ pub struct MetaWorkload {
     files: u64,
     /// How many this phase visits: all, or those a stonewalled create made.
     count: u64,
-    /// After a stonewalled random create: the create's order, whose first
-    /// `count` elements are the files that exist.
-    made: Option<Perm>,
+    /// Names with the random characters first (the random phases).
+    random_first: bool,
     job_prefix: Option<u32>,
     renamed: bool,
     seed: u64,
@@ -255,7 +264,6 @@ impl MetaWorkload {
             PhaseKind::Create => plan.files,
             _ => created.unwrap_or(plan.files).min(plan.files),
         };
-        let limited = count < plan.files && order == Order::Random;
         let xmax = plan.xattrs.iter().map(|x| x.size).max().unwrap_or(0);
         let mut xvalue = vec![0u8; xmax];
         fastrand::Rng::with_seed(seed).fill(&mut xvalue);
@@ -267,11 +275,13 @@ impl MetaWorkload {
             dirs,
             files: plan.files,
             count,
-            made: limited.then(|| Perm::new(plan.files, seed ^ PhaseKind::Create as u64)),
+            random_first: order == Order::Random,
             job_prefix: plan.shared_dirs.then_some(job),
             renamed,
             seed: plan.seed,
-            perm: Perm::new(if limited { count } else { plan.files }, seed ^ kind as u64),
+            // files 0..count exist (creates go in numeric order, also the
+            // random one, so a stonewalled create made the first `count`)
+            perm: Perm::new(count, seed ^ kind as u64),
             size_min: plan.size_min,
             size_max: plan.size_max,
             xattrs: plan.xattrs.clone(),
@@ -327,7 +337,7 @@ impl MetaWorkload {
         let dirfd = self.dirfd(d);
         let size = self.size_of(idx);
         let mut nb = [0u8; 48];
-        let name = file_name(&mut nb, idx, self.job_prefix, false, self.seed);
+        let name = self.name(&mut nb, idx, false);
         let open = Op::OpenAt {
             dirfd,
             path: name.as_ptr(),
@@ -501,14 +511,18 @@ impl MetaWorkload {
         }
     }
 
+    /// The file of step `i`: bonnie++ creates in numeric order in both
+    /// passes (the random create differs by its names) and visits files in
+    /// a random order in the random stat, delete and extra phases.
     fn index(&self, i: u64) -> u64 {
-        match self.order {
-            Order::Seq => i,
-            Order::Random => match &self.made {
-                Some(made) => made.at(self.perm.at(i)),
-                None => self.perm.at(i),
-            },
+        match (self.order, self.kind) {
+            (Order::Seq, _) | (Order::Random, PhaseKind::Create) => i,
+            (Order::Random, _) => self.perm.at(i),
         }
+    }
+
+    fn name<'b>(&self, buf: &'b mut [u8; 48], idx: u64, renamed: bool) -> &'b CStr {
+        file_name(buf, idx, self.job_prefix, self.random_first, renamed, self.seed)
     }
 }
 
@@ -577,15 +591,15 @@ impl Workload for MetaWorkload {
                 let d = self.dir_of(idx);
                 let mut nb = [0u8; 48];
                 let mut nb2 = [0u8; 48];
-                let (prefix, renamed, seed) = (self.job_prefix, self.renamed, self.seed);
+                let renamed = self.renamed;
                 match self.kind {
                     PhaseKind::Create => self.create(e, idx),
                     PhaseKind::Stat => {
-                        let name = file_name(&mut nb, idx, prefix, renamed, seed);
+                        let name = self.name(&mut nb, idx, renamed);
                         self.stat(e, d, name)
                     }
                     PhaseKind::Delete => {
-                        let name = file_name(&mut nb, idx, prefix, renamed, seed);
+                        let name = self.name(&mut nb, idx, renamed);
                         exec(
                             e,
                             &Op::UnlinkAt {
@@ -596,13 +610,13 @@ impl Workload for MetaWorkload {
                         )
                     }
                     PhaseKind::Getxattr => {
-                        let name = file_name(&mut nb, idx, prefix, renamed, seed);
+                        let name = self.name(&mut nb, idx, renamed);
                         self.getxattrs(e, d, name)
                     }
                     PhaseKind::Rename => {
                         let dirfd = self.dirs.fds[d].as_raw_fd();
-                        let old = file_name(&mut nb, idx, prefix, renamed, seed).as_ptr();
-                        let new = file_name(&mut nb2, idx, prefix, !renamed, seed).as_ptr();
+                        let old = self.name(&mut nb, idx, renamed).as_ptr();
+                        let new = self.name(&mut nb2, idx, !renamed).as_ptr();
                         exec(
                             e,
                             &Op::RenameAt {
@@ -614,7 +628,7 @@ impl Workload for MetaWorkload {
                         )
                     }
                     PhaseKind::OpenClose => {
-                        let name = file_name(&mut nb, idx, prefix, renamed, seed);
+                        let name = self.name(&mut nb, idx, renamed);
                         let fd = exec(
                             e,
                             &Op::OpenAt {
@@ -671,7 +685,7 @@ mod tests {
         let mut buf = [0u8; 48];
         let (mut lens, mut chars) = ([0u32; 13], [0u32; 128]);
         for i in (0..20_000u64).chain([9_999_999_999, 12_345_678_901_234]) {
-            let n = file_name(&mut buf, i, None, false, 7).to_owned();
+            let n = file_name(&mut buf, i, None, false, false, 7).to_owned();
             let b = n.to_bytes();
             assert!(b.len() >= 10 && b.len() <= 22);
             assert_eq!(&b[..10], format!("{:010}", i % 10_000_000_000).as_bytes());
@@ -680,6 +694,12 @@ mod tests {
             for &c in &b[10..] {
                 chars[c as usize] += 1;
             }
+            // the random phases' name: the same characters, before the number
+            let r = file_name(&mut [0u8; 48], i, None, true, false, 7).to_owned();
+            let rb = r.to_bytes();
+            assert_eq!(rb.len(), b.len());
+            assert_eq!(&rb[..b.len() - 10], &b[10..]);
+            assert_eq!(&rb[b.len() - 10..], &b[..10]);
             assert!(seen.insert(n), "{i}");
         }
         // 0..12 random characters, each length and each of the 62 characters
@@ -691,9 +711,12 @@ mod tests {
             drawn.iter().all(|&k| k > mean * 8 / 10 && k < mean * 12 / 10),
             "{drawn:?}"
         );
-        let a = file_name(&mut buf, 5, Some(3), true, 7).to_owned();
+        let a = file_name(&mut buf, 5, Some(3), false, true, 7).to_owned();
         assert!(a.to_bytes().starts_with(b"003-0000000005"));
         assert!(a.to_bytes().ends_with(b"~"));
-        assert_eq!(file_name(&mut [0u8; 48], 5, Some(3), true, 7), a.as_c_str());
+        assert_eq!(file_name(&mut [0u8; 48], 5, Some(3), false, true, 7), a.as_c_str());
+        let r = file_name(&mut buf, 5, Some(3), true, true, 7).to_owned();
+        assert!(r.to_bytes().starts_with(b"003-"));
+        assert!(r.to_bytes().ends_with(b"0000000005~"));
     }
 }
