@@ -9,8 +9,6 @@ use crate::report::{self, Cell, Report};
 use crate::runner::{self, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, TargetError};
 use crate::workload::io::IoWorkload;
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
@@ -100,11 +98,8 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             let mut files = Vec::new();
             if p.engine != crate::engine::EngineKind::Null {
                 for path in prep.files_for(c as usize) {
-                    let f = OpenOptions::new()
-                        .read(true)
-                        .write(p.writes())
-                        .custom_flags(if p.direct { libc::O_DIRECT } else { 0 })
-                        .open(path)
+                    let f = prep
+                        .open(path, p.writes(), p.direct)
                         .map_err(|e| format!("{}: opening {}: {e}", jobs[k].name, path.display()))?;
                     files.push(f);
                 }

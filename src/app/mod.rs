@@ -20,8 +20,6 @@ use crate::runner::{self, Progress, RunConfig};
 use crate::target::{self, TargetError};
 use crate::workload::io::IoWorkload;
 use crate::workload::Workload;
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
@@ -112,11 +110,8 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
         let mut files = Vec::new();
         if plan.engine != EngineKind::Null {
             for path in prepared.files_for(j) {
-                let f = OpenOptions::new()
-                    .read(true)
-                    .write(plan.writes())
-                    .custom_flags(if plan.direct { libc::O_DIRECT } else { 0 })
-                    .open(path)
+                let f = prepared
+                    .open(path, plan.writes(), plan.direct)
                     .map_err(|e| format!("job {j}: opening {}: {e}", path.display()))?;
                 files.push(f);
             }

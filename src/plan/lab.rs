@@ -594,19 +594,6 @@ impl LabPlan {
                     ),
                 ));
             }
-            crate::target::safety::device_refusal(dev, &crate::target::info::mounts())
-                .map_err(|e| PlanError::new("--allow-device", format!("{}: {e}", dev.display())))
-                .and_then(|why| match why {
-                    Some(why) if !a.force_overwrite => Err(PlanError::new(
-                        "--force-overwrite",
-                        format!(
-                            "refusing to format {} for filesystem '{}': {why}; add --force-overwrite if its data may be destroyed",
-                            dev.display(),
-                            f.name
-                        ),
-                    )),
-                    _ => Ok(()),
-                })?;
             if !std::fs::metadata(dev)
                 .map(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
                 .unwrap_or(false)
@@ -616,6 +603,31 @@ impl LabPlan {
                     format!("{} (filesystem '{}') is not a block device", dev.display(), f.name),
                 ));
             }
+            // The claim (O_EXCL) is held across the checks and released
+            // before the run: each cell claims and checks the device again
+            // (target::scratch), then releases it just before mkfs, which
+            // opens it O_EXCL itself.
+            use crate::target::safety::{self, SafetyError};
+            let verb = match f.kind {
+                FsKind::Raw { .. } => "write to",
+                _ => "format",
+            };
+            let refusal = |why: String| format!("refusing to {verb} {} for filesystem '{}': {why}", dev.display(), f.name);
+            match safety::device_refusal(dev, &crate::target::info::mounts()) {
+                Err(SafetyError::Io { what, source }) => {
+                    return Err(PlanError::new("--allow-device", format!("{what}: {source}")))
+                }
+                Err(why) => return Err(PlanError::new("--allow-device", refusal(why.to_string()))),
+                Ok(Some(why)) if !a.force_overwrite => {
+                    return Err(PlanError::new(
+                        "--force-overwrite",
+                        format!("{}; add --force-overwrite if its data may be destroyed", refusal(why)),
+                    ))
+                }
+                Ok(_) => {}
+            }
+            safety::consent(dev, a.force_overwrite)
+                .map_err(|e| PlanError::new("--allow-device", format!("{}: {e}", dev.display())))?;
         }
         self.outputs = Outputs::from_args(&a.common, "run")?;
         self.quiet = a.common.quiet;

@@ -128,6 +128,8 @@ pub struct Prepared {
     pub warnings: Vec<String>,
     /// Keeps the target's files until dropped.
     pub guard: Guard,
+    /// A device target's exclusive claim, held until dropped.
+    pub claim: Option<safety::DeviceClaim>,
 }
 
 impl Prepared {
@@ -136,6 +138,22 @@ impl Prepared {
         let groups = (self.files.len() / self.per_job).max(1);
         let g = j % groups;
         &self.files[g * self.per_job..(g + 1) * self.per_job]
+    }
+
+    /// Opens one of the files for a worker. A device is opened without
+    /// O_EXCL: `prepare` claimed it for the cell (a second O_EXCL open from
+    /// this process would fail), and the open is checked to reach the device
+    /// the claim holds. Once per worker, before the timed phase.
+    pub fn open(&self, path: &Path, write: bool, direct: bool) -> std::io::Result<File> {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(write)
+            .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+            .open(path)?;
+        if let Some(c) = &self.claim {
+            c.check_same(&f)?;
+        }
+        Ok(f)
     }
 }
 
@@ -265,6 +283,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
     let mut guard = Guard::default();
     let mut warnings = Vec::new();
     let (mut region_base, mut layout_size) = (0, 0);
+    let mut claim = None;
     let (files, size, lay_out) = match kind {
         Kind::Dir => {
             info.kind = "directory".into();
@@ -331,10 +350,15 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
                     format!("{size} bytes is more than the device's {len}"),
                 ));
             }
+            // Claimed (O_EXCL) for the whole cell, checks and I/O alike: a
+            // device mounted or claimed by anything else is refused, and
+            // nothing can mount or claim it while fslab uses it.
+            let c = safety::claim(path, &mounts).map_err(|e| match e {
+                safety::SafetyError::Io { what, source } => TargetError::Io { what, source },
+                why => refused("--target", format!("refusing to use {}: {why}", path.display())),
+            })?;
             if plan.writes() || plan.precondition {
-                let why =
-                    safety::device_refusal(path, &mounts).map_err(io_err(format!("checking {}", path.display())))?;
-                if let Some(why) = why {
+                if let Some(why) = safety::data_refusal(&c) {
                     if !plan.force_overwrite {
                         return Err(refused(
                             "--target",
@@ -350,6 +374,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
                     ));
                 }
             }
+            claim = Some(c);
             if !plan.precondition && plan.rw.read_pct(plan.rwmixread) > 0 {
                 warnings.push(format!(
                     "{} was not preconditioned: reads of never-written blocks may be served without I/O (add --precondition)",
@@ -391,6 +416,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         info,
         warnings,
         guard,
+        claim,
     })
 }
 

@@ -1,44 +1,161 @@
-//! Refusals that keep fslab from destroying data it did not create: a block
-//! device that is mounted, in use, used as swap, or whose first blocks carry a
-//! filesystem, partition table or volume signature.
+//! Refusals that keep fslab from destroying data it did not create.
+//!
+//! A block device in use (mounted, a partition of it mounted, held by
+//! device-mapper or md, active swap, or opened `O_EXCL` by anyone) cannot be
+//! used at all: fslab claims every device it works on with `O_EXCL` (on a
+//! block device, without `O_CREAT`, that is the kernel's exclusive claim
+//! mount, swapon, dm and md take too) and keeps the claim while it uses the
+//! device, so nothing can mount or claim it in the meantime either.
+//!
+//! A device that carries anything libblkid recognises (`blkid -p` and
+//! `wipefs`: filesystems, RAID members, partition tables, volumes), or one of
+//! fslab's own 9 magics, is written only with `--force-overwrite`; a probe
+//! that cannot run or fails counts as a signature found.
+
+mod probe;
+
+pub use probe::{find_signature, Found, PROBE_LEN};
 
 use super::info::MountEntry;
-use std::io::Read;
+use rustix::fs::{FileType, Mode, OFlags};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 
-/// Known signatures: (what, byte offset, magic).
-const SIGNATURES: &[(&str, usize, &[u8])] = &[
-    ("an XFS filesystem", 0, b"XFSB"),
-    ("an ext2/3/4 filesystem", 1080, &[0x53, 0xEF]),
-    ("a btrfs filesystem", 65600, b"_BHRfS_M"),
-    ("swap space", 4086, b"SWAPSPACE2"),
-    ("swap space", 4086, b"SWAP-SPACE"),
-    ("a LUKS volume", 0, b"LUKS\xba\xbe"),
-    ("an LVM physical volume", 512, b"LABELONE"),
-    ("a GPT partition table", 512, b"EFI PART"),
-    ("a DOS partition table or boot sector", 510, &[0x55, 0xAA]),
-];
-
-/// Bytes to read to see every signature.
-pub const PROBE_LEN: usize = 65600 + 8;
-
-/// The first signature found in the leading bytes of a device.
-pub fn find_signature(head: &[u8]) -> Option<&'static str> {
-    SIGNATURES
-        .iter()
-        .find(|(_, off, magic)| head.get(*off..*off + magic.len()) == Some(*magic))
-        .map(|(what, _, _)| *what)
+#[derive(Debug, thiserror::Error)]
+pub enum SafetyError {
+    /// In use by something else: refused, whatever the flags.
+    #[error("{0}")]
+    InUse(String),
+    /// It carries data fslab did not make there (or could not be probed).
+    #[error("{0}")]
+    Data(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-/// Why writing to `dev` would be unsafe, if it would: mounted (itself or a
-/// partition), held by another device (dm, md), active swap, or a signature.
-pub fn device_refusal(dev: &Path, mounts: &[MountEntry]) -> std::io::Result<Option<String>> {
-    let meta = std::fs::metadata(dev)?;
-    if !meta.file_type().is_block_device() {
-        return Ok(None);
+/// An exclusive (`O_EXCL`) claim on a block device, released when the last
+/// clone is dropped.
+///
+/// The kernel makes each `O_EXCL` open file its own holder, so a second
+/// `O_EXCL` open of the same device fails with EBUSY even from this process:
+/// one claim per device per process, shared by everything in fslab that
+/// uses the device at once (several fio jobs on one device). Whoever does the
+/// I/O opens the device without `O_EXCL` while the claim is held (a plain
+/// open succeeds; mount, mkfs, dm, md and other `O_EXCL` openers fail).
+#[derive(Debug, Clone)]
+pub struct DeviceClaim(Arc<Held>);
+
+#[derive(Debug)]
+struct Held {
+    fd: OwnedFd,
+    rdev: u64,
+    path: PathBuf,
+}
+
+/// The claims this process holds (dead entries are pruned on each claim).
+static HELD: Mutex<Vec<Weak<Held>>> = Mutex::new(Vec::new());
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl DeviceClaim {
+    /// Errors unless `f` is the device this claim holds: a path that names
+    /// another device since it was claimed is not used.
+    pub fn check_same(&self, f: &impl std::os::fd::AsFd) -> std::io::Result<()> {
+        let st = rustix::fs::fstat(f)?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::BlockDevice || st.st_rdev != self.0.rdev {
+            return Err(std::io::Error::other(format!(
+                "{} is no longer the block device fslab claimed",
+                self.0.path.display()
+            )));
+        }
+        Ok(())
     }
-    let rdev = meta.rdev();
+
+    /// A path to the claimed device itself for child processes (blkid,
+    /// wipefs): the open descriptor in /proc, which no rename can redirect.
+    fn proc_path(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/fd/{}", std::process::id(), self.0.fd.as_raw_fd()))
+    }
+
+    /// The first `PROBE_LEN` bytes (fewer on a smaller device).
+    fn head(&self) -> std::io::Result<Vec<u8>> {
+        let mut head = vec![0u8; PROBE_LEN];
+        let mut got = 0;
+        while got < head.len() {
+            match rustix::io::pread(&self.0.fd, &mut head[got..], got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        head.truncate(got);
+        Ok(head)
+    }
+}
+
+fn io_err(what: String) -> impl FnOnce(std::io::Error) -> SafetyError {
+    move |source| SafetyError::Io { what, source }
+}
+
+/// Claims block device `dev` exclusively, or says why it is in use
+/// (`SafetyError::InUse`): mounted (itself or a partition), held by another
+/// device (dm, md), active swap, or claimed by another program.
+pub fn claim(dev: &Path, mounts: &[MountEntry]) -> Result<DeviceClaim, SafetyError> {
+    let meta = std::fs::metadata(dev).map_err(io_err(format!("reading {}", dev.display())))?;
+    if !meta.file_type().is_block_device() {
+        return Err(SafetyError::Io {
+            what: dev.display().to_string(),
+            source: std::io::Error::other("not a block device"),
+        });
+    }
+    let mut held = lock(&HELD);
+    held.retain(|w| w.strong_count() > 0);
+    if let Some(h) = held.iter().filter_map(Weak::upgrade).find(|h| h.rdev == meta.rdev()) {
+        return Ok(DeviceClaim(h));
+    }
+    let fd = match rustix::fs::open(dev, OFlags::RDONLY | OFlags::EXCL | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::BUSY) => {
+            return Err(SafetyError::InUse(in_use(meta.rdev(), mounts).unwrap_or_else(|| {
+                "another program or the kernel holds it (an exclusive open, O_EXCL, failed: device busy)".into()
+            })))
+        }
+        Err(e) => return Err(io_err(format!("opening {} exclusively", dev.display()))(e.into())),
+    };
+    let st = rustix::fs::fstat(&fd).map_err(|e| io_err(format!("reading {}", dev.display()))(e.into()))?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::BlockDevice || st.st_rdev != meta.rdev() {
+        return Err(SafetyError::Io {
+            what: dev.display().to_string(),
+            source: std::io::Error::other("it changed while fslab opened it"),
+        });
+    }
+    let h = Arc::new(Held {
+        fd,
+        rdev: st.st_rdev,
+        path: dev.to_path_buf(),
+    });
+    held.push(Arc::downgrade(&h));
+    drop(held);
+    // Claimed: nothing can mount or claim it now. What the claim does not
+    // see is still refused: a mounted partition, a holder, swap.
+    if let Some(why) = in_use(st.st_rdev, mounts) {
+        return Err(SafetyError::InUse(why));
+    }
+    Ok(DeviceClaim(h))
+}
+
+/// Why the device `rdev` is in use, if it visibly is: mounted (itself or a
+/// partition), held by another device (dm, md), or active swap.
+fn in_use(rdev: u64, mounts: &[MountEntry]) -> Option<String> {
     let pair = (rustix::fs::major(rdev), rustix::fs::minor(rdev));
     let mut devs = vec![pair];
     let sys = format!("/sys/dev/block/{}:{}", pair.0, pair.1);
@@ -57,60 +174,105 @@ pub fn device_refusal(dev: &Path, mounts: &[MountEntry]) -> std::io::Result<Opti
         }
     }
     if let Some(m) = mounts.iter().find(|m| devs.contains(&m.dev)) {
-        return Ok(Some(format!(
-            "it is mounted on {} ({})",
-            m.mount_point.display(),
-            m.fs_type
-        )));
+        return Some(format!("it is mounted on {} ({})", m.mount_point.display(), m.fs_type));
     }
     if std::fs::read_dir(format!("{sys}/holders"))
         .map(|mut d| d.next().is_some())
         .unwrap_or(false)
     {
-        return Ok(Some("another device (device-mapper, md) holds it".into()));
+        return Some("another device (device-mapper, md) holds it".into());
     }
     if let Ok(swaps) = std::fs::read_to_string("/proc/swaps") {
         for line in swaps.lines().skip(1) {
             if let Some(p) = line.split_whitespace().next() {
                 if std::fs::metadata(p).map(|m| m.rdev() == rdev).unwrap_or(false) {
-                    return Ok(Some("it is in use as swap".into()));
+                    return Some("it is in use as swap".into());
                 }
             }
         }
     }
-    let mut head = vec![0u8; PROBE_LEN];
-    let mut f = std::fs::File::open(dev)?;
-    let mut got = 0;
-    while got < head.len() {
-        match f.read(&mut head[got..])? {
-            0 => break,
-            n => got += n,
-        }
-    }
-    head.truncate(got);
-    Ok(find_signature(&head).map(|what| format!("its first blocks carry {what}")))
+    None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Everything found on the claimed device, or why probing failed.
+fn signatures(c: &DeviceClaim) -> Result<Vec<Found>, String> {
+    let head = c.head().map_err(|e| format!("reading its first blocks failed: {e}"))?;
+    probe::signatures(&c.proc_path(), &head)
+}
 
-    #[test]
-    fn recognises_signatures() {
-        let mut b = vec![0u8; PROBE_LEN];
-        assert_eq!(find_signature(&b), None);
-        b[1080] = 0x53;
-        b[1081] = 0xEF;
-        assert_eq!(find_signature(&b), Some("an ext2/3/4 filesystem"));
-        let mut b = vec![0u8; PROBE_LEN];
-        b[..4].copy_from_slice(b"XFSB");
-        assert_eq!(find_signature(&b), Some("an XFS filesystem"));
-        let mut b = vec![0u8; PROBE_LEN];
-        b[65600..65608].copy_from_slice(b"_BHRfS_M");
-        assert_eq!(find_signature(&b), Some("a btrfs filesystem"));
-        let mut b = vec![0u8; 8192];
-        b[4086..4096].copy_from_slice(b"SWAPSPACE2");
-        assert_eq!(find_signature(&b), Some("swap space"));
-        assert_eq!(find_signature(&[]), None, "a short read is no signature");
+fn data_message(found: Result<Vec<Found>, String>) -> Option<String> {
+    match found {
+        Err(why) => Some(format!("what it carries could not be probed ({why})")),
+        Ok(f) if f.is_empty() => None,
+        Ok(f) => Some(format!("its first blocks carry {}", probe::list(&f))),
     }
+}
+
+/// Why writing to the claimed device would destroy data, if it would: the
+/// signatures blkid, wipefs or fslab's own check found, or why probing
+/// failed. `--force-overwrite` overrides it.
+pub fn data_refusal(c: &DeviceClaim) -> Option<String> {
+    data_message(signatures(c))
+}
+
+/// Both checks at once, for a device not used yet: `Err(InUse)` when it
+/// cannot be used at all, `Ok(Some(why))` when writing it would destroy data.
+/// The claim is held across the checks, then released.
+pub fn device_refusal(dev: &Path, mounts: &[MountEntry]) -> Result<Option<String>, SafetyError> {
+    let c = claim(dev, mounts)?;
+    Ok(data_refusal(&c))
+}
+
+/// Devices a plan names that passed the checks when it was validated, and
+/// what fslab itself made on each since (its signatures are fslab's own);
+/// `None`: `--force-overwrite` took the risk.
+static CONSENTED: Mutex<Vec<(u64, Option<Vec<String>>)>> = Mutex::new(Vec::new());
+
+fn rdev_of(dev: &Path) -> std::io::Result<u64> {
+    std::fs::metadata(dev).map(|m| m.rdev())
+}
+
+/// Records that plan device `dev` passed the checks (`forced`: with
+/// `--force-overwrite`), so its cells may format it.
+pub fn consent(dev: &Path, forced: bool) -> std::io::Result<()> {
+    let rdev = rdev_of(dev)?;
+    let mut c = lock(&CONSENTED);
+    c.retain(|(r, _)| *r != rdev);
+    c.push((rdev, (!forced).then(Vec::new)));
+    Ok(())
+}
+
+/// Records that fslab made a `ty` filesystem on plan device `dev`.
+pub fn made(dev: &Path, ty: &str) {
+    if let Ok(rdev) = rdev_of(dev) {
+        for (r, made) in lock(&CONSENTED).iter_mut() {
+            if let (true, Some(m)) = (*r == rdev, made) {
+                m.push(ty.to_string());
+            }
+        }
+    }
+}
+
+/// Claims plan device `dev` for a cell and checks it again: cells run long
+/// after the plan was validated. Refused when it is in use, when it was not
+/// consented to, or (without `--force-overwrite`) when it carries something
+/// fslab did not make there in this run.
+pub fn claim_consented(dev: &Path, mounts: &[MountEntry]) -> Result<DeviceClaim, SafetyError> {
+    let c = claim(dev, mounts)?;
+    let allowed = lock(&CONSENTED)
+        .iter()
+        .find(|(r, _)| *r == c.0.rdev)
+        .map(|(_, m)| m.clone())
+        .ok_or_else(|| SafetyError::Data("no plan check consented to it".into()))?;
+    if let Some(made) = allowed {
+        let found = signatures(&c).map(|f| {
+            f.into_iter()
+                .filter(|f| !f.types.iter().any(|t| made.contains(t)))
+                .collect()
+        });
+        if let Some(why) = data_message(found) {
+            return Err(SafetyError::Data(why));
+        }
+    }
+    Ok(c)
 }

@@ -275,8 +275,21 @@ impl Scratch {
             self.target = mnt;
             return Ok(());
         }
+        // A plan's own device is claimed (O_EXCL) and checked again here, as
+        // the cell starts: the plan's check may be long past.
+        let mut claim = None;
         let dev = match spec.device {
-            Some(d) => d.to_path_buf(),
+            Some(d) => {
+                let c = super::safety::claim_consented(d, &super::info::mounts()).map_err(|e| match e {
+                    super::safety::SafetyError::Io { what, source } => TargetError::Io { what, source },
+                    why => refused(
+                        "--allow-device",
+                        format!("refusing to use {} for a {} cell: {why}", d.display(), spec.fs_type),
+                    ),
+                })?;
+                claim = Some(c);
+                d.to_path_buf()
+            }
             None => {
                 let image = self.dir.join("fs.img");
                 let f = File::create(&image).map_err(io_err(format!("creating {}", image.display())))?;
@@ -293,9 +306,14 @@ impl Scratch {
         };
         self.info.device = Some(dev.display().to_string());
         if spec.fs_type == "raw" {
+            // the io cell claims the device again for its whole run
+            drop(claim);
             self.target = dev;
             return Ok(());
         }
+        // Released just before mkfs and mount: both open the device O_EXCL
+        // themselves and would fail (EBUSY) while fslab holds it.
+        drop(claim);
         // Quiet, and forced: the image is new (or the device's consent was given).
         let force: &[&str] = match spec.fs_type {
             "xfs" | "btrfs" => &["-f"],
@@ -308,6 +326,10 @@ impl Scratch {
                 .arg(&dev),
             &format!("mkfs.{} {}", spec.fs_type, spec.mkfs_args.join(" ")),
         )?;
+        if spec.device.is_some() {
+            // fslab's own filesystem: the next cell's check lets it be
+            super::safety::made(&dev, spec.fs_type);
+        }
         std::fs::create_dir(&mnt).map_err(io_err(format!("creating {}", mnt.display())))?;
         let mut cmd = Command::new("mount");
         cmd.args(["-t", spec.fs_type]);
