@@ -387,6 +387,9 @@ fn a_plan_device_is_checked_and_formatted_for_every_cell() {
     assert_eq!(cells.len(), 4);
     for c in cells {
         assert!(c["error"].is_null(), "{c}");
+        assert_eq!(c["target"]["device"], lo.dev.as_str(), "on the plan's device");
+        // what fslab made there is fslab's own: no "writing although" warning
+        assert!(!c["warnings"].to_string().contains("although"), "{}", c["warnings"]);
     }
     assert!(scratch_leftovers(scratch.path()).is_empty());
 }

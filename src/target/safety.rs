@@ -209,10 +209,20 @@ fn data_message(found: Result<Vec<Found>, String>) -> Option<String> {
 }
 
 /// Why writing to the claimed device would destroy data, if it would: the
-/// signatures blkid, wipefs or fslab's own check found, or why probing
-/// failed. `--force-overwrite` overrides it.
+/// signatures blkid, wipefs or fslab's own check found (but those of what
+/// fslab itself made on a plan's device in this run), or why probing failed.
+/// `--force-overwrite` overrides it.
 pub fn data_refusal(c: &DeviceClaim) -> Option<String> {
-    data_message(signatures(c))
+    let made = lock(&CONSENTED)
+        .iter()
+        .find(|(r, _)| *r == c.0.rdev)
+        .and_then(|(_, m)| m.clone())
+        .unwrap_or_default();
+    data_message(signatures(c).map(|f| {
+        f.into_iter()
+            .filter(|f| !f.types.iter().any(|t| made.contains(t)))
+            .collect()
+    }))
 }
 
 /// Both checks at once, for a device not used yet: `Err(InUse)` when it
@@ -264,13 +274,8 @@ pub fn claim_consented(dev: &Path, mounts: &[MountEntry]) -> Result<DeviceClaim,
         .find(|(r, _)| *r == c.0.rdev)
         .map(|(_, m)| m.clone())
         .ok_or_else(|| SafetyError::Data("no plan check consented to it".into()))?;
-    if let Some(made) = allowed {
-        let found = signatures(&c).map(|f| {
-            f.into_iter()
-                .filter(|f| !f.types.iter().any(|t| made.contains(t)))
-                .collect()
-        });
-        if let Some(why) = data_message(found) {
+    if allowed.is_some() {
+        if let Some(why) = data_refusal(&c) {
             return Err(SafetyError::Data(why));
         }
     }
