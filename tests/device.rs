@@ -43,7 +43,9 @@ fn a_device_carrying_a_filesystem_is_refused_for_writes() {
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{fs} {args:?}: {err}");
             assert!(
-                err.contains(&format!("its first blocks carry an {what} filesystem (blkid: TYPE={fs})")),
+                err.contains(&format!(
+                    "its first blocks carry an {what} filesystem (blkid: TYPE={fs})"
+                )),
                 "{err}"
             );
             assert!(err.contains("--force-overwrite"), "{err}");
@@ -71,7 +73,10 @@ fn a_mounted_device_is_refused_even_when_its_signature_is_gone() {
         "{err}"
     );
     // the claim (O_EXCL) fails on a mounted device: not even reads, not even forced
-    for args in [&["--rw", "randread"][..], &["--rw", "randwrite", "--force-overwrite"][..]] {
+    for args in [
+        &["--rw", "randread"][..],
+        &["--rw", "randwrite", "--force-overwrite"][..],
+    ] {
         let out = io_on(&lo.dev, &[&["--allow-device"], args].concat());
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
@@ -158,7 +163,13 @@ fn decoy(kind: &str) -> LoopDev {
             copy_to(&img, &lo.dev);
         }
         "squashfs" => {
-            tool(&["mksquashfs", src.to_str().unwrap(), img.to_str().unwrap(), "-quiet", "-noappend"]);
+            tool(&[
+                "mksquashfs",
+                src.to_str().unwrap(),
+                img.to_str().unwrap(),
+                "-quiet",
+                "-noappend",
+            ]);
             copy_to(&img, &lo.dev);
         }
         // swap with a bfs superblock over its first sector: blkid -p calls
@@ -204,7 +215,10 @@ fn assert_untouched_by_every_writer(dev: &str, want: &[&str]) {
     let before = checksum(dev);
     let mut outs = Vec::new();
     for args in [&["--rw", "randwrite"][..], &["--precondition"][..]] {
-        outs.push((format!("io {args:?}"), io_on(dev, &[&["--allow-device"], args].concat())));
+        outs.push((
+            format!("io {args:?}"),
+            io_on(dev, &[&["--allow-device"], args].concat()),
+        ));
     }
     for fs in ["ext4", "raw"] {
         outs.push((format!("run {fs}"), run_plan_on(dev, fs, &[])));
@@ -223,16 +237,30 @@ fn assert_untouched_by_every_writer(dev: &str, want: &[&str]) {
 
 #[test]
 fn devices_carrying_what_the_old_check_missed_are_refused_and_untouched() {
-    if !require_root_with(&["losetup", "blkid", "wipefs", "mkfs.minix", "mkfs.bfs", "mkfs.cramfs", "mkswap"]) {
+    if !require_root_with(&[
+        "losetup",
+        "blkid",
+        "wipefs",
+        "mkfs.minix",
+        "mkfs.bfs",
+        "mkfs.cramfs",
+        "mkswap",
+    ]) {
         return;
     }
     for (kind, want) in [
-        ("minix", &["its first blocks carry a minix filesystem (blkid: TYPE=minix)"][..]),
+        (
+            "minix",
+            &["its first blocks carry a minix filesystem (blkid: TYPE=minix)"][..],
+        ),
         ("bfs", &["a bfs filesystem (blkid: TYPE=bfs)"]),
         ("cramfs", &["a cramfs filesystem (blkid: TYPE=cramfs)"]),
         (
             "swap+bfs",
-            &["more than one signature (blkid: ambivalent result)", "swap space (wipefs: swap at offset 0xff6)"],
+            &[
+                "more than one signature (blkid: ambivalent result)",
+                "swap space (wipefs: swap at offset 0xff6)",
+            ],
         ),
     ] {
         let lo = decoy(kind);
@@ -267,7 +295,9 @@ impl Holder {
             .spawn()
             .unwrap();
         let mut line = String::new();
-        std::io::BufReader::new(c.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        std::io::BufReader::new(c.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
         assert_eq!(line.trim(), "held", "the helper claimed {dev}");
         Holder(c)
     }
@@ -309,7 +339,11 @@ fn fds_on(pid: u32, dev: &str) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
         .map(|d| {
             d.flatten()
-                .filter(|e| std::fs::read_link(e.path()).map(|l| l == std::path::Path::new(dev)).unwrap_or(false))
+                .filter(|e| {
+                    std::fs::read_link(e.path())
+                        .map(|l| l == std::path::Path::new(dev))
+                        .unwrap_or(false)
+                })
                 .count()
         })
         .unwrap_or(0)
@@ -322,14 +356,28 @@ fn fslab_holds_the_device_exclusively_while_it_runs() {
     }
     let lo = LoopDev::new(32);
     let child = start(&[
-        "io", "--target", &lo.dev, "--allow-device", "--rw", "randwrite", "--size", "8m", "--runtime", "3s", "--quiet",
+        "io",
+        "--target",
+        &lo.dev,
+        "--allow-device",
+        "--rw",
+        "randwrite",
+        "--size",
+        "8m",
+        "--runtime",
+        "3s",
+        "--quiet",
     ]);
     let pid = child.id();
     // Two descriptors at once: the claim and a worker's (before the claim,
     // fslab opens the device only briefly, one descriptor at a time).
     let t = std::time::Instant::now();
     while fds_on(pid, &lo.dev) < 2 {
-        assert!(t.elapsed() < std::time::Duration::from_secs(10), "fslab never opened {}", lo.dev);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(10),
+            "fslab never opened {}",
+            lo.dev
+        );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let excl = std::fs::OpenOptions::new()
@@ -341,7 +389,10 @@ fn fslab_holds_the_device_exclusively_while_it_runs() {
         Err(Some(libc::EBUSY)),
         "claimed by fslab"
     );
-    let mkfs = std::process::Command::new("mkfs.ext4").args(["-q", "-F", &lo.dev]).output().unwrap();
+    let mkfs = std::process::Command::new("mkfs.ext4")
+        .args(["-q", "-F", &lo.dev])
+        .output()
+        .unwrap();
     assert!(!mkfs.status.success(), "mkfs cannot open a device fslab holds");
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

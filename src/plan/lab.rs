@@ -612,7 +612,13 @@ impl LabPlan {
                 FsKind::Raw { .. } => "write to",
                 _ => "format",
             };
-            let refusal = |why: String| format!("refusing to {verb} {} for filesystem '{}': {why}", dev.display(), f.name);
+            let refusal = |why: String| {
+                format!(
+                    "refusing to {verb} {} for filesystem '{}': {why}",
+                    dev.display(),
+                    f.name
+                )
+            };
             match safety::device_refusal(dev, &crate::target::info::mounts()) {
                 Err(SafetyError::Io { what, source }) => {
                     return Err(PlanError::new("--allow-device", format!("{what}: {source}")))

@@ -121,11 +121,7 @@ pub fn blkid(dev: &Path) -> Result<Vec<Found>, String> {
             detail: "blkid: ambivalent result".into(),
             types: Vec::new(),
         }]),
-        _ => Err(format!(
-            "blkid -p failed ({}): {}",
-            out.status,
-            first_line(&out.stderr)
-        )),
+        _ => Err(format!("blkid -p failed ({}): {}", out.status, first_line(&out.stderr))),
     }
 }
 
@@ -184,9 +180,7 @@ pub fn parse_wipefs(text: &str) -> Result<Vec<Found>, String> {
     }
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("wipefs printed what fslab cannot read: {e}"))?;
-    let sigs = v["signatures"]
-        .as_array()
-        .ok_or("wipefs printed no signature list")?;
+    let sigs = v["signatures"].as_array().ok_or("wipefs printed no signature list")?;
     Ok(sigs
         .iter()
         .map(|s| {
@@ -257,7 +251,11 @@ pub fn signatures(dev: &Path, head: &[u8]) -> Result<Vec<Found>, String> {
 
 /// "a minix filesystem (blkid: TYPE=minix)", and up to two more.
 pub fn list(found: &[Found]) -> String {
-    let mut parts: Vec<String> = found.iter().take(3).map(|f| format!("{} ({})", f.what, f.detail)).collect();
+    let mut parts: Vec<String> = found
+        .iter()
+        .take(3)
+        .map(|f| format!("{} ({})", f.what, f.detail))
+        .collect();
     if found.len() > 3 {
         parts.push(format!("{} more", found.len() - 3));
     }
@@ -345,6 +343,9 @@ mod tests {
         };
         assert_eq!(list(&[f("a")]), "a (d)");
         assert_eq!(list(&[f("a"), f("b")]), "a (d) and b (d)");
-        assert_eq!(list(&[f("a"), f("b"), f("c"), f("e")]), "a (d), b (d), c (d) and 1 more");
+        assert_eq!(
+            list(&[f("a"), f("b"), f("c"), f("e")]),
+            "a (d), b (d), c (d) and 1 more"
+        );
     }
 }
