@@ -444,3 +444,32 @@ fn a_plan_device_is_checked_and_formatted_for_every_cell() {
     }
     assert!(scratch_leftovers(scratch.path()).is_empty());
 }
+
+#[test]
+fn fio_jobs_on_one_device_share_fslab_s_claim() {
+    if !require_root_with(&["losetup"]) {
+        return;
+    }
+    // a second O_EXCL open from one process fails: the jobs run at once on
+    // one claim
+    let lo = LoopDev::new(16);
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nfilename={}\nsize=8m\nruntime=200ms\ntime_based\nbs=4k\n[r]\nrw=randread\n[w]\nrw=randwrite\n",
+            lo.dev
+        ),
+    )
+    .unwrap();
+    let out = fslab()
+        .args(["fio", job.to_str().unwrap(), "--allow-device", "--output-format=json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["jobs"].as_array().unwrap().len(), 2);
+    assert!(j["jobs"][0]["read"]["io_bytes"].as_u64().unwrap() > 0, "{j}");
+    assert!(j["jobs"][1]["write"]["io_bytes"].as_u64().unwrap() > 0, "{j}");
+}
