@@ -144,7 +144,11 @@ pub fn normalize_path(raw: &str) -> Result<String, &'static str> {
 fn shown(s: &str) -> String {
     s.chars()
         .flat_map(|c| {
-            let e: Vec<char> = if c.is_control() { c.escape_default().collect() } else { vec![c] };
+            let e: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
             e
         })
         .collect()
@@ -272,8 +276,9 @@ impl LoadFile {
             let num = |t: &str, what: &str| -> Result<u32, LoadFileError> {
                 match parse_num(t) {
                     None => Err(err(format!("'{t}' is not a number ({what})"))),
-                    Some(v) => u32::try_from(v)
-                        .map_err(|_| err(format!("'{t}' is too large ({what}: at most {})", u32::MAX))),
+                    Some(v) => {
+                        u32::try_from(v).map_err(|_| err(format!("'{t}' is too large ({what}: at most {})", u32::MAX)))
+                    }
                 }
             };
             match toks[0] {
@@ -317,7 +322,9 @@ impl LoadFile {
                         let t = toks[1 + np + k];
                         // (argument, bound, message) of the numbers that size memory or time
                         let bound = match (dir, k) {
-                            (Dir::ReadX | Dir::WriteX, 2) => Some((MAX_TRANSFER, "bytes: at most 16 MiB per operation")),
+                            (Dir::ReadX | Dir::WriteX, 2) => {
+                                Some((MAX_TRANSFER, "bytes: at most 16 MiB per operation"))
+                            }
                             (Dir::Sleep, 0) => Some((MAX_SLEEP_US, "µs: at most 60 s")),
                             _ => None,
                         };
@@ -462,6 +469,12 @@ impl<R: BufRead> BoundedLines<R> {
 
     fn next_line(&mut self) -> std::io::Result<Option<String>> {
         use std::io::{Error, ErrorKind};
+        let too_long = || {
+            Error::new(
+                ErrorKind::InvalidData,
+                format!("line longer than {} KiB", MAX_LINE >> 10),
+            )
+        };
         self.buf.clear();
         let mut any = false;
         loop {
@@ -481,11 +494,9 @@ impl<R: BufRead> BoundedLines<R> {
                 Some(i) => (i, true),
                 None => (avail.len(), false),
             };
-            if self.buf.len() + take > MAX_LINE {
-                return Err(Error::new(
-                    ErrorKind::InvalidData,
-                    format!("line longer than {} KiB", MAX_LINE >> 10),
-                ));
+            // (+1: a \r before the \n is not part of the line)
+            if self.buf.len() + take > MAX_LINE + 1 {
+                return Err(too_long());
             }
             self.buf.extend_from_slice(&avail[..take]);
             self.r.consume(take + usize::from(newline));
@@ -495,6 +506,9 @@ impl<R: BufRead> BoundedLines<R> {
         }
         if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
+        }
+        if self.buf.len() > MAX_LINE {
+            return Err(too_long());
         }
         match std::str::from_utf8(&self.buf) {
             Ok(s) => Ok(Some(s.to_string())),
@@ -569,9 +583,111 @@ mod tests {
             ("LOOP 2\nClose 1 NT_STATUS_OK", "t.txt:1: LOOP without ENDLOOP"),
             ("# nothing", "t.txt:1: no operations"),
             ("x1 Close 1 NT_STATUS_OK", "t.txt:1: unknown operation 'x1'"),
+            (
+                "Close 1 *\nUnlink \"..\\x\" 0 *",
+                "t.txt:2: path \"..\\x\" has a '..' component",
+            ),
+            (
+                "Rename \"\\a\" \"\\b\\..\\..\\c\" *",
+                "t.txt:1: path \"\\b\\..\\..\\c\" has a '..'",
+            ),
+            (
+                "Unlink \"\\a\0b\" 0 *",
+                "t.txt:1: path \"\\a\\u{0}b\" contains a NUL byte",
+            ),
+            ("Mkdir \"\\\" *", "t.txt:1: path \"\\\" names no file"),
+            ("Mkdir \"a\\.\\b\" *", "t.txt:1: path \"a\\.\\b\" has a '.' component"),
+            (
+                "WriteX 1 0 16777217 1 *",
+                "t.txt:1: WriteX of 16777217 bytes: at most 16 MiB",
+            ),
+            (
+                "ReadX 1 0 99999999999 1 *",
+                "t.txt:1: ReadX of 99999999999 bytes: at most 16 MiB",
+            ),
+            (
+                "Close 99999999999 *",
+                "t.txt:1: '99999999999' is too large (Close: at most 4294967295)",
+            ),
+            ("SLEEP 60000001", "t.txt:1: SLEEP of 60000001 µs: at most 60 s"),
+            (
+                "Close 1 *\nLOOP 9\nREPEAT 3\nENDLOOP",
+                "t.txt:4: a LOOP without an operation before its ENDLOOP",
+            ),
         ] {
             let e = LoadFile::parse("t.txt", text).unwrap_err().to_string();
             assert!(e.starts_with(want), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn paths_normalise_to_relative_paths_inside() {
+        for (raw, want) in [
+            ("\\clients\\client1\\f", "clients/client1/f"),
+            ("//a//b/", "a/b"),
+            ("a\\...\\b", "a/.../b"),
+            ("\\~dmtmp\\<.JNK", "~dmtmp/<.JNK"),
+        ] {
+            assert_eq!(normalize_path(raw).as_deref(), Ok(want), "{raw}");
+        }
+        for raw in ["..", "a/../b", "\\..\\x", "a\\..", ".", "a/./b", "", "\\", "//", "a\0"] {
+            assert!(normalize_path(raw).is_err(), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn the_parser_interns_parents_and_last_components() {
+        let lf = LoadFile::parse(
+            "t.txt",
+            "Mkdir \"\\clients\" *\nUnlink \"\\clients\\client1\\f\" 0 *\nUnlink \"\\clients\\client1\\g\" 0 *\n",
+        )
+        .unwrap();
+        assert_eq!(lf.dirs, ["", "clients/client1"]);
+        assert_eq!(lf.parent, [ROOT_DIR, 1, 1]);
+        assert_eq!(lf.leaf, [c"clients", c"f", c"g"]);
+    }
+
+    fn read_err(p: &Path) -> String {
+        LoadFile::read(p).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reading_is_bounded_and_refuses_what_is_not_a_regular_file() {
+        let t = tempfile::tempdir().unwrap();
+        let long = t.path().join("long.txt");
+        std::fs::write(&long, [&b"Close 1 *\n"[..], &vec![b' '; MAX_LINE + 1]].concat()).unwrap();
+        assert!(
+            read_err(&long).ends_with("long.txt:2: line longer than 64 KiB"),
+            "{}",
+            read_err(&long)
+        );
+        // exactly at the limit, with \r\n: read
+        let edge = t.path().join("edge.txt");
+        let line = format!("Close 1 *{}", " ".repeat(MAX_LINE - 9));
+        std::fs::write(&edge, format!("{line}\r\n{line}")).unwrap();
+        assert_eq!(LoadFile::read(&edge).unwrap().lines.len(), 2);
+        let bin = t.path().join("bin.txt");
+        std::fs::write(&bin, b"Close 1 *\n\xff\xfe\n").unwrap();
+        assert!(
+            read_err(&bin).ends_with("bin.txt:2: not UTF-8 text"),
+            "{}",
+            read_err(&bin)
+        );
+        let fifo = t.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // (a blocking open of a FIFO without a writer would hang here)
+        assert!(read_err(&fifo).ends_with("fifo:0: not a regular file (a FIFO)"));
+        assert!(read_err(t.path()).ends_with(":0: not a regular file (a directory)"));
+        assert_eq!(
+            read_err(Path::new("/dev/zero")),
+            "/dev/zero:0: not a regular file (a character device)"
+        );
     }
 }

@@ -285,7 +285,13 @@ mod tests {
         symlink("/proc/self/cwd", c.join("clients/magic")).unwrap();
         let root = root_of(&c);
         let r = root.as_fd();
-        for bad in ["clients/abs", "clients/rel", "clients/inside", "clients/magic", "clients/rel/x"] {
+        for bad in [
+            "clients/abs",
+            "clients/rel",
+            "clients/inside",
+            "clients/magic",
+            "clients/rel/x",
+        ] {
             let e = open_dir_beneath(r, bad).unwrap_err();
             assert!([Errno::LOOP, Errno::XDEV].contains(&e), "{bad}: {e:?}");
         }
