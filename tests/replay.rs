@@ -319,3 +319,275 @@ fn ctrl_c_leaves_nothing() {
     assert_eq!(read_json(&out)["interrupted"], true);
     assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
 }
+
+/// Runs fslab ARGS to its end, failing the test (after killing fslab, by
+/// its pid) if it takes more than 60 s: a hang fails instead of blocking.
+fn run_with_deadline(args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(fslab_path())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("fslab {args:?} hung (killed after 60 s)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `fslab replay LOADFILE` with a JSON output must be refused: exit 2, one
+/// line on stderr containing every `want`, no panic, no output file.
+fn expect_refused(loadfile: &Path, target: &Path, want: &[&str]) {
+    let out = target.with_file_name(format!("{}.r.json", loadfile.file_name().unwrap().to_string_lossy()));
+    let o = run_with_deadline(&[
+        "replay",
+        loadfile.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--time",
+        "2s",
+        "--quiet",
+        "--output",
+        &format!("json:{}", out.display()),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}: {err}", loadfile.display());
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    for w in want {
+        assert!(err.contains(w), "wanted '{w}' in: {err}");
+    }
+    assert!(!out.exists(), "a refused run created {}", out.display());
+    assert!(leftovers(target).is_empty(), "{:?}", leftovers(target));
+}
+
+fn sha(p: &Path) -> String {
+    let o = Command::new("sha256sum").arg(p).output().unwrap();
+    assert!(o.status.success(), "sha256sum {}", p.display());
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// The decoy: a file and a directory beside the target, which load-file
+/// paths with `..` reached through Unlink, Deltree, a truncating NTCreateX
+/// and Rename (each one destroyed it before paths were checked). Each load
+/// file is refused at its line, and the decoy is untouched.
+#[test]
+fn dotdot_paths_cannot_touch_a_decoy_beside_the_target() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let decoy = t.path().join("decoy");
+    std::fs::write(&decoy, b"a user's data, not fslab's\n").unwrap();
+    let decoy_dir = t.path().join("decoydir");
+    std::fs::create_dir(&decoy_dir).unwrap();
+    let decoy_in_dir = decoy_dir.join("f");
+    std::fs::write(&decoy_in_dir, b"more of it\n").unwrap();
+    let (sum, sum_in_dir) = (sha(&decoy), sha(&decoy_in_dir));
+    // the client works in TARGET/fslab-*/c0: three levels up is the tempdir
+    for (i, line) in [
+        r#"Unlink "..\..\..\decoy" 0x6 NT_STATUS_OK"#,
+        r#"Unlink "\clients\client1\..\..\..\..\..\decoy" 0x6 NT_STATUS_OK"#,
+        r#"Deltree "..\..\..\decoydir" NT_STATUS_OK"#,
+        r#"NTCreateX "..\..\..\decoy" 0x40 0x0 1 NT_STATUS_OK"#,
+        r#"NTCreateX "..\..\..\decoy" 0x40 0x4 1 NT_STATUS_OK"#,
+        r#"NTCreateX "..\..\..\decoy" 0x40 0x5 1 NT_STATUS_OK"#,
+        r#"Rename "..\..\..\decoy" "\clients\moved" NT_STATUS_OK"#,
+        r#"Rename "\clients\x" "..\..\..\decoy" NT_STATUS_OK"#,
+        r#"Unlink "/../../../decoy" 0x6 NT_STATUS_OK"#,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let lf = t.path().join(format!("dotdot{i}.txt"));
+        std::fs::write(&lf, format!("Mkdir \"\\clients\" NT_STATUS_OK\n{line}\n")).unwrap();
+        expect_refused(&lf, &target, &[&format!("{}:2: path", lf.display()), "'..'"]);
+        assert_eq!(sha(&decoy), sum, "{line}: the decoy changed");
+        assert_eq!(sha(&decoy_in_dir), sum_in_dir, "{line}: the decoy directory changed");
+    }
+}
+
+/// Bad load files that panicked, hung or took unbounded memory: each is
+/// refused before a client starts, naming the file (and line).
+#[test]
+fn bad_load_files_are_refused_without_hanging() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let write = |name: &str, text: &[u8]| {
+        let p = t.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let ok = b"QUERY_FS_INFORMATION 1 NT_STATUS_OK\n";
+    let cases: Vec<(std::path::PathBuf, &str, &str)> = vec![
+        (
+            write(
+                "nul.txt",
+                &[&ok[..], b"Unlink \"\\clients\\client1\\a\0b\" 0x6 NT_STATUS_OK\n"].concat(),
+            ),
+            ":2: path",
+            "NUL",
+        ),
+        (
+            write(
+                "dot.txt",
+                &[&ok[..], b"Deltree \"\\clients\\.\" NT_STATUS_OK\n"].concat(),
+            ),
+            ":2: path",
+            "'.'",
+        ),
+        (
+            write("empty.txt", &[&ok[..], b"Deltree \"\\\" NT_STATUS_OK\n"].concat()),
+            ":2: path",
+            "empty",
+        ),
+        (
+            write(
+                "write4g.txt",
+                &[&ok[..], b"WriteX 1 0 4294967295 4294967295 NT_STATUS_OK\n"].concat(),
+            ),
+            ":2: WriteX of 4294967295 bytes",
+            "16 MiB",
+        ),
+        (
+            write(
+                "read4g.txt",
+                &[&ok[..], b"ReadX 1 0 0x100000000 1 NT_STATUS_OK\n"].concat(),
+            ),
+            ":2: ReadX of 4294967296 bytes",
+            "16 MiB",
+        ),
+        (
+            write("sleep.txt", &[&ok[..], b"SLEEP 4294967295\n"].concat()),
+            ":2: SLEEP",
+            "60 s",
+        ),
+        (
+            write(
+                "emptyloop.txt",
+                &[&ok[..], b"LOOP 4294967295\nLOOP 4294967295\nENDLOOP\nENDLOOP\n"].concat(),
+            ),
+            ":4: a LOOP without an operation",
+            "ENDLOOP",
+        ),
+        (
+            // one line without end, as /dev/zero would give if it were read
+            write("longline.txt", &vec![b'x'; 1 << 20]),
+            ":1: line longer than 64 KiB",
+            "",
+        ),
+        (
+            // 400k stars: past the line limit before any matcher sees them
+            write(
+                "stars.txt",
+                format!(
+                    "FIND_FIRST \"\\clients\\client1\\{}\" 260 1366 0 *\n",
+                    "*".repeat(400_000)
+                )
+                .as_bytes(),
+            ),
+            ":1: line longer than 64 KiB",
+            "",
+        ),
+        (
+            write("latin1.txt", &[&ok[..], b"Unlink \"\\caf\xe9\" 0x6 *\n"].concat()),
+            ":2: not UTF-8",
+            "",
+        ),
+    ];
+    for (lf, at, what) in &cases {
+        expect_refused(lf, &target, &[&format!("{}{at}", lf.display()), what]);
+    }
+    // not regular files: each would block or read forever
+    let fifo = t.path().join("fifo");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let sock = t.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let dir = t.path().join("adir");
+    std::fs::create_dir(&dir).unwrap();
+    for (p, kind) in [
+        (fifo.as_path(), "(a FIFO)"),
+        (Path::new("/dev/zero"), "(a character device)"),
+        (sock.as_path(), "(a socket)"),
+        (dir.as_path(), "(a directory)"),
+    ] {
+        expect_refused(p, &target, &[&format!("{}: not a regular file", p.display()), kind]);
+    }
+}
+
+#[test]
+fn replay_durations_are_bounded() {
+    let t = tempfile::tempdir().unwrap();
+    let lf = t.path().join("ok.txt");
+    std::fs::write(&lf, "QUERY_FS_INFORMATION 1 NT_STATUS_OK\n").unwrap();
+    let l = lf.to_str().unwrap();
+    expect_usage(
+        &["replay", l, "--time", "18446744073709551615s"],
+        "--time: '18446744073709551615s': at most 366 days",
+    );
+    expect_usage(&["replay", l, "--time", "367d"], "--time");
+    expect_usage(
+        &["replay", l, "--warmup", "18446744073709551615"],
+        "--warmup: '18446744073709551615': at most 366 days",
+    );
+}
+
+/// FIND_FIRST masks that took exponential time (`*a` x14 + `b` against a
+/// long name of a's) or overflowed the stack (many `*`): the run ends at
+/// its --time with every expectation met.
+#[test]
+fn pathological_wildcards_finish_on_time() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let name = "a".repeat(250);
+    let lf = t.path().join("wild.txt");
+    std::fs::write(
+        &lf,
+        format!(
+            "Deltree \"\\clients\\client1\" NT_STATUS_OK\n\
+             Mkdir \"\\clients\" NT_STATUS_OK\n\
+             Mkdir \"\\clients\\client1\" NT_STATUS_OK\n\
+             NTCreateX \"\\clients\\client1\\{name}\" 0x40 0x2 1 NT_STATUS_OK\n\
+             Close 1 NT_STATUS_OK\n\
+             FIND_FIRST \"\\clients\\client1\\*a*a*a*a*a*a*a*a*a*a*a*a*a*ab\" 260 1366 0 NT_STATUS_NO_SUCH_FILE\n\
+             FIND_FIRST \"\\clients\\client1\\{stars}a\" 260 1366 0 NT_STATUS_OK\n\
+             FIND_FIRST \"\\clients\\client1\\{stars}b\" 260 1366 0 NT_STATUS_NO_SUCH_FILE\n",
+            stars = "*".repeat(60_000),
+        ),
+    )
+    .unwrap();
+    let out = t.path().join("r.json");
+    let o = run_with_deadline(&[
+        "replay",
+        lf.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--time",
+        "2s",
+        "--quiet",
+        "--output",
+        &format!("json:{}", out.display()),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = ops(&read_json(&out));
+    let find = got.iter().find(|(n, _, _)| n == "FIND_FIRST").expect("FIND_FIRST ran");
+    assert!(find.1 >= 3 && find.2 == 0, "{find:?}");
+    assert!(leftovers(&target).is_empty());
+}

@@ -44,7 +44,8 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
     };
     let progress = Progress::with_lines(!plan.quiet, cell_name.to_string());
     let out = runner::run(&cfg, stop, &progress, |n| {
-        let wl = ReplayClient::new(plan, n as u32, &work.join(format!("c{n}")));
+        let d = work.join(format!("c{n}"));
+        let wl = ReplayClient::new(plan, n as u32, &d).map_err(|e| format!("opening {}: {e}", d.display()))?;
         // replay issues its POSIX calls itself; the engine slot is unused
         Ok((Box::new(NullEngine) as Box<dyn crate::engine::Engine>, wl))
     });

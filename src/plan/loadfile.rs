@@ -2,9 +2,18 @@
 //! client starts, into a compact form all clients share. Paths are interned
 //! (client.txt's 458k lines use a few thousand distinct paths), so a line is
 //! 32 bytes.
+//!
+//! A load file is untrusted input that fslab replays as root: every path is
+//! checked here to name something inside the client's directory (no `..`,
+//! no `.`, no NUL, not empty), and lines, transfer sizes and sleeps are
+//! bounded, so a bad file is refused with file:line before anything runs.
+//! The clients then resolve the paths beneath their directory at run time
+//! too (`workload::replay::beneath`), against symlinks planted there.
 
 use crate::stats::Dir;
 use std::collections::HashMap;
+use std::ffi::CString;
+use std::io::BufRead;
 use std::path::Path;
 
 /// Why a load file was rejected: file:line and the token.
@@ -53,19 +62,97 @@ pub struct Line {
 }
 
 /// A parsed load file.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct LoadFile {
     pub name: String,
     pub lines: Vec<Line>,
-    /// Interned paths: `\` turned into `/`, leading `/` removed.
+    /// Interned paths, normalised by [`normalize_path`]: relative, `/`
+    /// separated, no empty, `.` or `..` component.
     pub paths: Vec<String>,
+    /// Per interned path: the index in `dirs` of its parent directory.
+    pub parent: Vec<u32>,
+    /// Per interned path: its last component (a name in `dirs[parent]`).
+    pub leaf: Vec<CString>,
+    /// Interned parent directories, relative to the client's directory;
+    /// `dirs[ROOT_DIR]` is `""`, the client's directory itself.
+    pub dirs: Vec<String>,
     /// Some line carries a leading timestamp (clients can be paced by them).
     pub has_timestamps: bool,
+}
+
+impl Default for LoadFile {
+    fn default() -> Self {
+        LoadFile {
+            name: String::new(),
+            lines: Vec::new(),
+            paths: Vec::new(),
+            parent: Vec::new(),
+            leaf: Vec::new(),
+            dirs: vec![String::new()],
+            has_timestamps: false,
+        }
+    }
 }
 
 pub const NO_PATH: u32 = u32::MAX;
 /// `Line::time_us` of a line without a timestamp.
 pub const NO_TIME: u32 = u32::MAX;
+/// The index in [`LoadFile::dirs`] of the client's directory itself.
+pub const ROOT_DIR: u32 = 0;
+
+/// The longest line read (client.txt's longest is under 200 bytes): a file
+/// without newlines must not be read into memory whole.
+pub const MAX_LINE: usize = 64 * 1024;
+/// The largest ReadX/WriteX: each client holds a buffer this large.
+pub const MAX_TRANSFER: u32 = 16 << 20;
+/// The longest SLEEP (µs): a worker sleeping does not see --time or a signal.
+pub const MAX_SLEEP_US: u32 = 60_000_000;
+/// The most lines kept (32 bytes each; client.txt has 458k).
+pub const MAX_LINES: usize = 1 << 25;
+
+/// Normalises a load-file path (`\clients\client1\f`) to the relative path
+/// the client resolves in its own directory (`clients/client1/f`), or says
+/// why it cannot name something inside that directory. Leading separators
+/// are dropped (load-file paths are relative to the client's share), `\` and
+/// `/` both separate, repeated separators collapse; a `..` or `.` component,
+/// a NUL byte or a path that names no file is refused. What comes out has
+/// only non-empty components other than `.` and `..`, without NUL, so it
+/// never leaves the directory lexically.
+pub fn normalize_path(raw: &str) -> Result<String, &'static str> {
+    if raw.contains('\0') {
+        return Err("contains a NUL byte");
+    }
+    let mut out = String::with_capacity(raw.len());
+    for c in raw.split(['\\', '/']).filter(|c| !c.is_empty()) {
+        match c {
+            ".." => return Err("has a '..' component: load-file paths stay inside the client's directory"),
+            "." => return Err("has a '.' component"),
+            _ => {}
+        }
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(c);
+    }
+    if out.is_empty() {
+        return Err("names no file (it is empty)");
+    }
+    Ok(out)
+}
+
+/// `s` for a one-line message: control characters escaped.
+fn shown(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let e: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            e
+        })
+        .collect()
+}
 
 /// Splits a line into tokens; a "quoted string" is one token (quotes removed).
 fn tokens(s: &str) -> Vec<&str> {
@@ -141,19 +228,19 @@ impl LoadFile {
             ..Default::default()
         };
         let mut interned: HashMap<String, u32> = HashMap::new();
+        let mut dirs: HashMap<String, u32> = HashMap::from([(String::new(), ROOT_DIR)]);
         let mut loops: Vec<usize> = Vec::new();
         for (i, raw) in lines.enumerate() {
             let line_no = i + 1;
-            let raw = raw.map_err(|e| LoadFileError {
-                file: name.to_string(),
-                line: line_no,
-                msg: e.to_string(),
-            })?;
             let err = |msg: String| LoadFileError {
                 file: name.to_string(),
                 line: line_no,
                 msg,
             };
+            let raw = raw.map_err(|e| err(e.to_string()))?;
+            if lf.lines.len() >= MAX_LINES || line_no > u32::MAX as usize {
+                return Err(err(format!("more than {MAX_LINES} lines")));
+            }
             let t = raw.trim();
             if t.is_empty() || t.starts_with('#') {
                 continue;
@@ -187,10 +274,12 @@ impl LoadFile {
                 line_no: line_no as u32,
             };
             let num = |t: &str, what: &str| -> Result<u32, LoadFileError> {
-                parse_num(t)
-                    .filter(|&v| v <= u32::MAX as u64)
-                    .map(|v| v as u32)
-                    .ok_or_else(|| err(format!("'{t}' is not a number ({what})")))
+                match parse_num(t) {
+                    None => Err(err(format!("'{t}' is not a number ({what})"))),
+                    Some(v) => {
+                        u32::try_from(v).map_err(|_| err(format!("'{t}' is too large ({what}: at most {})", u32::MAX)))
+                    }
+                }
             };
             match toks[0] {
                 "LOOP" | "REPEAT" => {
@@ -202,6 +291,11 @@ impl LoadFile {
                 }
                 "ENDLOOP" => {
                     let start = loops.pop().ok_or_else(|| err("ENDLOOP without LOOP".into()))?;
+                    // an empty loop would spin its count (up to 2^32, nested:
+                    // 2^64) without one operation, so without seeing --time
+                    if !lf.lines[start..].iter().any(|l| matches!(l.kind, Kind::Op(_))) {
+                        return Err(err("a LOOP without an operation before its ENDLOOP".into()));
+                    }
                     line.args[0] = start as u32;
                 }
                 op => {
@@ -217,18 +311,29 @@ impl LoadFile {
                         )));
                     }
                     for (k, slot) in [&mut line.path, &mut line.path2].into_iter().enumerate().take(np) {
-                        let mut p = toks[1 + k].replace('\\', "/");
-                        while p.starts_with('/') {
-                            p.remove(0);
-                        }
-                        let n = interned.len() as u32;
-                        *slot = *interned.entry(p.clone()).or_insert_with(|| {
-                            lf.paths.push(p);
-                            n
-                        });
+                        let raw = toks[1 + k];
+                        let p = normalize_path(raw).map_err(|why| err(format!("path \"{}\" {why}", shown(raw))))?;
+                        *slot = match interned.get(&p) {
+                            Some(&n) => n,
+                            None => lf.intern(&mut dirs, &mut interned, p),
+                        };
                     }
                     for k in 0..nn {
-                        line.args[k] = num(toks[1 + np + k], op)?;
+                        let t = toks[1 + np + k];
+                        // (argument, bound, message) of the numbers that size memory or time
+                        let bound = match (dir, k) {
+                            (Dir::ReadX | Dir::WriteX, 2) => {
+                                Some((MAX_TRANSFER, "bytes: at most 16 MiB per operation"))
+                            }
+                            (Dir::Sleep, 0) => Some((MAX_SLEEP_US, "µs: at most 60 s")),
+                            _ => None,
+                        };
+                        if let (Some((max, why)), Some(v)) = (bound, parse_num(t)) {
+                            if v > max as u64 {
+                                return Err(err(format!("{op} of {v} {why}")));
+                            }
+                        }
+                        line.args[k] = num(t, op)?;
                     }
                     if dir != Dir::Sleep {
                         let st = toks[toks.len() - 1];
@@ -268,16 +373,161 @@ impl LoadFile {
         Ok(lf)
     }
 
+    /// Interns a new normalised path `p` and its parent directory.
+    fn intern(&mut self, dirs: &mut HashMap<String, u32>, interned: &mut HashMap<String, u32>, p: String) -> u32 {
+        let (parent, leaf) = p.rsplit_once('/').unwrap_or(("", &p));
+        let d = match dirs.get(parent) {
+            Some(&d) => d,
+            None => {
+                let d = self.dirs.len() as u32;
+                self.dirs.push(parent.to_string());
+                dirs.insert(parent.to_string(), d);
+                d
+            }
+        };
+        self.parent.push(d);
+        self.leaf
+            .push(CString::new(leaf).expect("normalize_path refuses NUL bytes"));
+        let n = self.paths.len() as u32;
+        interned.insert(p.clone(), n);
+        self.paths.push(p);
+        n
+    }
+
+    /// Reads and parses the load file at `path`, which must be a regular
+    /// file: a FIFO, socket or device is refused before anything blocks on
+    /// it, and lines are read at most [`MAX_LINE`] bytes at a time.
     pub fn read(path: &Path) -> Result<Self, LoadFileError> {
-        use std::io::BufRead;
-        let f = std::fs::File::open(path).map_err(|e| LoadFileError {
-            file: path.display().to_string(),
+        let name = path.display().to_string();
+        let fail = |msg: String| LoadFileError {
+            file: name.clone(),
             line: 0,
-            msg: e.to_string(),
-        })?;
-        let mut lf = Self::parse_lines(&path.display().to_string(), std::io::BufReader::new(f).lines())?;
+            msg,
+        };
+        let f = open_regular(path).map_err(fail)?;
+        let mut lf = Self::parse_lines(&name, BoundedLines::new(std::io::BufReader::new(f)))?;
         lf.lines.shrink_to_fit();
         Ok(lf)
+    }
+}
+
+/// What a non-regular file is, for the message refusing it.
+fn file_kind(t: rustix::fs::FileType) -> &'static str {
+    use rustix::fs::FileType as T;
+    match t {
+        T::Fifo => "a FIFO",
+        T::Directory => "a directory",
+        T::Socket => "a socket",
+        T::CharacterDevice => "a character device",
+        T::BlockDevice => "a block device",
+        T::Symlink => "a symlink",
+        _ => "not a plain file",
+    }
+}
+
+/// Opens `path` for reading if it is a regular file. The type is checked on
+/// the path (a socket cannot even be opened) and again on the open file, which
+/// is opened with O_NONBLOCK so that a FIFO swapped in between cannot block.
+fn open_regular(path: &Path) -> Result<std::fs::File, String> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    let not_regular = |t: FileType| format!("not a regular file ({})", file_kind(t));
+    let st = rustix::fs::stat(path).map_err(|e| std::io::Error::from(e).to_string())?;
+    let t = FileType::from_raw_mode(st.st_mode);
+    if t != FileType::RegularFile {
+        return Err(not_regular(t));
+    }
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| std::io::Error::from(e).to_string())?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| std::io::Error::from(e).to_string())?;
+    let t = FileType::from_raw_mode(st.st_mode);
+    if t != FileType::RegularFile {
+        return Err(not_regular(t));
+    }
+    Ok(std::fs::File::from(fd))
+}
+
+/// Lines of at most [`MAX_LINE`] bytes (without the `\n` or `\r\n`); a longer
+/// one, or one that is not UTF-8, is an error and ends the reading.
+struct BoundedLines<R> {
+    r: R,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+impl<R: BufRead> BoundedLines<R> {
+    fn new(r: R) -> Self {
+        BoundedLines {
+            r,
+            buf: Vec::new(),
+            done: false,
+        }
+    }
+
+    fn next_line(&mut self) -> std::io::Result<Option<String>> {
+        use std::io::{Error, ErrorKind};
+        let too_long = || {
+            Error::new(
+                ErrorKind::InvalidData,
+                format!("line longer than {} KiB", MAX_LINE >> 10),
+            )
+        };
+        self.buf.clear();
+        let mut any = false;
+        loop {
+            let avail = match self.r.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if avail.is_empty() {
+                if !any {
+                    return Ok(None);
+                }
+                break;
+            }
+            any = true;
+            let (take, newline) = match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (avail.len(), false),
+            };
+            // (+1: a \r before the \n is not part of the line)
+            if self.buf.len() + take > MAX_LINE + 1 {
+                return Err(too_long());
+            }
+            self.buf.extend_from_slice(&avail[..take]);
+            self.r.consume(take + usize::from(newline));
+            if newline {
+                break;
+            }
+        }
+        if self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        if self.buf.len() > MAX_LINE {
+            return Err(too_long());
+        }
+        match std::str::from_utf8(&self.buf) {
+            Ok(s) => Ok(Some(s.to_string())),
+            Err(_) => Err(Error::new(ErrorKind::InvalidData, "not UTF-8 text")),
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for BoundedLines<R> {
+    type Item = std::io::Result<String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let r = self.next_line().transpose();
+        // after an error the parser stops; nothing more is read
+        self.done = !matches!(r, Some(Ok(_)));
+        r
     }
 }
 
@@ -333,9 +583,111 @@ mod tests {
             ("LOOP 2\nClose 1 NT_STATUS_OK", "t.txt:1: LOOP without ENDLOOP"),
             ("# nothing", "t.txt:1: no operations"),
             ("x1 Close 1 NT_STATUS_OK", "t.txt:1: unknown operation 'x1'"),
+            (
+                "Close 1 *\nUnlink \"..\\x\" 0 *",
+                "t.txt:2: path \"..\\x\" has a '..' component",
+            ),
+            (
+                "Rename \"\\a\" \"\\b\\..\\..\\c\" *",
+                "t.txt:1: path \"\\b\\..\\..\\c\" has a '..'",
+            ),
+            (
+                "Unlink \"\\a\0b\" 0 *",
+                "t.txt:1: path \"\\a\\u{0}b\" contains a NUL byte",
+            ),
+            ("Mkdir \"\\\" *", "t.txt:1: path \"\\\" names no file"),
+            ("Mkdir \"a\\.\\b\" *", "t.txt:1: path \"a\\.\\b\" has a '.' component"),
+            (
+                "WriteX 1 0 16777217 1 *",
+                "t.txt:1: WriteX of 16777217 bytes: at most 16 MiB",
+            ),
+            (
+                "ReadX 1 0 99999999999 1 *",
+                "t.txt:1: ReadX of 99999999999 bytes: at most 16 MiB",
+            ),
+            (
+                "Close 99999999999 *",
+                "t.txt:1: '99999999999' is too large (Close: at most 4294967295)",
+            ),
+            ("SLEEP 60000001", "t.txt:1: SLEEP of 60000001 µs: at most 60 s"),
+            (
+                "Close 1 *\nLOOP 9\nREPEAT 3\nENDLOOP",
+                "t.txt:4: a LOOP without an operation before its ENDLOOP",
+            ),
         ] {
             let e = LoadFile::parse("t.txt", text).unwrap_err().to_string();
             assert!(e.starts_with(want), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn paths_normalise_to_relative_paths_inside() {
+        for (raw, want) in [
+            ("\\clients\\client1\\f", "clients/client1/f"),
+            ("//a//b/", "a/b"),
+            ("a\\...\\b", "a/.../b"),
+            ("\\~dmtmp\\<.JNK", "~dmtmp/<.JNK"),
+        ] {
+            assert_eq!(normalize_path(raw).as_deref(), Ok(want), "{raw}");
+        }
+        for raw in ["..", "a/../b", "\\..\\x", "a\\..", ".", "a/./b", "", "\\", "//", "a\0"] {
+            assert!(normalize_path(raw).is_err(), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn the_parser_interns_parents_and_last_components() {
+        let lf = LoadFile::parse(
+            "t.txt",
+            "Mkdir \"\\clients\" *\nUnlink \"\\clients\\client1\\f\" 0 *\nUnlink \"\\clients\\client1\\g\" 0 *\n",
+        )
+        .unwrap();
+        assert_eq!(lf.dirs, ["", "clients/client1"]);
+        assert_eq!(lf.parent, [ROOT_DIR, 1, 1]);
+        assert_eq!(lf.leaf, [c"clients", c"f", c"g"]);
+    }
+
+    fn read_err(p: &Path) -> String {
+        LoadFile::read(p).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reading_is_bounded_and_refuses_what_is_not_a_regular_file() {
+        let t = tempfile::tempdir().unwrap();
+        let long = t.path().join("long.txt");
+        std::fs::write(&long, [&b"Close 1 *\n"[..], &vec![b' '; MAX_LINE + 1]].concat()).unwrap();
+        assert!(
+            read_err(&long).ends_with("long.txt:2: line longer than 64 KiB"),
+            "{}",
+            read_err(&long)
+        );
+        // exactly at the limit, with \r\n: read
+        let edge = t.path().join("edge.txt");
+        let line = format!("Close 1 *{}", " ".repeat(MAX_LINE - 9));
+        std::fs::write(&edge, format!("{line}\r\n{line}")).unwrap();
+        assert_eq!(LoadFile::read(&edge).unwrap().lines.len(), 2);
+        let bin = t.path().join("bin.txt");
+        std::fs::write(&bin, b"Close 1 *\n\xff\xfe\n").unwrap();
+        assert!(
+            read_err(&bin).ends_with("bin.txt:2: not UTF-8 text"),
+            "{}",
+            read_err(&bin)
+        );
+        let fifo = t.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // (a blocking open of a FIFO without a writer would hang here)
+        assert!(read_err(&fifo).ends_with("fifo:0: not a regular file (a FIFO)"));
+        assert!(read_err(t.path()).ends_with(":0: not a regular file (a directory)"));
+        assert_eq!(
+            read_err(Path::new("/dev/zero")),
+            "/dev/zero:0: not a regular file (a character device)"
+        );
     }
 }

@@ -9,6 +9,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The longest --time and --warmup: far beyond any benchmark, far below
+/// what overflows an `Instant`.
+pub const MAX_TIME: Duration = Duration::from_secs(366 * 24 * 3600);
+
 fn ser_dur<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(&humantime::format_duration(*d).to_string())
 }
@@ -62,6 +66,12 @@ impl ReplayPlan {
             return Err(PlanError::new("--time", "must be longer than 0"));
         }
         let warmup = duration("--warmup", &a.warmup)?;
+        // the runner adds these to an Instant, which panics on overflow
+        for (flag, d, given) in [("--time", time, &a.time), ("--warmup", warmup, &a.warmup)] {
+            if d > MAX_TIME {
+                return Err(PlanError::new(flag, format!("'{given}': at most 366 days")));
+            }
+        }
         let xattr_size = units::parse_size(&a.xattr_size).map_err(|e| PlanError::new("--xattr-size", e))?;
         if xattr_size == 0 || xattr_size > 65536 {
             return Err(PlanError::new("--xattr-size", "between 1 byte and 64 KiB"));
@@ -71,7 +81,6 @@ impl ReplayPlan {
             "ignore" => false,
             o => return Err(PlanError::new("--timestamps", format!("'{o}': honour or ignore"))),
         };
-        let outputs = Outputs::from_args(&a.common, "replay")?;
         // Parsed once, before any client starts; every error names file:line.
         let lf = LoadFile::read(std::path::Path::new(&a.loadfile)).map_err(|e| {
             let at = if e.line == 0 {
@@ -81,6 +90,10 @@ impl ReplayPlan {
             };
             PlanError::new(at, e.msg)
         })?;
+        let seed = seed(&a.common)?;
+        let stop_on_error = super::stop_on_error(&a.common)?;
+        // last: the outputs are created here, and a refused run creates nothing
+        let outputs = Outputs::from_args(&a.common, "replay")?;
         Ok(ReplayPlan {
             loadfile: Arc::new(lf),
             target: PathBuf::from(&a.common.target),
@@ -93,10 +106,10 @@ impl ReplayPlan {
             fsync: a.fsync,
             timestamps,
             strict: a.strict,
-            seed: seed(&a.common)?,
+            seed,
             outputs,
             quiet: a.common.quiet,
-            stop_on_error: super::stop_on_error(&a.common)?,
+            stop_on_error,
         })
     }
 }
