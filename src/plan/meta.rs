@@ -182,6 +182,13 @@ impl MetaPlan {
             }
             (None, Some(s)) => {
                 let (lo, hi) = match s.split_once('-') {
+                    // "-1" (negative) or "4k-": not a range, and no part is the mistake
+                    Some((lo, hi)) if lo.trim().is_empty() || hi.trim().is_empty() => {
+                        return Err(PlanError::new(
+                            "--file-size",
+                            format!("'{s}' is neither a size nor a range MIN-MAX (examples: 4k, 0-64k)"),
+                        ))
+                    }
                     Some((lo, hi)) => (lo, hi),
                     None => (s.as_str(), s.as_str()),
                 };
