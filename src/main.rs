@@ -9,7 +9,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
     // Started by mpirun/srun: every rank is a client (docs/distributed.md).
     // dropped after the run: MPI_Finalize
     let _session = match dist::init() {
@@ -235,4 +238,45 @@ fn report(a: &fslab::cli::ReportArgs) -> ExitCode {
     }
     println!("wrote {}", a.output);
     ExitCode::SUCCESS
+}
+
+/// clap's refusals in one line, as every other refusal: `fslab: error:`, the
+/// complaint (with its indented continuation and tips), and the command whose
+/// --help tells more. Help, version and the bare `fslab` print as clap has them.
+fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines();
+    let mut msg = lines.next().unwrap_or("").trim_start_matches("error: ").trim().to_string();
+    // the subcommand, when the first argument names one (clap's usage line may not come)
+    let mut command = match std::env::args().nth(1) {
+        Some(a) if <Cli as clap::CommandFactory>::command().find_subcommand(&a).is_some() => format!("fslab {a}"),
+        _ => "fslab".to_string(),
+    };
+    let mut in_first = true;
+    for l in lines {
+        let t = l.trim();
+        if t.is_empty() {
+            in_first = false;
+        } else if let Some(tip) = t.strip_prefix("tip: ") {
+            msg.push_str(&format!(" ({tip})"));
+        } else if let Some(u) = t.strip_prefix("Usage: ") {
+            let words: Vec<&str> = u
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect();
+            command = words.join(" ");
+        } else if in_first {
+            msg.push(' ');
+            msg.push_str(t);
+        }
+    }
+    eprintln!("fslab: error: {msg}; see '{command} --help'");
+    ExitCode::from(2)
 }

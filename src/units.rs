@@ -7,13 +7,34 @@
 use std::fmt;
 use std::time::Duration;
 
+/// The longest duration any flag or plan key accepts: 30 days.
+///
+/// Every duration ends up added to an `Instant` (start + ramp + runtime, a
+/// deadline, the next paced operation, the end of a probe phase), and
+/// `Instant + Duration` panics on overflow: near `u64::MAX` seconds it does
+/// at once. 30 days is far beyond any benchmark run yet leaves sums of a few
+/// of them (ramp + runtime, a probe's phases) orders of magnitude below any
+/// overflow, so the runner's arithmetic needs no care beyond this bound.
+pub const MAX_DURATION: Duration = Duration::from_secs(MAX_DURATION_DAYS * 86_400);
+/// [`MAX_DURATION`] in days, for messages.
+pub const MAX_DURATION_DAYS: u64 = 30;
+
+/// The largest size any flag or plan key accepts: 8 EiB - 1, the largest file
+/// offset Linux has (`loff_t` is signed 64-bit), so no file, device or
+/// amount of I/O can be larger; sizes above it are typing mistakes.
+pub const MAX_SIZE: u64 = i64::MAX as u64;
+
 /// Why a unit string was rejected; the caller adds the flag name.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum UnitError {
     #[error("'{0}' is not a size (examples: 4096, 4k, 16KiB, 1g)")]
     Size(String),
+    #[error("'{0}' is larger than 8 EiB, the largest file size Linux has")]
+    SizeTooLarge(String),
     #[error("'{0}' is not a duration (examples: 500ms, 30s, 2m, 1h)")]
     Duration(String),
+    #[error("'{0}' is longer than the {MAX_DURATION_DAYS}-day maximum")]
+    DurationTooLong(String),
     #[error("'{0}' is not a percentage between 0 and 100")]
     Percent(String),
     #[error("'{0}' is not a whole number")]
@@ -26,10 +47,11 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
     if t.is_empty() || t.starts_with('-') {
         return Err(UnitError::Size(s.to_string()));
     }
-    parse_size::Config::new()
-        .with_binary()
-        .parse_size(t)
-        .map_err(|_| UnitError::Size(s.to_string()))
+    match parse_size::Config::new().with_binary().parse_size(t) {
+        Ok(v) if v <= MAX_SIZE => Ok(v),
+        Ok(_) | Err(parse_size::Error::PosOverflow) => Err(UnitError::SizeTooLarge(s.to_string())),
+        Err(_) => Err(UnitError::Size(s.to_string())),
+    }
 }
 
 /// Parses a count that may carry a decimal multiple, as in `--files 100k`
@@ -48,23 +70,35 @@ pub fn parse_count(s: &str) -> Result<u64, UnitError> {
         .ok_or_else(|| UnitError::Count(s.to_string()))
 }
 
-/// Parses a duration: `500ms`, `30s`, `2m`, `1h`, `1m30s`; a bare number is seconds, as in fio.
+/// Parses a duration: `500ms`, `30s`, `2m`, `1h`, `1m30s`; a bare number is
+/// seconds, as in fio. At most [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
     let t = s.trim();
-    if let Ok(secs) = t.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
+    let ns = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        // a bare number of seconds; too many digits for u128 is too long too
+        t.parse::<u128>().ok().and_then(|secs| secs.checked_mul(1_000_000_000))
+    } else {
+        parse_duration_parts(t).map_err(|()| UnitError::Duration(s.to_string()))?
+    };
+    match ns {
+        Some(ns) if ns <= MAX_DURATION.as_nanos() => {
+            // below the bound, so the seconds fit a u64
+            Ok(Duration::new((ns / 1_000_000_000) as u64, (ns % 1_000_000_000) as u32))
+        }
+        _ => Err(UnitError::DurationTooLong(s.to_string())),
     }
-    parse_duration_parts(t).ok_or_else(|| UnitError::Duration(s.to_string()))
 }
 
 /// `1h30m`, `1.5s`, `250 ms`: numbers with units, summed with checked
 /// arithmetic (humantime's parser panics on an overflowing sum, which
 /// fuzzing found; a benchmark must answer bad input with an error).
-fn parse_duration_parts(t: &str) -> Option<Duration> {
-    let mut total: u128 = 0; // ns
+/// Err for a malformed string, Ok(None) for a well-formed one whose
+/// nanoseconds overflow (too long whatever the bound), else the nanoseconds.
+fn parse_duration_parts(t: &str) -> Result<Option<u128>, ()> {
+    let mut total: Option<u128> = Some(0);
     let mut rest = t.trim();
     if rest.is_empty() {
-        return None;
+        return Err(());
     }
     while !rest.is_empty() {
         let num_end = rest
@@ -84,26 +118,27 @@ fn parse_duration_parts(t: &str) -> Option<Duration> {
             "m" | "min" | "mins" | "minute" | "minutes" => 60_000_000_000,
             "h" | "hr" | "hrs" | "hour" | "hours" => 3_600_000_000_000,
             "d" | "day" | "days" => 86_400_000_000_000,
-            _ => return None,
+            _ => return Err(()),
         };
         let (int, frac) = match num.split_once('.') {
             Some((i, f)) => (i, f),
             None => (num, ""),
         };
         if int.is_empty() && frac.is_empty() || frac.contains('.') || frac.len() > 9 {
-            return None;
+            return Err(());
         }
-        let int: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
-        let mut part = int.checked_mul(per_unit)?;
+        // digits only from here: a failed parse is a number past u128, too long
+        let int: Option<u128> = if int.is_empty() { Some(0) } else { int.parse().ok() };
+        let mut part = int.and_then(|i| i.checked_mul(per_unit));
         if !frac.is_empty() {
-            let f: u128 = frac.parse().ok()?;
-            part = part.checked_add(f.checked_mul(per_unit)? / 10u128.pow(frac.len() as u32))?;
+            let f: u128 = frac.parse().map_err(|_| ())?;
+            // f < 10^9 and per_unit < 10^14: no overflow
+            part = part.and_then(|p| p.checked_add(f * per_unit / 10u128.pow(frac.len() as u32)));
         }
-        total = total.checked_add(part)?;
+        total = total.zip(part).and_then(|(t, p)| t.checked_add(p));
         rest = next.trim_start();
     }
-    let secs = u64::try_from(total / 1_000_000_000).ok()?;
-    Some(Duration::new(secs, (total % 1_000_000_000) as u32))
+    Ok(total)
 }
 
 /// Parses a percentage `0..=100`, with or without a trailing `%`.
@@ -211,8 +246,47 @@ mod tests {
         assert!(parse_duration("5").is_ok() && parse_duration("5x").is_err());
         // found by fuzzing: humantime panicked on an overflowing sum
         assert!(parse_duration("18446744073709551615s1.5s").is_err());
-        assert!(parse_duration("18446744073709551611.5s1.5s").is_ok());
         assert!(parse_duration(&"9".repeat(60)).is_err());
+    }
+
+    #[test]
+    fn durations_are_bounded() {
+        let long = |s: &str| UnitError::DurationTooLong(s.to_string());
+        assert_eq!(parse_duration("30d"), Ok(MAX_DURATION));
+        assert_eq!(parse_duration("720h"), Ok(MAX_DURATION));
+        assert_eq!(parse_duration("2592000"), Ok(MAX_DURATION));
+        for s in [
+            "30d1ns",
+            "31d",
+            "2592001",
+            "18446744073709551615",
+            "18446744073709551615s",
+            "18446744073709551611.5s1.5s",
+            "18446744073709551615us",
+            "340282366920938463463374607431768211455s",
+            "9999999999999999999999999999999999999999999ms",
+        ] {
+            assert_eq!(parse_duration(s), Err(long(s)), "{s}");
+        }
+        let s = "9".repeat(60);
+        assert_eq!(parse_duration(&s), Err(long(&s)));
+        assert_eq!(
+            long("31d").to_string(),
+            "'31d' is longer than the 30-day maximum"
+        );
+        assert!(matches!(parse_duration("99999999999999999999999x"), Err(UnitError::Duration(_))));
+    }
+
+    #[test]
+    fn sizes_are_bounded() {
+        assert_eq!(parse_size("8e"), Err(UnitError::SizeTooLarge("8e".into())));
+        assert_eq!(parse_size("16e"), Err(UnitError::SizeTooLarge("16e".into())));
+        assert_eq!(
+            parse_size("18446744073709551615k"),
+            Err(UnitError::SizeTooLarge("18446744073709551615k".into()))
+        );
+        assert_eq!(parse_size("9223372036854775807"), Ok(MAX_SIZE));
+        assert_eq!(parse_size("7e"), Ok(7 << 60));
     }
 
     #[test]

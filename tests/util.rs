@@ -251,3 +251,103 @@ pub fn scratch_dir() -> tempfile::TempDir {
         .tempdir_in("/var/tmp")
         .unwrap()
 }
+
+/// One bad input for [`expect_refusals`]: the arguments of `fslab`, and text
+/// its one-line refusal must contain (the flag or file:line, and the value).
+pub struct Refusal {
+    pub args: Vec<String>,
+    pub want: String,
+}
+
+/// A [`Refusal`] from string slices.
+pub fn refusal(args: &[&str], want: impl Into<String>) -> Refusal {
+    Refusal {
+        args: args.iter().map(|s| s.to_string()).collect(),
+        want: want.into(),
+    }
+}
+
+/// How long a refused command may take: far more than validating takes, so
+/// only a hang (a run that started, a blocking read) reaches it.
+pub const REFUSAL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Runs each case as `fslab ARGS` and checks it is refused as bad usage:
+/// exit code 2 (never 101, a panic, nor a signal), exactly one line on stderr
+/// containing `want` and no "panicked", nothing on stdout, none of the
+/// `must_not_exist` paths (the cases' output files) created, and an answer
+/// within [`REFUSAL_DEADLINE`]: a hang is killed (by pid) and fails the case.
+/// Every failing case is listed, not only the first.
+pub fn expect_refusals(cases: &[Refusal], must_not_exist: &[&Path]) {
+    let capture = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        if let Err(why) = refused_once(c, must_not_exist, capture.path(), i) {
+            failures.push(format!("{:?}: {why}", c.args));
+        }
+        for p in must_not_exist {
+            // a failed case must not make the next ones fail too
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad inputs were not refused as they should be:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+fn refused_once(c: &Refusal, must_not_exist: &[&Path], capture: &Path, i: usize) -> Result<(), String> {
+    use std::process::Stdio;
+    // files, not pipes: a run that should not have started cannot block on a full pipe
+    let (out_p, err_p) = (capture.join(format!("{i}.out")), capture.join(format!("{i}.err")));
+    let mut child = Command::new(fslab_path())
+        .args(&c.args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_p).unwrap())
+        .stderr(std::fs::File::create(&err_p).unwrap())
+        .spawn()
+        .map_err(|e| format!("spawn: {e}"))?;
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| format!("wait: {e}"))? {
+            break s;
+        }
+        if t.elapsed() > REFUSAL_DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("still running after {REFUSAL_DEADLINE:?}: a hang (killed)"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let stdout = std::fs::read_to_string(&out_p).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_p).unwrap_or_default();
+    let mut why = Vec::new();
+    if status.code() != Some(2) {
+        why.push(format!("exit status {status}, not 2"));
+    }
+    if stderr.contains("panicked") {
+        why.push("a panic".into());
+    }
+    if stderr.lines().count() != 1 {
+        why.push(format!("{} lines on stderr, not 1", stderr.lines().count()));
+    }
+    if !stderr.contains(&c.want) {
+        why.push(format!("no '{}' in the message", c.want));
+    }
+    if !stdout.is_empty() {
+        why.push(format!("stdout not empty: {stdout:?}"));
+    }
+    for p in must_not_exist {
+        if p.exists() {
+            why.push(format!("created {}", p.display()));
+        }
+    }
+    if why.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}; stderr: {stderr:?}", why.join(", ")))
+    }
+}

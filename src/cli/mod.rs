@@ -167,7 +167,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Duration of each cell of the quick suite [default: 5s].
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub runtime: Option<String>,
     /// Run the quick suite on fresh scratch filesystems of these types
     /// (ext4,xfs,btrfs,tmpfs: image file, loop device, mkfs, mount) and compare them.
@@ -177,7 +177,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub scratch_dir: Option<String>,
     /// Repeat every cell N times (overrides the plan's repeat).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub repeat: Option<String>,
     /// Allow a plan to format block devices that are not fslab's own loop devices.
     #[arg(long)]
@@ -203,7 +203,7 @@ pub struct IoArgs {
     pub bs: String,
     /// Block sizes by share of operations, as fio's bssplit: 4k/60:64k/30:1m/10
     /// (a size without a share splits what is left evenly). Overrides --bs.
-    #[arg(long, value_name = "SIZE/PCT:...")]
+    #[arg(long, value_name = "SIZE/PCT:...", allow_hyphen_values = true)]
     pub bssplit: Option<String>,
     /// Files per job (one per job with --shared-file: all jobs share them); each
     /// holds --size / N bytes, and operations go to them in turn (fio's nrfiles).
@@ -247,10 +247,10 @@ pub struct IoArgs {
     #[arg(long)]
     pub hipri: bool,
     /// Run for this long (time-based); without it, each job moves --size bytes once.
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub runtime: Option<String>,
     /// Run this long before measuring; excluded from the statistics.
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub ramp: Option<String>,
     /// fsync the file after every N writes.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
@@ -272,20 +272,20 @@ pub struct IoArgs {
     /// Stop every job (of every MPI rank) at a deadline (DUR after the start)
     /// or when the first job has done its work (`first`), as IOR -D / mdtest -W;
     /// the report gives the rate at the stonewall and when the last job stopped.
-    #[arg(long, value_name = "first|DUR")]
+    #[arg(long, value_name = "first|DUR", allow_hyphen_values = true)]
     pub stonewall: Option<String>,
     /// With --runtime: still move --size only once, ending at whichever comes
     /// first (fio's runtime without time_based).
     #[arg(long, requires = "runtime")]
     pub size_based: bool,
     /// Pause this long after each operation completes before issuing the next (fio's thinktime).
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub thinktime: Option<String>,
     /// Pace each job at N operations per second (latency is also measured from the scheduled start).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub rate_iops: Option<String>,
     /// Report the share of operations at or under each latency (default 2ms).
-    #[arg(long, value_name = "DUR,...")]
+    #[arg(long, value_name = "DUR,...", allow_hyphen_values = true)]
     pub lat_buckets: Option<String>,
     /// Allow a block device as --target.
     #[arg(long)]
@@ -322,7 +322,7 @@ pub struct MetaArgs {
     #[arg(long, value_name = "D", allow_hyphen_values = true)]
     pub dirs: Option<String>,
     /// Data written into each file at create: a size or MIN-MAX (random per file).
-    #[arg(long, value_name = "MIN[-MAX]")]
+    #[arg(long, value_name = "MIN[-MAX]", allow_hyphen_values = true)]
     pub file_size: Option<String>,
     /// An extended attribute set on every file at create (repeatable).
     #[arg(long, value_name = "NAME:SIZE")]
@@ -342,7 +342,7 @@ pub struct MetaArgs {
     /// Stop the create phases of every job (of every MPI rank) at a deadline
     /// or when the first job has created all its files (`first`), as mdtest -W;
     /// later phases work on the files each job made.
-    #[arg(long, value_name = "first|DUR")]
+    #[arg(long, value_name = "first|DUR", allow_hyphen_values = true)]
     pub stonewall: Option<String>,
     /// fsync each file and its directory after create (bonnie++ -b).
     #[arg(long)]
@@ -355,7 +355,7 @@ pub struct MetaArgs {
     #[arg(long, value_name = "ENGINE", default_value = "sync")]
     pub engine: String,
     /// bonnie++ -n shorthand N:MAX:MIN:DIRS: N*1024 files of MIN..MAX bytes in DIRS directories.
-    #[arg(long, value_name = "N:MAX:MIN:DIRS")]
+    #[arg(long, value_name = "N:MAX:MIN:DIRS", allow_hyphen_values = true)]
     pub bonnie: Option<String>,
 }
 
@@ -379,13 +379,13 @@ pub struct ProbeArgs {
     #[arg(long, value_name = "OP", default_value = "create")]
     pub op: String,
     /// Time between probes (a fixed grid).
-    #[arg(long, value_name = "DUR", default_value = "1s")]
+    #[arg(long, value_name = "DUR", default_value = "1s", allow_hyphen_values = true)]
     pub interval: String,
     /// Probe for this long (one phase; default 10s).
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub runtime: Option<String>,
     /// Stop after N probes.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub count: Option<String>,
     /// Phases NAME:DUR,... ; the load runs during the one named `load`.
     #[arg(long, value_name = "PHASES")]
@@ -394,10 +394,10 @@ pub struct ProbeArgs {
     #[arg(long, value_name = "LOAD")]
     pub load: Option<String>,
     /// A probe slower than this is a stall.
-    #[arg(long, value_name = "DUR", default_value = "100ms")]
+    #[arg(long, value_name = "DUR", default_value = "100ms", allow_hyphen_values = true)]
     pub stall: String,
     /// Size of the file the read probe reads.
-    #[arg(long, value_name = "SIZE", default_value = "64m")]
+    #[arg(long, value_name = "SIZE", default_value = "64m", allow_hyphen_values = true)]
     pub read_file_size: String,
 }
 
@@ -411,16 +411,16 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true)]
     pub clients: String,
     /// Run this long (the load file loops, as in dbench).
-    #[arg(long, value_name = "DUR", default_value = "20s")]
+    #[arg(long, value_name = "DUR", default_value = "20s", allow_hyphen_values = true)]
     pub time: String,
     /// Run this long before measuring.
-    #[arg(long, value_name = "DUR", default_value = "0s")]
+    #[arg(long, value_name = "DUR", default_value = "0s", allow_hyphen_values = true)]
     pub warmup: String,
     /// dbench -x: a user.DosAttrib xattr written on create and set-info, read on queries.
     #[arg(long)]
     pub xattr: bool,
     /// Size of that xattr.
-    #[arg(long, value_name = "N", default_value = "44")]
+    #[arg(long, value_name = "N", default_value = "44", allow_hyphen_values = true)]
     pub xattr_size: String,
     /// Open every file with O_SYNC.
     #[arg(long)]
@@ -445,10 +445,10 @@ pub struct FioArgs {
     #[arg(long, value_name = "FILE")]
     pub output: Option<String>,
     /// Every job's runtime (a bare number is seconds, as in fio).
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub runtime: Option<String>,
     /// Every job's size.
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub size: Option<String>,
     /// Run only the job sections with this name.
     #[arg(long, value_name = "NAME")]

@@ -92,6 +92,19 @@ fn fio_time(v: &str, unit: &str) -> String {
     }
 }
 
+/// A fio time checked here, so that the message quotes the value as written
+/// (`runtime=90` is shown as '90', not as the '90s' fslab io is given).
+fn checked_time(v: &str, unit: &str) -> std::result::Result<String, String> {
+    let t = fio_time(v, unit);
+    match crate::units::parse_duration(&t) {
+        Ok(_) => Ok(t),
+        Err(crate::units::UnitError::DurationTooLong(_)) => {
+            Err(crate::units::UnitError::DurationTooLong(v.to_string()).to_string())
+        }
+        Err(_) => Err(crate::units::UnitError::Duration(v.to_string()).to_string()),
+    }
+}
+
 fn val(o: &Opt) -> std::result::Result<&str, String> {
     o.value
         .as_deref()
@@ -103,11 +116,15 @@ fn on(o: &Opt) -> bool {
 }
 
 /// Maps one job's options onto `fslab io` flags. Returns the args, the
-/// (fslab flag -> fio option location) map for errors, and the rejected options.
+/// (fslab flag -> fio option location and key) map for errors, the rejected
+/// options, and the bad values of supported ones.
 struct Mapped {
     args: IoArgs,
-    flag_at: Vec<(&'static str, String)>,
+    flag_at: Vec<(&'static str, String, String)>,
     unsupported: Vec<String>,
+    /// (file:line, "key: why"): a supported option with a value no run can
+    /// have; refused whatever --ignore-unsupported says.
+    bad: Vec<(String, String)>,
     notes: Vec<String>,
     percentiles: Vec<f64>,
 }
@@ -126,6 +143,7 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
         args: IoArgs::default(),
         flag_at: Vec::new(),
         unsupported: Vec::new(),
+        bad: Vec::new(),
         notes: Vec::new(),
         percentiles: Vec::new(),
     };
@@ -133,11 +151,12 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
     let mut time_based = false;
     let mut runtime = None::<String>;
     let mut filename: Option<(String, String)> = None;
-    let mut directory: Option<String> = None;
+    let mut directory: Option<(String, String)> = None;
     for o in &job.opts {
         let key = o.key.replace('-', "_");
         let at = o.at.clone();
-        let mut set = |flag: &'static str| m.flag_at.push((flag, at.clone()));
+        let mut set = |flag: &'static str| m.flag_at.push((flag, at.clone(), key.clone()));
+        let mut bad = None::<String>;
         let r: std::result::Result<(), String> = (|| {
             match key.as_str() {
                 k if STRUCTURAL.contains(&k) => {}
@@ -158,14 +177,13 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
                     a.rwmixread = val(o)?.to_string();
                     set("--rwmixread");
                 }
-                "rwmixwrite" => {
-                    let w: u32 = val(o)?
-                        .trim_end_matches('%')
-                        .parse()
-                        .map_err(|_| format!("rwmixwrite={}: not a percentage", val(o).unwrap_or("")))?;
-                    a.rwmixread = 100u32.saturating_sub(w).to_string();
-                    set("--rwmixread");
-                }
+                "rwmixwrite" => match crate::units::parse_percent(val(o)?) {
+                    Ok(w) => {
+                        a.rwmixread = (100 - w).to_string();
+                        set("--rwmixread");
+                    }
+                    Err(e) => bad = Some(format!("rwmixwrite: {e}")),
+                },
                 "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
                     let v = val(o)?;
                     if v.contains(',') {
@@ -194,13 +212,14 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
                     size = Some((v.to_string(), o.at.clone()));
                 }
                 "filesize" => filesize = Some((val(o)?.to_string(), o.at.clone())),
-                "nrfiles" => {
-                    nrfiles = val(o)?
-                        .parse()
-                        .map_err(|_| format!("nrfiles={}: not a number", val(o).unwrap_or("")))?;
-                    a.nrfiles = nrfiles.to_string();
-                    set("--nrfiles");
-                }
+                "nrfiles" => match val(o)?.parse() {
+                    Ok(n) => {
+                        nrfiles = n;
+                        a.nrfiles = nrfiles.to_string();
+                        set("--nrfiles");
+                    }
+                    Err(_) => bad = Some(format!("nrfiles: '{}' is not a whole number", val(o)?)),
+                },
                 "filename" => {
                     let v = val(o)?;
                     if v.contains(':') {
@@ -215,7 +234,7 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
                     if v.contains(':') {
                         return Err(format!("directory={v}: several directories are not supported"));
                     }
-                    directory = Some(v.to_string());
+                    directory = Some((v.to_string(), o.at.clone()));
                 }
                 "numjobs" => {
                     a.jobs = val(o)?.to_string();
@@ -264,15 +283,21 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
                     a.end_fsync = on(o);
                     set("--end-fsync");
                 }
-                "runtime" | "timeout" => {
-                    runtime = Some(fio_time(val(o)?, "s"));
-                    set("--runtime");
-                }
+                "runtime" | "timeout" => match checked_time(val(o)?, "s") {
+                    Ok(t) => {
+                        runtime = Some(t);
+                        set("--runtime");
+                    }
+                    Err(e) => bad = Some(format!("{key}: {e}")),
+                },
                 "time_based" => time_based = on(o),
-                "ramp_time" => {
-                    a.ramp = Some(fio_time(val(o)?, "s"));
-                    set("--ramp");
-                }
+                "ramp_time" => match checked_time(val(o)?, "s") {
+                    Ok(t) => {
+                        a.ramp = Some(t);
+                        set("--ramp");
+                    }
+                    Err(e) => bad = Some(format!("ramp_time: {e}")),
+                },
                 "rate_iops" => {
                     let v = val(o)?;
                     if v.contains(',') {
@@ -296,10 +321,13 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
                     a.common.seed = Some(val(o)?.to_string());
                     set("--seed");
                 }
-                "thinktime" => {
-                    a.thinktime = Some(fio_time(val(o)?, "us"));
-                    set("--thinktime");
-                }
+                "thinktime" => match checked_time(val(o)?, "us") {
+                    Ok(t) => {
+                        a.thinktime = Some(t);
+                        set("--thinktime");
+                    }
+                    Err(e) => bad = Some(format!("thinktime: {e}")),
+                },
                 "percentile_list" => {
                     for p in val(o)?.split(':') {
                         let p: f64 = p
@@ -336,19 +364,30 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
         if let Err(e) = r {
             m.unsupported.push(format!("{}: {e}", o.at));
         }
+        if let Some(b) = bad {
+            m.bad.push((o.at.clone(), b));
+        }
     }
     // fio: size is the job's total over its files; filesize is each file's.
     match (&filesize, &size) {
         (Some((fs, at)), _) => match crate::units::parse_size(fs) {
-            Ok(v) => {
-                a.size = Some((v * nrfiles.max(1)).to_string());
-                m.flag_at.push(("--size", at.clone()));
-            }
-            Err(e) => m.unsupported.push(format!("{at}: filesize: {e}")),
+            Ok(v) => match v.checked_mul(nrfiles.max(1)).filter(|t| *t <= crate::units::MAX_SIZE) {
+                Some(total) => {
+                    a.size = Some(total.to_string());
+                    m.flag_at.push(("--size", at.clone(), "filesize".into()));
+                }
+                None => m.bad.push((
+                    at.clone(),
+                    format!(
+                        "filesize={fs} × nrfiles={nrfiles}: the job's size is more than 8 EiB, the largest file size Linux has"
+                    ),
+                )),
+            },
+            Err(e) => m.bad.push((at.clone(), format!("filesize: {e}"))),
         },
         (None, Some((s, at))) => {
             a.size = Some(s.clone());
-            m.flag_at.push(("--size", at.clone()));
+            m.flag_at.push(("--size", at.clone(), "size".into()));
         }
         (None, None) => {}
     }
@@ -363,12 +402,12 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
     }
     if let Some((f, at)) = filename {
         let p = match &directory {
-            Some(d) => Path::new(d).join(&f),
+            Some((d, _)) => Path::new(d).join(&f),
             None => PathBuf::from(&f),
         };
         if p.exists() {
             a.common.target = p.display().to_string();
-            m.flag_at.push(("--target", at));
+            m.flag_at.push(("--target", at, "filename".into()));
             a.allow_device = fa.allow_device;
             a.force_overwrite = fa.force_overwrite;
         } else {
@@ -384,8 +423,9 @@ fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
                 a.common.target
             ));
         }
-    } else if let Some(d) = directory {
+    } else if let Some((d, at)) = directory {
         a.common.target = d;
+        m.flag_at.push(("--target", at, "directory".into()));
     }
     a.shared_file = false;
     m.args = a;
@@ -399,11 +439,18 @@ fn flag_of(e: &PlanError) -> &str {
 impl FioPlan {
     pub fn from_args(fa: &FioArgs) -> Result<FioPlan> {
         // fio's own flags may come after the job files, as --flag=VALUE
+        // (or --flag VALUE, as fio's getopt takes them too)
+        const VALUE_FLAGS: &[&str] = &["--output-format", "--output", "--runtime", "--size", "--section"];
         let mut eff = fa.clone();
         eff.args.clear();
-        for a in &fa.args {
+        let mut args = fa.args.iter();
+        while let Some(a) = args.next() {
             let (k, v) = match a.split_once('=') {
                 Some((k, v)) => (k, Some(v.to_string())),
+                None if VALUE_FLAGS.contains(&a.as_str()) => match args.next() {
+                    Some(v) => (a.as_str(), Some(v.clone())),
+                    None => return Err(PlanError::new(a.as_str(), format!("needs a value ({a}=VALUE)"))),
+                },
                 None => (a.as_str(), None),
             };
             match (k, v) {
@@ -420,6 +467,13 @@ impl FioPlan {
             }
         }
         let fa = &eff;
+        // fslab fio's own values, checked before any job so that errors name the flag
+        if let Some(r) = &fa.runtime {
+            checked_time(r, "s").map_err(|e| PlanError::new("--runtime", e))?;
+        }
+        if let Some(sz) = &fa.size {
+            crate::units::parse_size(sz).map_err(|e| PlanError::new("--size", e))?;
+        }
         let (files, cli): (Vec<&String>, Vec<&String>) = fa.args.iter().partition(|a| !a.starts_with("--"));
         let mut jobs = if files.is_empty() {
             Vec::new()
@@ -428,7 +482,15 @@ impl FioPlan {
             fiojob::parse_files(&paths, fa.section.as_deref())?
         };
         let cli: Vec<String> = cli.into_iter().cloned().collect();
-        jobs.extend(fiojob::parse_cli_jobs(&cli)?);
+        let cli_jobs = fiojob::parse_cli_jobs(&cli)?;
+        if cli_jobs.is_empty() && !cli.is_empty() {
+            // options with no --name to belong to: most likely a mistyped flag
+            return Err(PlanError::new(
+                cli[0].as_str(),
+                "not a flag of fslab fio, nor an option of a command-line job (those follow --name=NAME)",
+            ));
+        }
+        jobs.extend(cli_jobs);
         if jobs.is_empty() {
             return Err(PlanError::new(
                 "JOBFILE",
@@ -466,6 +528,9 @@ impl FioPlan {
                     notes.push(n);
                 }
             }
+            if let Some((at, why)) = mapped.bad.first() {
+                return Err(PlanError::new(at.as_str(), format!("[{}] {why}", job.name)));
+            }
             if !mapped.unsupported.is_empty() {
                 unsupported.extend(mapped.unsupported);
                 if !fa.ignore_unsupported {
@@ -473,17 +538,18 @@ impl FioPlan {
                 }
             }
             let mut plan = IoPlan::from_args(&mapped.args).map_err(|e| {
-                let at = mapped
+                // a value fslab fio's own flag set names that flag
+                if (e.flag == "--runtime" && fa.runtime.is_some()) || (e.flag == "--size" && fa.size.is_some()) {
+                    return PlanError::new(e.flag.as_str(), format!("[{}] {}", job.name, e.msg));
+                }
+                let (at, key) = mapped
                     .flag_at
                     .iter()
                     .rev()
-                    .find(|(f, _)| *f == flag_of(&e))
-                    .map(|(_, at)| at.clone())
-                    .unwrap_or_else(|| job.at.clone());
-                PlanError::new(
-                    at,
-                    format!("[{}] {}: {}", job.name, e.flag.trim_start_matches("--"), e.msg),
-                )
+                    .find(|(f, _, _)| *f == flag_of(&e))
+                    .map(|(_, at, key)| (at.clone(), key.clone()))
+                    .unwrap_or_else(|| (job.at.clone(), e.flag.trim_start_matches("--").to_string()));
+                PlanError::new(at, format!("[{}] {key}: {}", job.name, e.msg))
             })?;
             plan.quiet = true;
             if !mapped.percentiles.is_empty() {

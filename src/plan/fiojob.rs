@@ -187,17 +187,22 @@ pub fn parse_text(name: &str, text: &str) -> Result<Vec<Job>> {
 }
 
 fn finish(jobs: Vec<Job>, section: Option<&str>) -> Result<Vec<Job>> {
-    let jobs: Vec<Job> = match section {
-        Some(s) => jobs.into_iter().filter(|j| j.name == s).collect(),
-        None => jobs,
-    };
+    if jobs.is_empty() {
+        return Err(PlanError::new("JOBFILE", "no jobs defined (only [global] or nothing)"));
+    }
+    let Some(s) = section else { return Ok(jobs) };
+    let mut names: Vec<&str> = Vec::new();
+    for j in &jobs {
+        if !names.contains(&j.name.as_str()) {
+            names.push(&j.name);
+        }
+    }
+    let names = names.join(", ");
+    let jobs: Vec<Job> = jobs.into_iter().filter(|j| j.name == s).collect();
     if jobs.is_empty() {
         return Err(PlanError::new(
-            "JOBFILE",
-            match section {
-                Some(s) => format!("no job section named '{s}'"),
-                None => "no jobs defined (only [global] or nothing)".into(),
-            },
+            "--section",
+            format!("no job section named '{s}' (the job files have: {names})"),
         ));
     }
     Ok(jobs)

@@ -162,6 +162,16 @@ impl IoPlan {
             Ok(v)
         };
         let (mut bs, mut bs_max) = match a.bs.split_once('-') {
+            // "-4k" (negative) or "4k-": not a range, and no part is the mistake
+            Some((lo, hi)) if lo.trim().is_empty() || hi.trim().is_empty() => {
+                return Err(PlanError::new(
+                    "--bs",
+                    format!(
+                        "'{}' is neither a size nor a range MIN-MAX (examples: 4k, 4k-64k)",
+                        a.bs
+                    ),
+                ))
+            }
             Some((lo, hi)) => {
                 let (lo, hi) = (one_bs("--bs", lo)?, one_bs("--bs", hi)?);
                 if hi < lo {
@@ -378,6 +388,7 @@ impl IoPlan {
         if a.common.target.is_empty() {
             return Err(PlanError::new("--target", "empty path"));
         }
+        super::refuse_pseudo_fs("--target", a.common.target.as_ref())?;
         let stonewall = super::stonewall(a.stonewall.as_deref())?;
         if stonewall == Some(crate::runner::Stonewall::First) && runtime.is_some() && !a.size_based {
             return Err(PlanError::new(
@@ -386,6 +397,9 @@ impl IoPlan {
                  give a deadline (--stonewall 30s) or add --size-based",
             ));
         }
+        let (seed, stop_on_error) = (seed(&a.common)?, super::stop_on_error(&a.common)?);
+        // last: the output files are checked once everything else is valid
+        let outputs = Outputs::from_args(&a.common, "io")?;
         Ok(IoPlan {
             target: PathBuf::from(&a.common.target),
             rw,
@@ -416,15 +430,15 @@ impl IoPlan {
             ramp,
             fsync_every,
             rate_iops,
-            seed: seed(&a.common)?,
+            seed,
             lat_buckets_ns,
             lat_percentiles: Vec::new(),
             allow_device: a.allow_device,
             force_overwrite: a.force_overwrite,
             precondition: a.precondition,
-            outputs: Outputs::from_args(&a.common, "io")?,
+            outputs,
             quiet: a.common.quiet,
-            stop_on_error: super::stop_on_error(&a.common)?,
+            stop_on_error,
             stonewall,
         })
     }

@@ -264,7 +264,7 @@ impl<'a> Reader<'a> {
                 }
                 "mount" => mount = Some(self.string(k, v)?).filter(|m| !m.is_empty()),
                 "size" => size = self.size(k, v)?,
-                "path" => path = Some(self.path(k, v)?),
+                "path" => path = Some((self.path(k, v)?, v.span().start)),
                 "device" => device = Some(self.path(k, v)?),
                 other => {
                     return Err(self.err_at(
@@ -286,9 +286,14 @@ impl<'a> Reader<'a> {
             },
             "tmpfs" => FsKind::Tmpfs,
             "raw" => FsKind::Raw { device },
-            "dir" => FsKind::Dir {
-                path: path.ok_or_else(|| self.err_at(at, "a filesystem of type dir needs path = \"DIR\""))?,
-            },
+            "dir" => {
+                let (path, path_at) =
+                    path.ok_or_else(|| self.err_at(at, "a filesystem of type dir needs path = \"DIR\""))?;
+                if let Some(why) = super::dir_target_problem(&path) {
+                    return Err(self.err_at(path_at, format!("path: {why}")));
+                }
+                FsKind::Dir { path }
+            }
             t => {
                 return Err(self.err_at(
                     ty_at,

@@ -85,6 +85,9 @@ impl BonnieSpec {
         if files_k == 0 {
             return Err(err("the file count must be at least 1".into()));
         }
+        if files_k.checked_mul(1024).is_none() {
+            return Err(err(format!("{files_k} × 1024 files is more than a 64-bit count holds")));
+        }
         let (max_size, min_size, dirs) = (num(1, "max size")?, num(2, "min size")?, num(3, "directory count")?);
         if let (Some(max), Some(min)) = (max_size, min_size) {
             if min > max {
@@ -99,6 +102,10 @@ impl BonnieSpec {
         })
     }
 }
+
+/// File descriptors a meta run needs beside its directories' (the target,
+/// stdio, io_uring, the result files).
+const FD_HEADROOM: u64 = 64;
 
 /// A validated `fslab meta` run.
 #[derive(Debug, Clone, Serialize)]
@@ -146,6 +153,7 @@ impl MetaPlan {
             }
         }
         let files = match (&bonnie, &a.files) {
+            // parse checked that the product fits
             (Some(b), _) => b.files_k * 1024,
             (None, Some(f)) => units::parse_count(f).map_err(|e| PlanError::new("--files", e))?,
             (None, None) => 16 * 1024,
@@ -159,10 +167,13 @@ impl MetaPlan {
             (None, None) => 1,
         };
         if dirs == 0 || dirs > files {
-            return Err(PlanError::new(
-                "--dirs",
-                format!("must be between 1 and the file count {files}"),
-            ));
+            return Err(match (&bonnie, &a.bonnie) {
+                (Some(_), Some(b)) => PlanError::new(
+                    "--bonnie",
+                    format!("'{b}': {dirs} directories for {files} files: at most one directory per file"),
+                ),
+                _ => PlanError::new("--dirs", format!("must be between 1 and the file count {files}")),
+            });
         }
         let (size_min, size_max) = match (&bonnie, &a.file_size) {
             (Some(b), _) => {
@@ -171,6 +182,13 @@ impl MetaPlan {
             }
             (None, Some(s)) => {
                 let (lo, hi) = match s.split_once('-') {
+                    // "-1" (negative) or "4k-": not a range, and no part is the mistake
+                    Some((lo, hi)) if lo.trim().is_empty() || hi.trim().is_empty() => {
+                        return Err(PlanError::new(
+                            "--file-size",
+                            format!("'{s}' is neither a size nor a range MIN-MAX (examples: 4k, 0-64k)"),
+                        ))
+                    }
                     Some((lo, hi)) => (lo, hi),
                     None => (s.as_str(), s.as_str()),
                 };
@@ -257,6 +275,21 @@ impl MetaPlan {
                 format!("must be between 1 and 4096, got {jobs}"),
             ));
         }
+        // every job keeps its directories open (one fd each) for the *at calls
+        let groups = if a.shared_dirs { 1 } else { jobs };
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(u64::MAX);
+        if groups.saturating_mul(dirs).saturating_add(FD_HEADROOM) > limit {
+            return Err(PlanError::new(
+                if bonnie.is_some() { "--bonnie" } else { "--dirs" },
+                format!(
+                    "{dirs} directories{} are kept open, one file descriptor each: more than the \
+                     open-file limit of {limit} (ulimit -n) allows",
+                    if groups > 1 { format!(" × {groups} jobs") } else { String::new() }
+                ),
+            ));
+        }
         let engine = match a.engine.as_str() {
             "sync" => EngineKind::Sync,
             "uring" | "io_uring" => EngineKind::Uring,
@@ -278,6 +311,11 @@ impl MetaPlan {
         if a.common.target.is_empty() {
             return Err(PlanError::new("--target", "empty path"));
         }
+        super::refuse_pseudo_fs("--target", a.common.target.as_ref())?;
+        let stonewall = super::stonewall(a.stonewall.as_deref())?;
+        let (seed, stop_on_error) = (seed(&a.common)?, super::stop_on_error(&a.common)?);
+        // last: the output files are checked once everything else is valid
+        let outputs = Outputs::from_args(&a.common, "meta")?;
         Ok(MetaPlan {
             target: PathBuf::from(&a.common.target),
             files,
@@ -292,12 +330,12 @@ impl MetaPlan {
             fsync: a.fsync,
             sync_after_phase: !a.no_sync_after_phase,
             engine,
-            seed: seed(&a.common)?,
+            seed,
             bonnie,
-            outputs: Outputs::from_args(&a.common, "meta")?,
+            outputs,
             quiet: a.common.quiet,
-            stop_on_error: super::stop_on_error(&a.common)?,
-            stonewall: super::stonewall(a.stonewall.as_deref())?,
+            stop_on_error,
+            stonewall,
         })
     }
 }
@@ -315,7 +353,18 @@ mod tests {
         );
         let b = BonnieSpec::parse("8").unwrap();
         assert_eq!((b.files_k, b.max_size, b.dirs), (8, None, None));
-        for bad in ["", "0", "x", "1:a", "1:10:20", "1:2:3:4:5", "-1", "1:2:1:z"] {
+        for bad in [
+            "",
+            "0",
+            "x",
+            "1:a",
+            "1:10:20",
+            "1:2:3:4:5",
+            "-1",
+            "1:2:1:z",
+            "18446744073709551615",
+            "18014398509481984",
+        ] {
             let e = BonnieSpec::parse(bad).unwrap_err();
             assert_eq!(e.flag, "--bonnie", "{bad}");
         }

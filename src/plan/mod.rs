@@ -75,6 +75,7 @@ pub(crate) fn stonewall(s: Option<&str>) -> Result<Option<crate::runner::Stonewa
         Some(d) => match units::parse_duration(d) {
             Ok(d) if d.is_zero() => Err(PlanError::new("--stonewall", "the deadline must be longer than 0")),
             Ok(d) => Ok(Some(Stonewall::Deadline(d))),
+            Err(e @ units::UnitError::DurationTooLong(_)) => Err(PlanError::new("--stonewall", e)),
             Err(e) => Err(PlanError::new(
                 "--stonewall",
                 format!("'{d}' is neither `first` nor a duration ({e})"),
@@ -85,6 +86,37 @@ pub(crate) fn stonewall(s: Option<&str>) -> Result<Option<crate::runner::Stonewa
 
 pub(crate) fn duration(flag: &str, s: &str) -> Result<Duration> {
     units::parse_duration(s).map_err(|e| PlanError::new(flag, e))
+}
+
+/// Refuses a target on a kernel pseudo filesystem (procfs, sysfs, devtmpfs,
+/// ...): checked before anything else about the path, so that `/proc` is
+/// not blamed on `--size` for its "0 bytes free". Paths that do not exist,
+/// devices and other file types are left to the target checks, which say
+/// what they are.
+pub(crate) fn refuse_pseudo_fs(flag: &str, path: &std::path::Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() || m.is_file() => {}
+        _ => return Ok(()),
+    }
+    match crate::target::info::pseudo_fs(path) {
+        Some(fs) => Err(PlanError::new(
+            flag,
+            format!("'{}' is on {fs}, not a filesystem to measure", path.display()),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Why `path` cannot be a directory target (of the quick suite, or a plan's
+/// `type = "dir"` filesystem): checked when the plan is read, so that a
+/// missing directory is refused at once instead of failing every cell.
+pub(crate) fn dir_target_problem(path: &std::path::Path) -> Option<String> {
+    let p = path.display();
+    match std::fs::metadata(path) {
+        Err(e) => Some(format!("'{p}': {e} (give an existing directory)")),
+        Ok(m) if !m.is_dir() => Some(format!("'{p}' is not a directory")),
+        Ok(_) => crate::target::info::pseudo_fs(path).map(|fs| format!("'{p}' is on {fs}, not a filesystem to measure")),
+    }
 }
 
 /// One cell of a lab run: any workload's plan.
@@ -122,6 +154,31 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
     }
     let runtime = a.runtime.clone().unwrap_or_else(|| "5s".into());
     let rt = duration("--runtime", &runtime)?;
+    // the probe cell runs three phases of --runtime, bounded together as one duration
+    if rt * 3 > units::MAX_DURATION {
+        return Err(PlanError::new(
+            "--runtime",
+            format!(
+                "'{runtime}' is longer than the {}-day maximum of the quick suite (its probe cell runs three phases of --runtime)",
+                units::MAX_DURATION_DAYS / 3
+            ),
+        ));
+    }
+    if a.scratch.is_empty() {
+        if let Some(why) = dir_target_problem(a.common.target.as_ref()) {
+            return Err(PlanError::new("--target", why));
+        }
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for t in a.scratch.iter().flat_map(|s| s.split(',')) {
+        if seen.contains(&t) {
+            return Err(PlanError::new(
+                "--scratch",
+                format!("'{t}' is given twice: each filesystem type runs once (use --repeat for more runs)"),
+            ));
+        }
+        seen.push(t);
+    }
     let mut workloads = Vec::new();
     let mut add = |name: &str, kind: &str, args: &[&str]| -> Result<()> {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();

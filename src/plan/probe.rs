@@ -239,10 +239,30 @@ impl ProbePlan {
         if phases.iter().any(|p| p.duration.is_zero()) {
             return Err(PlanError::new("--phases", "every phase needs a duration above 0"));
         }
+        if let Some(p) = &a.phases {
+            // the probe's clock adds the phases up: bounded like one duration
+            let total = phases
+                .iter()
+                .try_fold(Duration::ZERO, |t, p| t.checked_add(p.duration))
+                .filter(|t| *t <= units::MAX_DURATION);
+            if total.is_none() {
+                return Err(PlanError::new(
+                    "--phases",
+                    format!(
+                        "'{p}' adds up to more than the {}-day maximum",
+                        units::MAX_DURATION_DAYS
+                    ),
+                ));
+            }
+        }
+        super::refuse_pseudo_fs("--target", a.common.target.as_ref())?;
         let read_file_size = units::parse_size(&a.read_file_size).map_err(|e| PlanError::new("--read-file-size", e))?;
         if read_file_size < 1 << 20 {
             return Err(PlanError::new("--read-file-size", "at least 1 MiB"));
         }
+        let (seed, stop_on_error) = (seed(&a.common)?, super::stop_on_error(&a.common)?);
+        // last: the output files are checked once everything else is valid
+        let outputs = Outputs::from_args(&a.common, "probe")?;
         Ok(ProbePlan {
             target: PathBuf::from(&a.common.target),
             op,
@@ -253,10 +273,10 @@ impl ProbePlan {
             load,
             load_spec: a.load.clone(),
             read_file_size,
-            seed: seed(&a.common)?,
-            outputs: Outputs::from_args(&a.common, "probe")?,
+            seed,
+            outputs,
             quiet: a.common.quiet,
-            stop_on_error: super::stop_on_error(&a.common)?,
+            stop_on_error,
         })
     }
 }

@@ -104,6 +104,49 @@ pub fn mount_of(path: &Path, entries: &[MountEntry]) -> Option<MountEntry> {
     best(true).or_else(|| best(false))
 }
 
+/// The kernel's pseudo filesystems, by statfs magic (linux/magic.h): their
+/// files are views of kernel state (sizes of 0 or 4096 whatever they hold,
+/// writes that change settings), so measuring I/O or metadata on them means
+/// nothing and writing to them can reconfigure the machine.
+const PSEUDO_FS: &[(u32, &str)] = &[
+    (0x9fa0, "procfs"),
+    (0x6265_6572, "sysfs"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x0027_e0eb, "cgroup"),
+    (0x6367_7270, "cgroup2"),
+    (0x7363_6673, "securityfs"),
+    (0x6165_676c, "pstore"),
+    (0xcafe_4a11, "bpf"),
+    (0x6265_6570, "configfs"),
+    (0x1cd1, "devpts"),
+    (0xde5e_81e4, "efivarfs"),
+    (0x4249_4e4d, "binfmt_misc"),
+    (0xf97c_ff8c, "selinuxfs"),
+    (0x4341_5d53, "smackfs"),
+    (0x1980_0202, "mqueue"),
+    (0x6573_5543, "fusectl"),
+    (0x6e73_6673, "nsfs"),
+    (0x9584_58f6, "hugetlbfs"),
+];
+const TMPFS_MAGIC: u32 = 0x0102_1994;
+
+/// The name of the pseudo filesystem `path` is on (procfs, sysfs, devtmpfs,
+/// ...), or None for a filesystem worth measuring or a path statfs cannot see.
+pub fn pseudo_fs(path: &Path) -> Option<&'static str> {
+    let st = rustix::fs::statfs(path).ok()?;
+    // f_type is a signed word; the magics are 32-bit patterns
+    let magic = st.f_type as u64 as u32;
+    if let Some((_, name)) = PSEUDO_FS.iter().find(|(m, _)| *m == magic) {
+        return Some(name);
+    }
+    // devtmpfs is tmpfs inside (same magic): only the mount table tells
+    if magic == TMPFS_MAGIC && mount_of(path, &mounts()).is_some_and(|m| m.fs_type == "devtmpfs") {
+        return Some("devtmpfs");
+    }
+    None
+}
+
 /// Backing file and direct-I/O flag of a loop device (`/dev/loopN`), from sysfs.
 pub fn loop_backing(device: &str) -> (Option<String>, Option<bool>) {
     let Some(name) = device.strip_prefix("/dev/").filter(|n| n.starts_with("loop")) else {

@@ -205,6 +205,12 @@ fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
             format!("'{}' is not a directory, regular file or block device", path.display()),
         ));
     };
+    if let (Kind::Dir | Kind::File(_), Some(fs)) = (&kind, info::pseudo_fs(path)) {
+        return Err(refused(
+            "--target",
+            format!("'{}' is on {fs}, not a filesystem to measure", path.display()),
+        ));
+    }
     if crate::dist::is_distributed() && !matches!(kind, Kind::Dir) {
         return Err(refused(
             "--target",
@@ -441,6 +447,12 @@ pub fn work_dir(target: &Path) -> Result<WorkDir, TargetError> {
         return Err(refused(
             "--target",
             format!("'{}' is not a directory", target.display()),
+        ));
+    }
+    if let Some(fs) = info::pseudo_fs(target) {
+        return Err(refused(
+            "--target",
+            format!("'{}' is on {fs}, not a filesystem to measure", target.display()),
         ));
     }
     let mut info = TargetInfo {
