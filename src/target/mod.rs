@@ -8,10 +8,13 @@ pub mod cleanup;
 pub mod info;
 pub mod live;
 pub mod ranks;
+pub mod rmtree;
 pub mod safety;
 pub mod scratch;
+pub mod workdir;
 
 pub use info::TargetInfo;
+pub use workdir::make_workdir;
 
 use crate::plan::{FileMode, IoPlan};
 use crate::units::Bytes;
@@ -89,25 +92,97 @@ impl Guard {
     }
 }
 
-/// Removes `d` if fslab made and marked it: never anything else.
-fn remove_marked(d: &Path) {
-    if d.join(MARKER).exists() {
-        let _ = std::fs::remove_dir_all(d);
+/// What a guard could not remove, said once as a warning.
+#[derive(Debug)]
+struct Leftover {
+    dir: PathBuf,
+    /// The directory is gone (nothing is left): not removed by fslab.
+    vanished: bool,
+    why: String,
+}
+
+impl std::fmt::Display for Leftover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)?;
+        if !self.vanished {
+            // the place `fslab cleanup` looks in is the directory's parent
+            let parent = self.dir.parent().unwrap_or(Path::new("."));
+            write!(f, "; left behind, `fslab cleanup {}` removes it later", parent.display())?;
+        }
+        Ok(())
     }
+}
+
+/// Removes `d` if it is still the directory fslab made and marked (never
+/// anything else, never across a mount); says what is left otherwise.
+fn remove_work_dir(d: &Path) -> Option<Leftover> {
+    let leftover = |vanished, why: String| Leftover {
+        dir: d.to_path_buf(),
+        vanished,
+        why,
+    };
+    let r = match workdir::ownership(d) {
+        workdir::Ownership::Ours => match rmtree::remove_tree(d) {
+            Ok(()) => None,
+            Err(e) if e.errno() == Some(libc::ENOENT) => Some(leftover(
+                true,
+                format!(
+                    "the work directory {} vanished during the run (was the target unmounted?)",
+                    d.display()
+                ),
+            )),
+            Err(e @ rmtree::RemoveError::Mount { .. }) => Some(leftover(false, format!("{e}"))),
+            Err(e) => Some(leftover(false, format!("could not remove {}: {e}", d.display()))),
+        },
+        workdir::Ownership::Vanished => Some(leftover(
+            true,
+            format!(
+                "the work directory {} vanished during the run (was the target unmounted?)",
+                d.display()
+            ),
+        )),
+        workdir::Ownership::Replaced => Some(leftover(
+            false,
+            format!(
+                "{} no longer carries the marker this fslab wrote; not removing it",
+                d.display()
+            ),
+        )),
+    };
     live::remove_dir(d);
+    workdir::release(d);
+    // a second signal removed it at once: fslab's own doing
+    r.filter(|_| !workdir::aborting())
+}
+
+/// Removes work directory `d` (see `remove_work_dir`), warning about what is left.
+pub(crate) fn remove_marked(d: &Path) {
+    if let Some(w) = remove_work_dir(d) {
+        eprintln!("fslab: warning: {w}");
+    }
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
         let distributed = self.rank_dir.is_some() || self.finished;
+        let mut left = Vec::new();
         if let Some(r) = self.rank_dir.take() {
-            remove_marked(&r);
+            left.extend(remove_work_dir(&r));
         }
         if let Some(d) = self.dir.take() {
             if distributed && !self.finished {
                 ranks::wait_for_ranks_to_leave(&d);
             }
-            remove_marked(&d);
+            if let Some(w) = remove_work_dir(&d) {
+                // the run's directory took the rank's with it: one warning
+                if w.vanished {
+                    left.retain(|l| !l.vanished);
+                }
+                left.push(w);
+            }
+        }
+        for w in left {
+            eprintln!("fslab: warning: {w}");
         }
     }
 }
@@ -436,35 +511,6 @@ pub fn describe_mount(info: &mut TargetInfo, mounts: &[info::MountEntry]) {
         (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&m.source);
         info.device = Some(m.source);
     }
-}
-
-/// Creates `fslab-<pid>-<n>` under `parent`, with the marker inside.
-pub fn make_workdir(parent: &Path) -> Result<PathBuf, TargetError> {
-    let pid = std::process::id();
-    for n in 0..1000 {
-        let d = parent.join(format!("fslab-{pid}-{n}"));
-        match std::fs::create_dir(&d) {
-            Ok(()) => {
-                live::add_dir(&d);
-                // the host: on a shared filesystem, the pid means something only there
-                let host = crate::report::HostInfo::read().hostname;
-                std::fs::write(d.join(MARKER), format!("pid {pid}\nhost {host}\n"))
-                    .map_err(io_err(format!("writing {}", d.join(MARKER).display())))?;
-                return Ok(d);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(refused(
-                    "--target",
-                    format!("cannot create a work directory in '{}': {e}", parent.display()),
-                ))
-            }
-        }
-    }
-    Err(refused(
-        "--target",
-        format!("no free work directory name in '{}'", parent.display()),
-    ))
 }
 
 /// Writes `size` bytes of incompressible data, then fdatasync: reads never hit
