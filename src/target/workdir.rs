@@ -57,8 +57,13 @@ pub fn make_workdir(parent: &Path) -> Result<PathBuf, TargetError> {
         match std::fs::create_dir(&d) {
             Ok(()) => {
                 live::add_dir(&d);
-                create_marker(&d, &format!("pid {pid}"))
-                    .map_err(super::io_err(format!("writing {}", d.join(MARKER).display())))?;
+                if let Err(e) = create_marker(&d, &format!("pid {pid}")) {
+                    // just made and empty but for the marker: nobody else's
+                    let _ = std::fs::remove_file(d.join(MARKER));
+                    let _ = std::fs::remove_dir(&d);
+                    live::remove_dir(&d);
+                    return Err(super::io_err(format!("writing {}", d.join(MARKER).display()))(e));
+                }
                 return Ok(d);
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -83,14 +88,15 @@ pub fn make_rank_dir(d: &Path, rank: usize) -> std::io::Result<()> {
 }
 
 /// Creates, locks, then writes the marker of the new directory `d`; keeps it
-/// locked (open, close-on-exec so mkfs or mount never inherit it) until `d`
-/// is removed.
+/// locked until `d` is removed. The descriptor kept is read-only (a file
+/// open for writing would keep the target from being remounted read-only)
+/// and close-on-exec (mkfs or mount must not inherit the lock).
 fn create_marker(d: &Path, first: &str) -> std::io::Result<()> {
     let path = d.join(MARKER);
     let fd = rustix::fs::openat(
         CWD,
         &path,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        OFlags::RDONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o644),
     )?;
     // A filesystem without locks (rare: fslab still runs there): the marker
@@ -100,7 +106,10 @@ fn create_marker(d: &Path, first: &str) -> std::io::Result<()> {
         Err(_) => "",
     };
     let host = crate::report::HostInfo::read().hostname;
-    let mut f = std::fs::File::from(fd.try_clone()?);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)?;
     f.write_all(format!("{first}\nhost {}\n{lock}", escape(&host)).as_bytes())?;
     locks().push((d.to_path_buf(), fd));
     Ok(())
