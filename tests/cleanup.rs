@@ -81,7 +81,20 @@ fn wait_for_workdir(place: &Path, want: &str) -> (PathBuf, String) {
                 }
             }
         }
-        assert!(t.elapsed() < Duration::from_secs(30), "no work directory in {}", place.display());
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no work directory in {}",
+            place.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the io run in `work` has laid out its `size` bytes.
+fn wait_laid_out(work: &Path, size: u64) {
+    let t = Instant::now();
+    while std::fs::metadata(work.join("job0.dat")).map(|m| m.len()).unwrap_or(0) < size {
+        assert!(t.elapsed() < Duration::from_secs(30), "no laid out file");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -106,8 +119,10 @@ fn wait(mut child: Child) -> std::process::Output {
 }
 
 /// `cleanup` on a place holding one live run's directory `work`: kept,
-/// every file as it was.
-fn assert_kept(place: &Path, work: &Path) {
+/// every file as it was (once its io run has laid out its `size` bytes:
+/// a read-only run changes nothing after that).
+fn assert_kept(place: &Path, work: &Path, size: u64) {
+    wait_laid_out(work, size);
     std::fs::write(work.join("witness"), b"still here").unwrap();
     let before = checksums(work);
     let (code, out, err) = cleanup(place);
@@ -131,7 +146,17 @@ fn a_live_fslab_in_a_pid_namespace_keeps_its_directory() {
     let child = Command::new("unshare")
         .args(["--pid", "--fork", "--mount-proc"])
         .arg(fslab_path())
-        .args(["io", "--size", "8m", "--runtime", "60s", "--quiet", "--target"])
+        .args([
+            "io",
+            "--rw",
+            "randread",
+            "--size",
+            "8m",
+            "--runtime",
+            "60s",
+            "--quiet",
+            "--target",
+        ])
         .arg(dir.path())
         .arg("--output")
         .arg(format!("json:{}", json.display()))
@@ -142,12 +167,20 @@ fn a_live_fslab_in_a_pid_namespace_keeps_its_directory() {
     let (work, marker) = wait_for_workdir(dir.path(), "lock flock");
     // what fooled the pid check: on this side pid 1 is init, not fslab
     assert!(marker.starts_with("pid 1\n"), "{marker}");
-    assert_kept(dir.path(), &work);
+    assert_kept(dir.path(), &work, 8 << 20);
     // fslab is the child of unshare (pid 1 inside): stop it as a user would
     let u = child.id();
     let kids = std::fs::read_to_string(format!("/proc/{u}/task/{u}/children")).unwrap();
-    let pid: i32 = kids.split_whitespace().next().expect("unshare's child").parse().unwrap();
-    assert_eq!(std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap().trim(), "fslab");
+    let pid: i32 = kids
+        .split_whitespace()
+        .next()
+        .expect("unshare's child")
+        .parse()
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap().trim(),
+        "fslab"
+    );
     // SAFETY: kill(2) on the pid of a process this test started.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let out = wait(child);
@@ -245,7 +278,10 @@ fn a_mount_inside_a_stale_directory_stops_cleanup_and_survives() {
     assert_eq!(checksums(&decoy), sums, "nothing of the decoy went");
     assert_eq!(mounts_under(&stale).len(), 1, "the bind mount is still there");
     assert_eq!(checksums(&sub), sums);
-    assert!(stale.join("job0.dat").exists(), "the refused directory is left as it was");
+    assert!(
+        stale.join("job0.dat").exists(),
+        "the refused directory is left as it was"
+    );
     drop(bind);
     let (code, out, err) = cleanup(&place);
     assert_eq!(code, Some(0), "{err}");
@@ -268,6 +304,8 @@ fn a_guard_says_when_its_directory_vanished() {
         "--quiet",
     ]);
     let (work, _) = wait_for_workdir(dir.path(), "lock flock");
+    // once laid out, the run makes no more files there: the removal cannot race it
+    wait_laid_out(&work, 8 << 20);
     std::fs::remove_dir_all(&work).unwrap();
     let out = signal_and_wait(child, libc::SIGINT);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -323,7 +361,11 @@ fn a_target_remounted_read_only_leaves_a_directory_cleanup_removes() {
         "{err}"
     );
     assert!(work.exists());
-    let ok = Command::new("mount").args(["-o", "remount,rw"]).arg(fs.path()).status().unwrap();
+    let ok = Command::new("mount")
+        .args(["-o", "remount,rw"])
+        .arg(fs.path())
+        .status()
+        .unwrap();
     assert!(ok.success());
     let (code, out, err) = cleanup(fs.path());
     assert_eq!(code, Some(0), "{err}");
@@ -408,8 +450,14 @@ fn a_running_fslab_keeps_its_directory() {
     std::fs::write(old.join(".fslab-workdir"), format!("pid {pid}\nhost {}\n", host())).unwrap();
     let (code, out, err) = cleanup(dir.path());
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains(&format!("kept {} (its fslab is still running", work.display())), "{out}");
-    assert!(out.contains(&format!("kept {} (its marker holds no lock", old.display())), "{out}");
+    assert!(
+        out.contains(&format!("kept {} (its fslab is still running", work.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("kept {} (its marker holds no lock", old.display())),
+        "{out}"
+    );
     assert_eq!(leftovers(dir.path()).len(), 2);
     signal_and_wait(child, libc::SIGINT);
     assert_eq!(leftovers(dir.path()), vec![format!("fslab-{pid}-7")]);

@@ -64,13 +64,14 @@ enum Verdict {
     Stale(Marker, OwnedFd),
 }
 
-/// Tries the lock of the marker at `path`: Ok(true) taken, Ok(false) held
-/// by a live fslab, Err when this filesystem cannot lock.
-fn try_lock(fd: &OwnedFd) -> Result<bool, Errno> {
-    match rustix::fs::flock(fd, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(true),
-        Err(Errno::WOULDBLOCK) => Ok(false),
-        Err(e) => Err(e),
+/// Tries the lock of the marker at `path`, open as `fd`: Ok(true) taken,
+/// Ok(false) held by a live fslab, Err when this filesystem cannot lock. The
+/// descriptor returned is the one that holds the lock.
+fn try_lock(path: &Path, fd: OwnedFd) -> (OwnedFd, Result<bool, Errno>) {
+    match workdir::lock_marker(path, fd, FlockOperation::NonBlockingLockExclusive) {
+        (fd, Ok(())) => (fd, Ok(true)),
+        (fd, Err(Errno::WOULDBLOCK)) => (fd, Ok(false)),
+        (fd, Err(e)) => (fd, Err(e)),
     }
 }
 
@@ -86,7 +87,7 @@ fn judge(dir: &Path, this_host: &str) -> Verdict {
         }
         Err(e) => return Verdict::Live(format!("cannot read its marker: {e}")),
     };
-    let locked = try_lock(&fd);
+    let (fd, locked) = try_lock(&mpath, fd);
     if locked == Ok(false) {
         return Verdict::Live("its fslab is still running: it holds the marker's lock".into());
     }
@@ -117,9 +118,7 @@ fn judge(dir: &Path, this_host: &str) -> Verdict {
     match locked {
         Ok(true) if marker.locked => Verdict::Stale(marker, fd),
         // an older fslab, or a filesystem without locks: the pid must agree
-        _ if fslab_running(pid) => Verdict::Live(format!(
-            "its marker holds no lock and pid {pid} is a running fslab"
-        )),
+        _ if fslab_running(pid) => Verdict::Live(format!("its marker holds no lock and pid {pid} is a running fslab")),
         _ => Verdict::Stale(marker, fd),
     }
 }
@@ -131,10 +130,12 @@ fn live_rank(dir: &Path, this_host: &str) -> Option<String> {
         if !name.to_string_lossy().starts_with("rank") || !e.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        let Ok(fd) = workdir::open_marker(&e.path().join(MARKER)) else {
+        let rpath = e.path().join(MARKER);
+        let Ok(fd) = workdir::open_marker(&rpath) else {
             continue;
         };
-        if try_lock(&fd) == Ok(false) {
+        let (fd, locked) = try_lock(&rpath, fd);
+        if locked == Ok(false) {
             return Some(format!("{} of its run still works in it", name.to_string_lossy()));
         }
         let host = workdir::read_fd(&fd)

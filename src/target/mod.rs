@@ -15,6 +15,7 @@ pub mod workdir;
 
 pub use info::TargetInfo;
 pub use workdir::make_workdir;
+pub(crate) use workdir::remove_marked;
 
 use crate::plan::{FileMode, IoPlan};
 use crate::units::Bytes;
@@ -92,88 +93,18 @@ impl Guard {
     }
 }
 
-/// What a guard could not remove, said once as a warning.
-#[derive(Debug)]
-struct Leftover {
-    dir: PathBuf,
-    /// The directory is gone (nothing is left): not removed by fslab.
-    vanished: bool,
-    why: String,
-}
-
-impl std::fmt::Display for Leftover {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.why)?;
-        if !self.vanished {
-            // the place `fslab cleanup` looks in is the directory's parent
-            let parent = self.dir.parent().unwrap_or(Path::new("."));
-            write!(f, "; left behind, `fslab cleanup {}` removes it later", parent.display())?;
-        }
-        Ok(())
-    }
-}
-
-/// Removes `d` if it is still the directory fslab made and marked (never
-/// anything else, never across a mount); says what is left otherwise.
-fn remove_work_dir(d: &Path) -> Option<Leftover> {
-    let leftover = |vanished, why: String| Leftover {
-        dir: d.to_path_buf(),
-        vanished,
-        why,
-    };
-    let r = match workdir::ownership(d) {
-        workdir::Ownership::Ours => match rmtree::remove_tree(d) {
-            Ok(()) => None,
-            Err(e) if e.errno() == Some(libc::ENOENT) => Some(leftover(
-                true,
-                format!(
-                    "the work directory {} vanished during the run (was the target unmounted?)",
-                    d.display()
-                ),
-            )),
-            Err(e @ rmtree::RemoveError::Mount { .. }) => Some(leftover(false, format!("{e}"))),
-            Err(e) => Some(leftover(false, format!("could not remove {}: {e}", d.display()))),
-        },
-        workdir::Ownership::Vanished => Some(leftover(
-            true,
-            format!(
-                "the work directory {} vanished during the run (was the target unmounted?)",
-                d.display()
-            ),
-        )),
-        workdir::Ownership::Replaced => Some(leftover(
-            false,
-            format!(
-                "{} no longer carries the marker this fslab wrote; not removing it",
-                d.display()
-            ),
-        )),
-    };
-    live::remove_dir(d);
-    workdir::release(d);
-    // a second signal removed it at once: fslab's own doing
-    r.filter(|_| !workdir::aborting())
-}
-
-/// Removes work directory `d` (see `remove_work_dir`), warning about what is left.
-pub(crate) fn remove_marked(d: &Path) {
-    if let Some(w) = remove_work_dir(d) {
-        eprintln!("fslab: warning: {w}");
-    }
-}
-
 impl Drop for Guard {
     fn drop(&mut self) {
         let distributed = self.rank_dir.is_some() || self.finished;
         let mut left = Vec::new();
         if let Some(r) = self.rank_dir.take() {
-            left.extend(remove_work_dir(&r));
+            left.extend(workdir::remove_work_dir(&r));
         }
         if let Some(d) = self.dir.take() {
             if distributed && !self.finished {
                 ranks::wait_for_ranks_to_leave(&d);
             }
-            if let Some(w) = remove_work_dir(&d) {
+            if let Some(w) = workdir::remove_work_dir(&d) {
                 // the run's directory took the rank's with it: one warning
                 if w.vanished {
                     left.retain(|l| !l.vanished);

@@ -311,7 +311,11 @@ impl Scratch {
             &format!("mkfs.{} {}", spec.fs_type, spec.mkfs_args.join(" ")),
         )?;
         std::fs::create_dir(&mnt).map_err(io_err(format!("creating {}", mnt.display())))?;
-        record(&self.dir, spec.fs_type, &dev.canonicalize().unwrap_or(dev.clone()).to_string_lossy())?;
+        record(
+            &self.dir,
+            spec.fs_type,
+            &dev.canonicalize().unwrap_or(dev.clone()).to_string_lossy(),
+        )?;
         let mut cmd = Command::new("mount");
         cmd.args(["-t", spec.fs_type]);
         if let Some(o) = spec.mount_options {

@@ -19,6 +19,11 @@
 //! The marker is created with O_EXCL and locked before anything is written
 //! to it, so a cleanup that gets the lock on a marker without a `pid` line
 //! has found one being made, and leaves it.
+//!
+//! A guard removes its directory only while the marker there is still the
+//! one this process holds, never across a mount (`rmtree`), and says what it
+//! left when the directory vanished (the target was unmounted) or could not
+//! be removed (remounted read-only).
 
 use super::{info, live, refused, TargetError, MARKER};
 use rustix::fd::{AsFd, OwnedFd};
@@ -101,10 +106,8 @@ fn create_marker(d: &Path, first: &str) -> std::io::Result<()> {
     )?;
     // A filesystem without locks (rare: fslab still runs there): the marker
     // says so, and cleanup falls back on the pid.
-    let lock = match rustix::fs::flock(&fd, FlockOperation::LockExclusive) {
-        Ok(()) => "lock flock\n",
-        Err(_) => "",
-    };
+    let (fd, locked) = lock_marker(&path, fd, FlockOperation::LockExclusive);
+    let lock = if locked.is_ok() { "lock flock\n" } else { "" };
     let host = crate::report::HostInfo::read().hostname;
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -113,6 +116,28 @@ fn create_marker(d: &Path, first: &str) -> std::io::Result<()> {
     f.write_all(format!("{first}\nhost {}\n{lock}", escape(&host)).as_bytes())?;
     locks().push((d.to_path_buf(), fd));
     Ok(())
+}
+
+/// Takes the flock `op` on the marker at `path`, open as `fd`. Where
+/// flock is emulated with POSIX locks (NFS, CIFS) an exclusive lock needs a
+/// descriptor open for writing: then it is taken on a new one (of the same
+/// file), which is returned instead.
+pub fn lock_marker(path: &Path, fd: OwnedFd, op: FlockOperation) -> (OwnedFd, rustix::io::Result<()>) {
+    match rustix::fs::flock(&fd, op) {
+        Err(rustix::io::Errno::BADF) => {
+            let flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let Ok(rw) = rustix::fs::openat(CWD, path, flags, Mode::empty()) else {
+                return (fd, Err(rustix::io::Errno::BADF));
+            };
+            let id = |f: &OwnedFd| rustix::fs::fstat(f).map(|s| (s.st_dev, s.st_ino)).ok();
+            if id(&rw).is_none() || id(&rw) != id(&fd) {
+                return (fd, Err(rustix::io::Errno::BADF));
+            }
+            let r = rustix::fs::flock(&rw, op);
+            (rw, r)
+        }
+        r => (fd, r),
+    }
 }
 
 /// Records, before mounting, that fslab mounts `fs_type` from `source` at
@@ -285,7 +310,7 @@ pub fn ownership(d: &Path) -> Ownership {
     if std::fs::symlink_metadata(d).is_err() {
         return Ownership::Vanished;
     }
-    let marker = rustix::fs::statat(CWD, &d.join(MARKER), AtFlags::SYMLINK_NOFOLLOW);
+    let marker = rustix::fs::statat(CWD, d.join(MARKER), AtFlags::SYMLINK_NOFOLLOW);
     let held = locks()
         .iter()
         .find(|(p, _)| p == d)
@@ -301,6 +326,80 @@ pub fn ownership(d: &Path) -> Ownership {
 /// Lets go of `d`'s lock: it is removed, or left for `fslab cleanup`.
 pub fn release(d: &Path) {
     locks().retain(|(p, _)| p != d);
+}
+
+/// What a guard could not remove, said once as a warning.
+#[derive(Debug)]
+pub(super) struct Leftover {
+    dir: PathBuf,
+    /// The directory is gone (nothing is left): not removed by fslab.
+    pub vanished: bool,
+    why: String,
+}
+
+impl std::fmt::Display for Leftover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)?;
+        if !self.vanished {
+            // the place `fslab cleanup` looks in is the directory's parent
+            let parent = self.dir.parent().unwrap_or(Path::new("."));
+            write!(
+                f,
+                "; left behind, `fslab cleanup {}` removes it later",
+                parent.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Removes `d` if it is still the directory fslab made and marked (never
+/// anything else, never across a mount); says what is left otherwise.
+pub(super) fn remove_work_dir(d: &Path) -> Option<Leftover> {
+    let leftover = |vanished, why: String| Leftover {
+        dir: d.to_path_buf(),
+        vanished,
+        why,
+    };
+    let r = match ownership(d) {
+        Ownership::Ours => match super::rmtree::remove_tree(d) {
+            Ok(()) => None,
+            Err(e) if e.errno() == Some(libc::ENOENT) => Some(leftover(
+                true,
+                format!(
+                    "the work directory {} vanished during the run (was the target unmounted?)",
+                    d.display()
+                ),
+            )),
+            Err(e @ super::rmtree::RemoveError::Mount { .. }) => Some(leftover(false, format!("{e}"))),
+            Err(e) => Some(leftover(false, format!("could not remove {}: {e}", d.display()))),
+        },
+        Ownership::Vanished => Some(leftover(
+            true,
+            format!(
+                "the work directory {} vanished during the run (was the target unmounted?)",
+                d.display()
+            ),
+        )),
+        Ownership::Replaced => Some(leftover(
+            false,
+            format!(
+                "{} no longer carries the marker this fslab wrote; not removing it",
+                d.display()
+            ),
+        )),
+    };
+    live::remove_dir(d);
+    release(d);
+    // a second signal removed it at once: fslab's own doing
+    r.filter(|_| !aborting())
+}
+
+/// Removes work directory `d` (see `remove_work_dir`), warning about what is left.
+pub(crate) fn remove_marked(d: &Path) {
+    if let Some(w) = remove_work_dir(d) {
+        eprintln!("fslab: warning: {w}");
+    }
 }
 
 /// mountinfo's escapes: space, tab, newline and backslash as octal.
