@@ -124,6 +124,11 @@ pub fn remove_tree(top: &Path) -> Result<(), RemoveError> {
             top: top.to_path_buf(),
         });
     }
+    walk_and_remove(top, &real)
+}
+
+/// `remove_tree` after its mountinfo check: the walk alone.
+fn walk_and_remove(top: &Path, real: &Path) -> Result<(), RemoveError> {
     let (parent, name) = match (real.parent(), real.file_name()) {
         (Some(p), Some(n)) => (p, n),
         _ => {
@@ -142,12 +147,12 @@ pub fn remove_tree(top: &Path) -> Result<(), RemoveError> {
     )
     .map_err(io(parent))?;
     let here = where_fd(pfd.as_fd()).map_err(io(parent))?;
-    let fd = open_dir_beneath(pfd.as_fd(), &name).map_err(|e| boundary(e, &real, top))?;
-    if where_fd(fd.as_fd()).map_err(io(&real))? != here {
-        return Err(crossing(&real, top));
+    let fd = open_dir_beneath(pfd.as_fd(), &name).map_err(|e| boundary(e, real, top))?;
+    if where_fd(fd.as_fd()).map_err(io(real))? != here {
+        return Err(crossing(real, top));
     }
-    empty_dir(fd, &real, here, top)?;
-    rustix::fs::unlinkat(pfd.as_fd(), &name, AtFlags::REMOVEDIR).map_err(io(&real))
+    empty_dir(fd, real, here, top)?;
+    rustix::fs::unlinkat(pfd.as_fd(), &name, AtFlags::REMOVEDIR).map_err(io(real))
 }
 
 fn cstr(name: &OsStr) -> CString {
@@ -245,6 +250,49 @@ mod tests {
         remove_tree(&top).unwrap();
         assert!(!top.exists());
         assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"precious");
+    }
+
+    /// Unmounts a test's bind mount however the test ends.
+    struct Unmount(PathBuf);
+
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = rustix::mount::unmount(&self.0, rustix::mount::UnmountFlags::DETACH);
+        }
+    }
+
+    /// The walk itself (without the mountinfo check before it) stops at a
+    /// bind mount of the same filesystem, of a directory or of a file.
+    #[test]
+    fn the_walk_never_enters_a_bind_mount() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: needs root (bind mounts)");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let decoy = t.path().join("decoy");
+        std::fs::create_dir(&decoy).unwrap();
+        std::fs::write(decoy.join("keep"), b"precious").unwrap();
+        let top = t.path().join("fslab-1-0");
+        for (target, src) in [("sub", &decoy), ("f", &decoy.join("keep"))] {
+            std::fs::create_dir_all(top.join("a")).unwrap();
+            let at = top.join("a").join(target);
+            if src.is_dir() {
+                std::fs::create_dir(&at).unwrap();
+            } else {
+                std::fs::write(&at, b"").unwrap();
+            }
+            rustix::mount::mount_bind(src, &at).unwrap();
+            let bind = Unmount(at);
+            let real = t.path().canonicalize().unwrap().join("fslab-1-0");
+            let e = walk_and_remove(&top, &real);
+            drop(bind);
+            let e = e.unwrap_err();
+            assert!(matches!(e, RemoveError::Mount { .. }), "{target}: {e}");
+            assert_eq!(std::fs::read(decoy.join("keep")).unwrap(), b"precious");
+        }
+        remove_tree(&top).unwrap();
+        assert_eq!(std::fs::read(decoy.join("keep")).unwrap(), b"precious");
     }
 
     #[test]
