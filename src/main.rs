@@ -170,35 +170,39 @@ fn cleanup(a: &fslab::cli::CleanupArgs) -> ExitCode {
     let found = match cleanup::scan(&places) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("fslab: error: PATHS: {e}");
+            eprintln!("fslab: error: cleanup: {e}");
             return ExitCode::from(2);
         }
     };
-    for d in &found.live {
-        println!(
-            "kept {} (its fslab is still running, or ran on another host)",
-            d.display()
-        );
+    for (d, why) in &found.live {
+        println!("kept {} ({why})", d.display());
     }
-    for d in &found.stale {
+    for s in &found.stale {
         println!(
             "{} {}",
             if a.dry_run { "would remove" } else { "removing" },
-            d.display()
+            s.path.display()
         );
     }
     if a.dry_run {
         return ExitCode::SUCCESS;
     }
-    match cleanup::remove(&found) {
-        Ok(n) => {
-            println!("removed {n} leftover work director{}", if n == 1 { "y" } else { "ies" });
-            ExitCode::SUCCESS
+    let results = cleanup::remove(found);
+    let mut removed = 0;
+    for (_, r) in &results {
+        match r {
+            Ok(()) => removed += 1,
+            Err(e) => eprintln!("fslab: error: {e}"),
         }
-        Err(e) => {
-            eprintln!("fslab: error: removing leftovers: {e}");
-            ExitCode::from(1)
-        }
+    }
+    println!(
+        "removed {removed} leftover work director{}",
+        if removed == 1 { "y" } else { "ies" }
+    );
+    if removed == results.len() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

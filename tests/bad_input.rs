@@ -240,7 +240,7 @@ fn every_command_refuses_bad_input_in_one_line() {
             vec!["report", &not_json, "-o", "/tmp/x.html"],
             format!("{not_json}:1: not an fslab result file"),
         ),
-        (vec!["cleanup", "/nonexistent/place"], "PATHS:".into()),
+        (vec!["cleanup", "/nonexistent/place"], "'/nonexistent/place'".into()),
     ];
     for (args, want) in &cases {
         expect_usage(args, want);

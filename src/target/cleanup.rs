@@ -1,73 +1,200 @@
 //! `fslab cleanup`: removes work directories and scratch filesystems an
-//! fslab killed with SIGKILL left behind, and nothing else: a directory
+//! fslab killed with SIGKILL left behind, and nothing else. A directory
 //! qualifies only when its name is `fslab-<pid>-<n>`, it carries fslab's
-//! marker file, and the process that made it (the pid in the marker) no
-//! longer runs fslab. A scratch directory's `mnt` is unmounted and loop
-//! devices backed by its image are detached before it is removed.
+//! marker file, and the marker's lock is free: the fslab that made it holds
+//! that lock for the directory's life, whatever its pid or name (see
+//! `workdir`). Markers of fslab versions that took no lock also need their
+//! pid to run no fslab. Cleanup holds the lock while it removes a directory,
+//! so two cleanups never race on one.
+//!
+//! Removal unmounts only the mounts the marker records, detaches only the
+//! loop device over the directory's own image, and never crosses a mount
+//! boundary: anything else mounted inside stops it, with the directory intact.
 
+use super::rmtree::{self, RemoveError};
+use super::workdir::{self, Marker};
 use super::MARKER;
+use rustix::fd::OwnedFd;
+use rustix::fs::{AtFlags, FlockOperation, CWD};
+use rustix::io::Errno;
 use std::path::{Path, PathBuf};
 
+#[derive(Debug, thiserror::Error)]
+pub enum CleanupError {
+    /// A place to look in that cannot be read: bad usage, exit code 2.
+    #[error("'{path}': {source}")]
+    Place {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("'{0}' is not a directory (give the directory a killed run's --target or --scratch-dir named)")]
+    NotADirectory(PathBuf),
+}
+
+/// A directory left by a dead fslab, locked by this cleanup until dropped.
+#[derive(Debug)]
+pub struct Stale {
+    pub path: PathBuf,
+    marker: Marker,
+    /// Held (when the filesystem allows locks) while the directory goes.
+    _lock: OwnedFd,
+}
+
 /// What cleanup found in one place.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct Found {
     /// Left behind by a dead fslab: removed (or would be, with --dry-run).
-    pub stale: Vec<PathBuf>,
-    /// Belongs to a running fslab: kept.
-    pub live: Vec<PathBuf>,
+    pub stale: Vec<Stale>,
+    /// In use or not ours to judge: kept, with why.
+    pub live: Vec<(PathBuf, String)>,
 }
 
-/// The pid recorded in a work directory's marker, and the host when it
-/// names one (markers of older fslab versions do not).
-fn marker(dir: &Path) -> Option<(u32, Option<String>)> {
-    let text = std::fs::read_to_string(dir.join(MARKER)).ok()?;
-    let mut lines = text.lines();
-    let pid = lines.next()?.trim().strip_prefix("pid ")?.trim().parse().ok()?;
-    let host = lines
-        .find_map(|l| l.strip_prefix("host "))
-        .map(|h| h.trim().to_string());
-    Some((pid, host))
-}
-
-/// True when `pid` is a running fslab (so its directory is in use).
+/// True when `pid` is a running fslab: the check of markers that hold no lock.
 fn fslab_running(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .map(|c| c.trim().starts_with("fslab"))
         .unwrap_or(false)
 }
 
+enum Verdict {
+    /// Not fslab's (no marker, or one being written): not mentioned.
+    Skip,
+    Live(String),
+    Stale(Marker, OwnedFd),
+}
+
+/// Tries the lock of the marker at `path`, open as `fd`: Ok(true) taken,
+/// Ok(false) held by a live fslab, Err when this filesystem cannot lock. The
+/// descriptor returned is the one that holds the lock.
+fn try_lock(path: &Path, fd: OwnedFd) -> (OwnedFd, Result<bool, Errno>) {
+    match workdir::lock_marker(path, fd, FlockOperation::NonBlockingLockExclusive) {
+        (fd, Ok(())) => (fd, Ok(true)),
+        (fd, Err(Errno::WOULDBLOCK)) => (fd, Ok(false)),
+        (fd, Err(e)) => (fd, Err(e)),
+    }
+}
+
+/// Whether the fslab that made `dir` is gone.
+fn judge(dir: &Path, this_host: &str) -> Verdict {
+    let mpath = dir.join(MARKER);
+    let fd = match workdir::open_marker(&mpath) {
+        Ok(fd) => fd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Verdict::Skip,
+        // a symlink or FIFO in place of a marker: not fslab's
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) || e.kind() == std::io::ErrorKind::InvalidData => {
+            return Verdict::Skip
+        }
+        Err(e) => return Verdict::Live(format!("cannot read its marker: {e}")),
+    };
+    let (fd, locked) = try_lock(&mpath, fd);
+    if locked == Ok(false) {
+        return Verdict::Live("its fslab is still running: it holds the marker's lock".into());
+    }
+    // Read under the lock: fslab writes its marker only while holding it.
+    let Some(marker) = workdir::read_fd(&fd).ok().and_then(|t| workdir::parse_marker(&t)) else {
+        return Verdict::Skip;
+    };
+    if marker.pid.is_none() {
+        return Verdict::Skip;
+    }
+    if let Some(h) = marker.host.as_deref().filter(|h| *h != this_host) {
+        // a shared filesystem: neither lock nor pid can be told from here
+        return Verdict::Live(format!("made on host {h}, where its fslab may still run"));
+    }
+    // Its fslab removed it meanwhile (the marker went, or was replaced).
+    let same = |a: rustix::fs::Stat, b: rustix::fs::Stat| (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino);
+    match (
+        rustix::fs::statat(CWD, &mpath, AtFlags::SYMLINK_NOFOLLOW),
+        rustix::fs::fstat(&fd),
+    ) {
+        (Ok(a), Ok(b)) if same(a, b) => {}
+        _ => return Verdict::Skip,
+    }
+    if let Some(why) = live_rank(dir, this_host) {
+        return Verdict::Live(why);
+    }
+    let pid = marker.pid.unwrap_or(0);
+    match locked {
+        Ok(true) if marker.locked => Verdict::Stale(marker, fd),
+        // an older fslab, or a filesystem without locks: the pid must agree
+        _ if fslab_running(pid) => Verdict::Live(format!("its marker holds no lock and pid {pid} is a running fslab")),
+        _ => Verdict::Stale(marker, fd),
+    }
+}
+
+/// Why a distributed run's directory is still in use by one of its ranks.
+fn live_rank(dir: &Path, this_host: &str) -> Option<String> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let name = e.file_name();
+        if !name.to_string_lossy().starts_with("rank") || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let rpath = e.path().join(MARKER);
+        let Ok(fd) = workdir::open_marker(&rpath) else {
+            continue;
+        };
+        let (fd, locked) = try_lock(&rpath, fd);
+        if locked == Ok(false) {
+            return Some(format!("{} of its run still works in it", name.to_string_lossy()));
+        }
+        let host = workdir::read_fd(&fd)
+            .ok()
+            .and_then(|t| workdir::parse_marker(&t))
+            .and_then(|m| m.host);
+        if let Some(h) = host.filter(|h| h != this_host) {
+            return Some(format!(
+                "{} of its run is on host {h}, where it may still run",
+                name.to_string_lossy()
+            ));
+        }
+    }
+    None
+}
+
 /// Looks for fslab work directories directly under each of `places`.
-pub fn scan(places: &[PathBuf]) -> std::io::Result<Found> {
+pub fn scan(places: &[PathBuf]) -> Result<Found, CleanupError> {
     let mut f = Found::default();
     let this_host = crate::report::HostInfo::read().hostname;
     for place in places {
-        for e in std::fs::read_dir(place)? {
-            let e = e?;
+        let place_err = |e| CleanupError::Place {
+            path: place.clone(),
+            source: e,
+        };
+        let meta = std::fs::metadata(place).map_err(place_err)?;
+        if !meta.is_dir() {
+            return Err(CleanupError::NotADirectory(place.clone()));
+        }
+        for e in std::fs::read_dir(place).map_err(place_err)? {
+            let e = e.map_err(place_err)?;
             let name = e.file_name();
             let name = name.to_string_lossy();
             let Some(rest) = name.strip_prefix("fslab-") else {
                 continue;
             };
             let Some((pid, n)) = rest.split_once('-') else { continue };
-            if pid.parse::<u32>().is_err() || n.parse::<u32>().is_err() || !e.file_type()?.is_dir() {
+            // a symlink named like one is not followed
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if pid.parse::<u32>().is_err() || n.parse::<u32>().is_err() || !is_dir {
                 continue;
             }
             let path = e.path();
-            match marker(&path) {
-                // made on another machine (a shared filesystem): whether its
-                // fslab still runs cannot be told from here
-                Some((_, Some(h))) if h != this_host => f.live.push(path),
-                Some((p, _)) if fslab_running(p) => f.live.push(path),
-                Some(_) => f.stale.push(path),
-                None => {} // no marker: not ours to touch
+            match judge(&path, &this_host) {
+                Verdict::Skip => {}
+                Verdict::Live(why) => f.live.push((path, why)),
+                Verdict::Stale(marker, fd) => f.stale.push(Stale {
+                    path,
+                    marker,
+                    _lock: fd,
+                }),
             }
         }
     }
     Ok(f)
 }
 
-/// Loop devices whose backing file lies in `dir`.
-fn loops_backed_in(dir: &Path) -> Vec<PathBuf> {
+/// Loop devices over `image` (a stale scratch directory's own `fs.img`).
+fn loops_backed_by(image: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir("/sys/block") else {
         return vec![];
     };
@@ -78,37 +205,62 @@ fn loops_backed_in(dir: &Path) -> Vec<PathBuf> {
             let (backing, _) = super::info::loop_backing(&dev);
             let backing = backing?;
             let backing = backing.trim_end_matches(" (deleted)");
-            Path::new(backing).starts_with(dir).then(|| PathBuf::from(dev))
+            (Path::new(backing) == image).then(|| PathBuf::from(dev))
         })
         .collect()
 }
 
-/// Removes one stale directory: unmounts its scratch mount, detaches its loop
-/// devices, then deletes it (never over a mount that would not go away).
-fn remove_one(dir: &Path) -> std::io::Result<()> {
-    let dir = dir.canonicalize()?;
-    let mnt = dir.join("mnt");
-    let mounts = super::info::mounts();
-    // Innermost first, should anything be mounted below the scratch mount.
-    let mut ours: Vec<_> = mounts.iter().filter(|m| m.mount_point.starts_with(&mnt)).collect();
-    ours.sort_by_key(|m| std::cmp::Reverse(m.mount_point.as_os_str().len()));
-    for m in ours {
-        super::scratch::unmount(&m.mount_point)?;
+/// Removes one stale directory: its recorded mounts, its image's loop
+/// device, then the tree. Anything else mounted in it: refused, untouched.
+fn remove_one(s: &Stale) -> Result<(), RemoveError> {
+    let io = |e| RemoveError::Io {
+        path: s.path.clone(),
+        source: e,
+    };
+    let real = s.path.canonicalize().map_err(io)?;
+    let mut inside: Vec<_> = super::info::mounts()
+        .into_iter()
+        .filter(|m| m.mount_point.starts_with(&real))
+        .collect();
+    // every mount must be one fslab recorded, or nothing is touched
+    if let Some(m) = inside
+        .iter()
+        .find(|m| !s.marker.mounts.iter().any(|r| workdir::matches(r, &real, m)))
+    {
+        return Err(RemoveError::Mount {
+            path: m.mount_point.clone(),
+            what: rmtree::describe(m),
+            top: s.path.clone(),
+        });
     }
-    for dev in loops_backed_in(&dir) {
+    // innermost (and on one mount point, topmost) first
+    inside.reverse();
+    inside.sort_by_key(|m| std::cmp::Reverse(m.mount_point.as_os_str().len()));
+    for m in &inside {
+        super::scratch::unmount(&m.mount_point).map_err(|e| RemoveError::Io {
+            path: m.mount_point.clone(),
+            source: e,
+        })?;
+    }
+    for dev in loops_backed_by(&real.join("fs.img")) {
         if let Ok(f) = std::fs::File::options().read(true).open(&dev) {
             use std::os::fd::AsRawFd;
             // SAFETY: LOOP_CLR_FD (0x4C01) takes no argument.
             unsafe { libc::ioctl(f.as_raw_fd(), 0x4C01 as _) };
         }
     }
-    std::fs::remove_dir_all(&dir)
+    rmtree::remove_tree(&s.path)
 }
 
-/// Removes the stale directories; returns how many were removed.
-pub fn remove(found: &Found) -> std::io::Result<usize> {
-    for d in &found.stale {
-        remove_one(d).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", d.display())))?;
-    }
-    Ok(found.stale.len())
+/// Removes the stale directories; for each, whether it went (a refusal
+/// leaves that directory as it was and goes on with the others).
+pub fn remove(found: Found) -> Vec<(PathBuf, Result<(), RemoveError>)> {
+    found
+        .stale
+        .into_iter()
+        .map(|s| {
+            let r = remove_one(&s);
+            (s.path, r)
+        })
+        .collect()
 }

@@ -42,10 +42,13 @@ pub struct MountEntry {
     pub fs_type: String,
     pub source: String,
     pub options: String,
+    /// The directory of the source filesystem seen at the mount point: not
+    /// `/` for a bind mount of a subdirectory.
+    pub root: String,
 }
 
 /// Undoes mountinfo's octal escapes (`\040` is a space).
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -78,6 +81,7 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
                 fs_type: p[0].to_string(),
                 source: unescape(p[1]),
                 options: format!("{} ({})", f[5], p[2]),
+                root: unescape(f[3]),
             })
         })
         .collect()

@@ -39,36 +39,27 @@ pub fn remove_mount(p: &Path) {
 /// removes every live work directory. Loop devices go by themselves: they
 /// are autoclear and fslab's descriptors close when the process exits.
 pub fn abort_cleanup() {
+    super::workdir::set_aborting();
     let live = std::mem::take(&mut *list());
     for l in live.iter().rev() {
         if let Live::Mount(m) = l {
             let _ = rustix::mount::unmount(m, rustix::mount::UnmountFlags::DETACH);
         }
     }
-    // A mount made a moment ago may not be registered yet: anything mounted
-    // inside one of fslab's directories is fslab's.
-    let dirs: Vec<&PathBuf> = live
-        .iter()
-        .filter_map(|l| match l {
-            Live::Dir(d) => Some(d),
-            Live::Mount(_) => None,
-        })
-        .collect();
-    let mut inside: Vec<PathBuf> = super::info::mounts()
-        .into_iter()
-        .map(|m| m.mount_point)
-        .filter(|m| dirs.iter().any(|d| m.starts_with(d)))
-        .collect();
-    inside.sort_by_key(|m| std::cmp::Reverse(m.as_os_str().len()));
-    for m in inside {
-        let _ = rustix::mount::unmount(&m, rustix::mount::UnmountFlags::DETACH);
+    // A mount made a moment ago may not be registered yet; its record in the
+    // directory's marker is written before mounting. Only recorded mounts go:
+    // anything else mounted in there is not fslab's, and stops the removal.
+    for l in live.iter().rev() {
+        if let Live::Dir(d) = l {
+            super::workdir::detach_recorded(d);
+        }
     }
     for l in live.iter().rev() {
         if let Live::Dir(d) = l {
             if d.join(super::MARKER).exists() {
                 // workers may still be creating files in it: try a few times
                 for _ in 0..5 {
-                    if std::fs::remove_dir_all(d).is_ok() || !d.exists() {
+                    if super::rmtree::remove_tree(d).is_ok() || !d.exists() {
                         break;
                     }
                 }

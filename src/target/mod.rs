@@ -8,10 +8,14 @@ pub mod cleanup;
 pub mod info;
 pub mod live;
 pub mod ranks;
+pub mod rmtree;
 pub mod safety;
 pub mod scratch;
+pub mod workdir;
 
 pub use info::TargetInfo;
+pub use workdir::make_workdir;
+pub(crate) use workdir::remove_marked;
 
 use crate::plan::{FileMode, IoPlan};
 use crate::units::Bytes;
@@ -89,25 +93,27 @@ impl Guard {
     }
 }
 
-/// Removes `d` if fslab made and marked it: never anything else.
-fn remove_marked(d: &Path) {
-    if d.join(MARKER).exists() {
-        let _ = std::fs::remove_dir_all(d);
-    }
-    live::remove_dir(d);
-}
-
 impl Drop for Guard {
     fn drop(&mut self) {
         let distributed = self.rank_dir.is_some() || self.finished;
+        let mut left = Vec::new();
         if let Some(r) = self.rank_dir.take() {
-            remove_marked(&r);
+            left.extend(workdir::remove_work_dir(&r));
         }
         if let Some(d) = self.dir.take() {
             if distributed && !self.finished {
                 ranks::wait_for_ranks_to_leave(&d);
             }
-            remove_marked(&d);
+            if let Some(w) = workdir::remove_work_dir(&d) {
+                // the run's directory took the rank's with it: one warning
+                if w.vanished {
+                    left.retain(|l| !l.vanished);
+                }
+                left.push(w);
+            }
+        }
+        for w in left {
+            eprintln!("fslab: warning: {w}");
         }
     }
 }
@@ -474,35 +480,6 @@ pub fn describe_mount(info: &mut TargetInfo, mounts: &[info::MountEntry]) {
         (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&m.source);
         info.device = Some(m.source);
     }
-}
-
-/// Creates `fslab-<pid>-<n>` under `parent`, with the marker inside.
-pub fn make_workdir(parent: &Path) -> Result<PathBuf, TargetError> {
-    let pid = std::process::id();
-    for n in 0..1000 {
-        let d = parent.join(format!("fslab-{pid}-{n}"));
-        match std::fs::create_dir(&d) {
-            Ok(()) => {
-                live::add_dir(&d);
-                // the host: on a shared filesystem, the pid means something only there
-                let host = crate::report::HostInfo::read().hostname;
-                std::fs::write(d.join(MARKER), format!("pid {pid}\nhost {host}\n"))
-                    .map_err(io_err(format!("writing {}", d.join(MARKER).display())))?;
-                return Ok(d);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(refused(
-                    "--target",
-                    format!("cannot create a work directory in '{}': {e}", parent.display()),
-                ))
-            }
-        }
-    }
-    Err(refused(
-        "--target",
-        format!("no free work directory name in '{}'", parent.display()),
-    ))
 }
 
 /// Writes `size` bytes of incompressible data, then fdatasync: reads never hit

@@ -3,7 +3,7 @@
 //! A rank that cannot see rank 0's directory is on a filesystem the ranks do
 //! not share, which is refused: each host would measure its own disk.
 
-use super::{live, make_workdir, refused, Guard, TargetError, MARKER};
+use super::{live, make_workdir, refused, Guard, TargetError};
 use crate::dist;
 use std::path::{Path, PathBuf};
 
@@ -32,7 +32,8 @@ pub fn run_workdir(parent: &Path) -> Result<(PathBuf, Guard), TargetError> {
     }
     let top = PathBuf::from(String::from_utf8_lossy(&top).into_owned());
     let mine = top.join(format!("rank{rank}"));
-    let result = std::fs::create_dir(&mine).and_then(|()| std::fs::write(mine.join(MARKER), "rank\n"));
+    // locked like the run's directory: cleanup keeps it while this rank runs
+    let result = super::workdir::make_rank_dir(&mine, rank);
     let failed: Vec<usize> = coord
         .all_gather_u64(result.is_err() as u64)
         .iter()

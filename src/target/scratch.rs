@@ -264,12 +264,14 @@ impl Scratch {
                 opts = format!("{opts},{o}");
             }
             let source = format!("fslab-{}", std::process::id());
+            record(&self.dir, "tmpfs", &source)?;
             run_tool(
                 Command::new("mount")
                     .args(["-t", "tmpfs", "-o", &opts, &source])
                     .arg(&mnt),
                 "mount -t tmpfs",
             )?;
+            record_seen(&self.dir);
             self.mount_point = Some(mnt.clone());
             super::live::add_mount(&mnt);
             self.target = mnt;
@@ -331,6 +333,11 @@ impl Scratch {
             super::safety::made(&dev, spec.fs_type);
         }
         std::fs::create_dir(&mnt).map_err(io_err(format!("creating {}", mnt.display())))?;
+        record(
+            &self.dir,
+            spec.fs_type,
+            &dev.canonicalize().unwrap_or(dev.clone()).to_string_lossy(),
+        )?;
         let mut cmd = Command::new("mount");
         cmd.args(["-t", spec.fs_type]);
         if let Some(o) = spec.mount_options {
@@ -344,11 +351,25 @@ impl Scratch {
                 spec.mount_options.unwrap_or("defaults")
             ),
         )?;
+        record_seen(&self.dir);
         self.mount_point = Some(mnt.clone());
         super::live::add_mount(&mnt);
         self.target = mnt;
         Ok(())
     }
+}
+
+/// Records in `dir`'s marker, before mounting, the mount fslab makes at
+/// `dir/mnt`: the only one `fslab cleanup` or an abort ever detaches there.
+fn record(dir: &Path, fs_type: &str, source: &str) -> Result<(), TargetError> {
+    super::workdir::record_mount(dir, "mnt", fs_type, source)
+        .map_err(io_err(format!("writing {}", dir.join(MARKER).display())))
+}
+
+/// The same, with the names mountinfo shows once mounted. Not fatal: the
+/// record written before mounting stands (and the mount must still be undone).
+fn record_seen(dir: &Path) {
+    let _ = super::workdir::record_mounted(dir, "mnt");
 }
 
 /// Unmounts `mnt`, waiting out a short busy spell, then detaching lazily.
@@ -375,10 +396,7 @@ impl Drop for Scratch {
             super::live::remove_mount(&m);
         }
         drop(self.loopdev.take());
-        if self.dir.join(MARKER).exists() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-        super::live::remove_dir(&self.dir);
+        super::remove_marked(&self.dir);
     }
 }
 

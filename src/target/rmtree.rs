@@ -1,0 +1,304 @@
+//! Removing a directory tree fslab made without ever leaving it. A plain
+//! recursive delete follows the tree wherever it leads: into a bind mount
+//! someone made inside a stale work directory, and so through every file of
+//! the directory mounted there. This walk works on directory descriptors with
+//! `*at` calls, never follows a symlink, and refuses to cross a mount
+//! boundary (another filesystem, or a bind mount of the same one: the mount
+//! id tells them apart where the device number cannot). Before it starts it
+//! also refuses a tree that has anything mounted in it, so the common case
+//! fails before a single file is gone.
+
+use super::info;
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, StatxFlags, CWD};
+use rustix::io::Errno;
+use std::ffi::{CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RemoveError {
+    /// Something is mounted in the tree: nothing was removed below it.
+    #[error("{path}: a mount fslab did not make ({what}); not removing {top}; unmount it first")]
+    Mount { path: PathBuf, what: String, top: PathBuf },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RemoveError {
+    /// The errno of a failed removal (EROFS, ENOENT...), if it was one.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            RemoveError::Io { source, .. } => source.raw_os_error(),
+            RemoveError::Mount { .. } => None,
+        }
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(Errno) -> RemoveError + '_ {
+    move |e| RemoveError::Io {
+        path: path.to_path_buf(),
+        source: e.into(),
+    }
+}
+
+/// What a mount looks like in an error: "ext4 /dev/vda1, bind of /home".
+pub fn describe(m: &info::MountEntry) -> String {
+    match m.root.as_str() {
+        "/" => format!("{} {}", m.fs_type, m.source),
+        r => format!("{} {}, bind of {r}", m.fs_type, m.source),
+    }
+}
+
+/// The filesystem and mount a file lives on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Where {
+    dev: (u32, u32),
+    /// None where statx cannot tell (kernels before 5.8).
+    mnt_id: Option<u64>,
+}
+
+fn where_at(dirfd: BorrowedFd<'_>, name: &CString, flags: AtFlags) -> Result<(Where, FileType), Errno> {
+    let st = rustix::fs::statx(dirfd, name, flags, StatxFlags::TYPE | StatxFlags::MNT_ID)?;
+    let mnt_id = (st.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id);
+    Ok((
+        Where {
+            dev: (st.stx_dev_major, st.stx_dev_minor),
+            mnt_id,
+        },
+        FileType::from_raw_mode(st.stx_mode.into()),
+    ))
+}
+
+fn where_fd(fd: BorrowedFd<'_>) -> Result<Where, Errno> {
+    where_at(fd, &CString::default(), AtFlags::EMPTY_PATH).map(|(w, _)| w)
+}
+
+/// Opens directory `name` in `dirfd` without following a symlink and
+/// without crossing into another mount.
+fn open_dir_beneath(dirfd: BorrowedFd<'_>, name: &CString) -> Result<OwnedFd, Errno> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let how = ResolveFlags::NO_XDEV | ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH;
+    match rustix::fs::openat2(dirfd, name, flags, Mode::empty(), how) {
+        // kernels before 5.6: the caller compares mounts of what it opened
+        Err(Errno::NOSYS) => rustix::fs::openat(dirfd, name, flags, Mode::empty()),
+        r => r,
+    }
+}
+
+/// Removes directory `top` and everything in it, refusing (before removing
+/// anything, where mountinfo shows it) to cross a mount boundary.
+/// A `top` that is gone already is an `Io` error with ENOENT.
+pub fn remove_tree(top: &Path) -> Result<(), RemoveError> {
+    // The parent resolved, never `top` itself: a symlink in its place is not
+    // followed (the open below refuses it).
+    let real = match (top.parent(), top.file_name()) {
+        (Some(p), Some(n)) => {
+            let p = if p.as_os_str().is_empty() { Path::new(".") } else { p };
+            p.canonicalize()
+                .map_err(|e| RemoveError::Io {
+                    path: top.to_path_buf(),
+                    source: e,
+                })?
+                .join(n)
+        }
+        _ => {
+            return Err(RemoveError::Io {
+                path: top.to_path_buf(),
+                source: std::io::Error::other("not a directory fslab made"),
+            })
+        }
+    };
+    if let Some(m) = info::mounts()
+        .iter()
+        .filter(|m| m.mount_point.starts_with(&real))
+        .min_by_key(|m| m.mount_point.as_os_str().len())
+    {
+        return Err(RemoveError::Mount {
+            path: m.mount_point.clone(),
+            what: describe(m),
+            top: top.to_path_buf(),
+        });
+    }
+    walk_and_remove(top, &real)
+}
+
+/// `remove_tree` after its mountinfo check: the walk alone.
+fn walk_and_remove(top: &Path, real: &Path) -> Result<(), RemoveError> {
+    let (parent, name) = match (real.parent(), real.file_name()) {
+        (Some(p), Some(n)) => (p, n),
+        _ => {
+            return Err(RemoveError::Io {
+                path: top.to_path_buf(),
+                source: std::io::Error::other("not a directory fslab made"),
+            })
+        }
+    };
+    let name = cstr(name);
+    let pfd = rustix::fs::openat(
+        CWD,
+        parent,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(io(parent))?;
+    let here = where_fd(pfd.as_fd()).map_err(io(parent))?;
+    let fd = open_dir_beneath(pfd.as_fd(), &name).map_err(|e| boundary(e, real, top))?;
+    if where_fd(fd.as_fd()).map_err(io(real))? != here {
+        return Err(crossing(real, top));
+    }
+    empty_dir(fd, real, here, top)?;
+    rustix::fs::unlinkat(pfd.as_fd(), &name, AtFlags::REMOVEDIR).map_err(io(real))
+}
+
+fn cstr(name: &OsStr) -> CString {
+    // names from the filesystem hold no NUL
+    CString::new(name.as_bytes()).unwrap_or_default()
+}
+
+/// The error for a mount found at `path` while walking.
+fn crossing(path: &Path, top: &Path) -> RemoveError {
+    let what = info::mounts()
+        .iter()
+        .rev()
+        .find(|m| m.mount_point == path)
+        .map(describe)
+        .unwrap_or_else(|| "another filesystem".into());
+    RemoveError::Mount {
+        path: path.to_path_buf(),
+        what,
+        top: top.to_path_buf(),
+    }
+}
+
+fn boundary(e: Errno, path: &Path, top: &Path) -> RemoveError {
+    match e {
+        Errno::XDEV => crossing(path, top),
+        e => io(path)(e),
+    }
+}
+
+/// Removes everything in the directory open as `fd` (at `path`), all of it on
+/// the mount `here`.
+fn empty_dir(fd: OwnedFd, path: &Path, here: Where, top: &Path) -> Result<(), RemoveError> {
+    // All names first: removing entries while reading the directory may make
+    // readdir skip some.
+    let mut names = Vec::new();
+    for e in rustix::fs::Dir::read_from(&fd).map_err(io(path))? {
+        let e = e.map_err(io(path))?;
+        let n = e.file_name();
+        if n.to_bytes() != b"." && n.to_bytes() != b".." {
+            names.push(n.to_owned());
+        }
+    }
+    for name in names {
+        let p = path.join(OsStr::from_bytes(name.as_bytes()));
+        let (w, ft) = match where_at(fd.as_fd(), &name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(x) => x,
+            Err(Errno::NOENT) => continue, // removed meanwhile (fslab's own workers)
+            Err(e) => return Err(io(&p)(e)),
+        };
+        // a mount point, even of a file, is reached as the mounted file
+        if w != here {
+            return Err(crossing(&p, top));
+        }
+        if ft == FileType::Directory {
+            let sub = match open_dir_beneath(fd.as_fd(), &name) {
+                Ok(s) => s,
+                Err(Errno::NOENT) => continue,
+                Err(e) => return Err(boundary(e, &p, top)),
+            };
+            // a mount made, or a directory swapped, since the statx
+            if where_fd(sub.as_fd()).map_err(io(&p))? != here {
+                return Err(crossing(&p, top));
+            }
+            empty_dir(sub, &p, here, top)?;
+        }
+        let flags = match ft {
+            FileType::Directory => AtFlags::REMOVEDIR,
+            _ => AtFlags::empty(),
+        };
+        match rustix::fs::unlinkat(fd.as_fd(), &name, flags) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(Errno::BUSY) => return Err(crossing(&p, top)),
+            Err(e) => return Err(io(&p)(e)),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removes_a_tree_and_leaves_what_its_symlinks_point_to() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = t.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), b"precious").unwrap();
+        let top = t.path().join("fslab-1-0");
+        std::fs::create_dir_all(top.join("a/b/c")).unwrap();
+        std::fs::write(top.join("a/b/c/f"), b"x").unwrap();
+        std::fs::write(top.join("g"), b"y").unwrap();
+        std::os::unix::fs::symlink(&outside, top.join("a/link")).unwrap();
+        std::os::unix::fs::symlink(outside.join("keep"), top.join("flink")).unwrap();
+        remove_tree(&top).unwrap();
+        assert!(!top.exists());
+        assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"precious");
+    }
+
+    /// Unmounts a test's bind mount however the test ends.
+    struct Unmount(PathBuf);
+
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = rustix::mount::unmount(&self.0, rustix::mount::UnmountFlags::DETACH);
+        }
+    }
+
+    /// The walk itself (without the mountinfo check before it) stops at a
+    /// bind mount of the same filesystem, of a directory or of a file.
+    #[test]
+    fn the_walk_never_enters_a_bind_mount() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("skipped: needs root (bind mounts)");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let decoy = t.path().join("decoy");
+        std::fs::create_dir(&decoy).unwrap();
+        std::fs::write(decoy.join("keep"), b"precious").unwrap();
+        let top = t.path().join("fslab-1-0");
+        for (target, src) in [("sub", &decoy), ("f", &decoy.join("keep"))] {
+            std::fs::create_dir_all(top.join("a")).unwrap();
+            let at = top.join("a").join(target);
+            if src.is_dir() {
+                std::fs::create_dir(&at).unwrap();
+            } else {
+                std::fs::write(&at, b"").unwrap();
+            }
+            rustix::mount::mount_bind(src, &at).unwrap();
+            let bind = Unmount(at);
+            let real = t.path().canonicalize().unwrap().join("fslab-1-0");
+            let e = walk_and_remove(&top, &real);
+            drop(bind);
+            let e = e.unwrap_err();
+            assert!(matches!(e, RemoveError::Mount { .. }), "{target}: {e}");
+            assert_eq!(std::fs::read(decoy.join("keep")).unwrap(), b"precious");
+        }
+        remove_tree(&top).unwrap();
+        assert_eq!(std::fs::read(decoy.join("keep")).unwrap(), b"precious");
+    }
+
+    #[test]
+    fn a_missing_tree_is_enoent() {
+        let t = tempfile::tempdir().unwrap();
+        let e = remove_tree(&t.path().join("gone")).unwrap_err();
+        assert_eq!(e.errno(), Some(libc::ENOENT));
+    }
+}

@@ -1,0 +1,471 @@
+//! fslab's work directories and what tells them apart from anything else:
+//! the marker file `.fslab-workdir` in each, written by the fslab that made
+//! the directory, and an `flock` on it that this fslab holds for as long as
+//! the directory exists. The kernel drops the lock when the process ends,
+//! however it ends (SIGKILL too), so `fslab cleanup` tells a live run from a
+//! dead one by trying the lock: no pid, no command name (a pid means nothing
+//! across PID namespaces, and fslab may run under another name).
+//!
+//! The marker, line by line:
+//! - `pid <pid>` (`rank <r>` in a rank's directory of a distributed run);
+//! - `host <hostname>`: on a shared filesystem a lock or pid means something
+//!   only on the host that took it;
+//! - `lock flock`: this marker's fslab held the lock (older versions did not,
+//!   and a filesystem may refuse locks: then only the pid can tell);
+//! - `mount <name> <fstype> <source>`, written before fslab mounts anything
+//!   at `<dir>/<name>` (and again with what mountinfo shows, once mounted):
+//!   the only mounts fslab ever detaches. Fields use mountinfo's escapes.
+//!
+//! The marker is created with O_EXCL and locked before anything is written
+//! to it, so a cleanup that gets the lock on a marker without a `pid` line
+//! has found one being made, and leaves it.
+//!
+//! A guard removes its directory only while the marker there is still the
+//! one this process holds, never across a mount (`rmtree`), and says what it
+//! left when the directory vanished (the target was unmounted) or could not
+//! be removed (remounted read-only).
+
+use super::{info, live, refused, TargetError, MARKER};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags, CWD};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// The locked marker of every work directory this process made and has not
+/// removed yet. Dropping an entry closes the descriptor: the lock goes.
+static LOCKS: Mutex<Vec<(PathBuf, OwnedFd)>> = Mutex::new(Vec::new());
+
+fn locks() -> std::sync::MutexGuard<'static, Vec<(PathBuf, OwnedFd)>> {
+    LOCKS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Set once a second signal removes everything at once: the directories
+/// then vanish by fslab's own hand, which is nothing to warn about.
+static ABORTING: AtomicBool = AtomicBool::new(false);
+
+pub fn set_aborting() {
+    ABORTING.store(true, Ordering::Relaxed);
+}
+
+pub fn aborting() -> bool {
+    ABORTING.load(Ordering::Relaxed)
+}
+
+/// Creates `fslab-<pid>-<n>` under `parent`, with the locked marker inside.
+pub fn make_workdir(parent: &Path) -> Result<PathBuf, TargetError> {
+    let pid = std::process::id();
+    for n in 0..1000 {
+        let d = parent.join(format!("fslab-{pid}-{n}"));
+        match std::fs::create_dir(&d) {
+            Ok(()) => {
+                live::add_dir(&d);
+                if let Err(e) = create_marker(&d, &format!("pid {pid}")) {
+                    // just made and empty but for the marker: nobody else's
+                    let _ = std::fs::remove_file(d.join(MARKER));
+                    let _ = std::fs::remove_dir(&d);
+                    live::remove_dir(&d);
+                    return Err(super::io_err(format!("writing {}", d.join(MARKER).display()))(e));
+                }
+                return Ok(d);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(refused(
+                    "--target",
+                    format!("cannot create a work directory in '{}': {e}", parent.display()),
+                ))
+            }
+        }
+    }
+    Err(refused(
+        "--target",
+        format!("no free work directory name in '{}'", parent.display()),
+    ))
+}
+
+/// Creates a distributed run's `rank<R>` directory, with its locked marker.
+pub fn make_rank_dir(d: &Path, rank: usize) -> std::io::Result<()> {
+    std::fs::create_dir(d)?;
+    create_marker(d, &format!("rank {rank}"))
+}
+
+/// Creates, locks, then writes the marker of the new directory `d`; keeps it
+/// locked until `d` is removed. The descriptor kept is read-only (a file
+/// open for writing would keep the target from being remounted read-only)
+/// and close-on-exec (mkfs or mount must not inherit the lock).
+fn create_marker(d: &Path, first: &str) -> std::io::Result<()> {
+    let path = d.join(MARKER);
+    let fd = rustix::fs::openat(
+        CWD,
+        &path,
+        OFlags::RDONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o644),
+    )?;
+    // A filesystem without locks (rare: fslab still runs there): the marker
+    // says so, and cleanup falls back on the pid.
+    let (fd, locked) = lock_marker(&path, fd, FlockOperation::LockExclusive);
+    let lock = if locked.is_ok() { "lock flock\n" } else { "" };
+    let host = crate::report::HostInfo::read().hostname;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)?;
+    f.write_all(format!("{first}\nhost {}\n{lock}", escape(&host)).as_bytes())?;
+    locks().push((d.to_path_buf(), fd));
+    Ok(())
+}
+
+/// Takes the flock `op` on the marker at `path`, open as `fd`. Where
+/// flock is emulated with POSIX locks (NFS, CIFS) an exclusive lock needs a
+/// descriptor open for writing: then it is taken on a new one (of the same
+/// file), which is returned instead.
+pub fn lock_marker(path: &Path, fd: OwnedFd, op: FlockOperation) -> (OwnedFd, rustix::io::Result<()>) {
+    match rustix::fs::flock(&fd, op) {
+        Err(rustix::io::Errno::BADF) => {
+            let flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let Ok(rw) = rustix::fs::openat(CWD, path, flags, Mode::empty()) else {
+                return (fd, Err(rustix::io::Errno::BADF));
+            };
+            let id = |f: &OwnedFd| rustix::fs::fstat(f).map(|s| (s.st_dev, s.st_ino)).ok();
+            if id(&rw).is_none() || id(&rw) != id(&fd) {
+                return (fd, Err(rustix::io::Errno::BADF));
+            }
+            let r = rustix::fs::flock(&rw, op);
+            (rw, r)
+        }
+        r => (fd, r),
+    }
+}
+
+/// Records, before mounting, that fslab mounts `fs_type` from `source` at
+/// `dir/<name>`: cleanup detaches nothing else.
+pub fn record_mount(dir: &Path, name: &str, fs_type: &str, source: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join(MARKER))?;
+    writeln!(f, "mount {} {} {}", escape(name), escape(fs_type), escape(source))
+}
+
+/// Records the mount at `dir/<name>` as mountinfo shows it, when that differs
+/// from what `record_mount` wrote (mount(8) may name the device otherwise).
+pub fn record_mounted(dir: &Path, name: &str) -> std::io::Result<()> {
+    let at = dir.canonicalize()?.join(name);
+    // the last entry at a mount point is the one on top
+    let Some(m) = info::mounts().into_iter().rev().find(|m| m.mount_point == at) else {
+        return Ok(());
+    };
+    let known = read_marker(&dir.join(MARKER)).map(|m| m.mounts).unwrap_or_default();
+    if known
+        .iter()
+        .any(|r| r.name == name && r.fs_type == m.fs_type && r.source == m.source)
+    {
+        return Ok(());
+    }
+    record_mount(dir, name, &m.fs_type, &m.source)
+}
+
+/// A `mount` line of a marker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// Relative to the work directory, never leaving it.
+    pub name: String,
+    pub fs_type: String,
+    pub source: String,
+}
+
+/// A parsed marker.
+#[derive(Debug, Default, PartialEq)]
+pub struct Marker {
+    /// From `pid <pid>`; None for a rank's marker.
+    pub pid: Option<u32>,
+    pub host: Option<String>,
+    /// Its fslab held the lock: the lock alone tells whether it lives.
+    pub locked: bool,
+    pub mounts: Vec<Recorded>,
+}
+
+/// Parses a marker's text; None when it has no first line yet (a marker
+/// being written) or is not fslab's.
+pub fn parse_marker(text: &str) -> Option<Marker> {
+    let mut lines = text.lines();
+    let first = lines.next()?.trim();
+    let pid = match first.split_once(' ') {
+        Some(("pid", p)) => Some(p.trim().parse().ok()?),
+        Some(("rank", _)) => None,
+        _ if first == "rank" => None,
+        _ => return None,
+    };
+    let mut m = Marker {
+        pid,
+        ..Default::default()
+    };
+    for l in lines {
+        let f: Vec<&str> = l.split(' ').collect();
+        match f.as_slice() {
+            ["host", h] => m.host = Some(unescape(h)),
+            ["lock", "flock"] => m.locked = true,
+            ["mount", name, fs_type, source] => {
+                let name = unescape(name);
+                // only ever a path inside the directory
+                let inside = !name.is_empty()
+                    && Path::new(&name)
+                        .components()
+                        .all(|c| matches!(c, std::path::Component::Normal(_)));
+                if inside {
+                    m.mounts.push(Recorded {
+                        name,
+                        fs_type: unescape(fs_type),
+                        source: unescape(source),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(m)
+}
+
+/// Reads and parses the marker at `path` (a regular file, not followed if a
+/// symlink, never waited on if a FIFO).
+pub fn read_marker(path: &Path) -> Option<Marker> {
+    let fd = open_marker(path).ok()?;
+    parse_marker(&read_fd(&fd).ok()?)
+}
+
+/// Opens a marker for reading: a regular file, or ENOENT-like failure.
+pub fn open_marker(path: &Path) -> std::io::Result<OwnedFd> {
+    let fd = rustix::fs::openat(
+        CWD,
+        path,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    if rustix::fs::FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(std::io::Error::from(std::io::ErrorKind::InvalidData));
+    }
+    Ok(fd)
+}
+
+/// The text of an open marker (at most 64 KiB: fslab writes a few lines).
+pub fn read_fd(fd: &OwnedFd) -> std::io::Result<String> {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut n = 0;
+    while n < buf.len() {
+        match rustix::io::pread(fd, &mut buf[n..], n as u64)? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    buf.truncate(n);
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The mounts inside `dir` that its marker records (record name, mountinfo
+/// entry), outermost first.
+pub fn present_mounts(dir: &Path) -> std::io::Result<Vec<(Recorded, info::MountEntry)>> {
+    let real = dir.canonicalize()?;
+    let Some(marker) = read_marker(&dir.join(MARKER)) else {
+        return Ok(vec![]);
+    };
+    let mut v: Vec<_> = info::mounts()
+        .into_iter()
+        .filter_map(|m| {
+            let r = marker.mounts.iter().find(|r| matches(r, &real, &m))?;
+            Some((r.clone(), m))
+        })
+        .collect();
+    v.sort_by_key(|(_, m)| m.mount_point.as_os_str().len());
+    Ok(v)
+}
+
+/// True when mount `m` is the one `r` records in directory `real`.
+pub fn matches(r: &Recorded, real: &Path, m: &info::MountEntry) -> bool {
+    m.mount_point == real.join(&r.name) && m.fs_type == r.fs_type && m.source == r.source
+}
+
+/// Detaches, lazily, the recorded mounts in `dir` (a second Ctrl-C: nothing
+/// may wait for busy files then).
+pub fn detach_recorded(dir: &Path) {
+    let mut v = present_mounts(dir).unwrap_or_default();
+    v.reverse();
+    for (_, m) in v {
+        let _ = rustix::mount::unmount(&m.mount_point, rustix::mount::UnmountFlags::DETACH);
+    }
+}
+
+/// Whether `d` is still the directory this process made.
+pub enum Ownership {
+    Ours,
+    /// Nothing at `d` any more.
+    Vanished,
+    /// Something is at `d`, but not with the marker this process holds.
+    Replaced,
+}
+
+pub fn ownership(d: &Path) -> Ownership {
+    if std::fs::symlink_metadata(d).is_err() {
+        return Ownership::Vanished;
+    }
+    let marker = rustix::fs::statat(CWD, d.join(MARKER), AtFlags::SYMLINK_NOFOLLOW);
+    let held = locks()
+        .iter()
+        .find(|(p, _)| p == d)
+        .and_then(|(_, fd)| rustix::fs::fstat(fd.as_fd()).ok());
+    match (marker, held) {
+        (Ok(m), Some(h)) if (m.st_dev, m.st_ino) == (h.st_dev, h.st_ino) => Ownership::Ours,
+        // made before this registry (or by code that does not lock)
+        (Ok(_), None) => Ownership::Ours,
+        _ => Ownership::Replaced,
+    }
+}
+
+/// Lets go of `d`'s lock: it is removed, or left for `fslab cleanup`.
+pub fn release(d: &Path) {
+    locks().retain(|(p, _)| p != d);
+}
+
+/// What a guard could not remove, said once as a warning.
+#[derive(Debug)]
+pub(super) struct Leftover {
+    dir: PathBuf,
+    /// The directory is gone (nothing is left): not removed by fslab.
+    pub vanished: bool,
+    why: String,
+}
+
+impl std::fmt::Display for Leftover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)?;
+        if !self.vanished {
+            // the place `fslab cleanup` looks in is the directory's parent
+            let parent = self.dir.parent().unwrap_or(Path::new("."));
+            write!(
+                f,
+                "; left behind, `fslab cleanup {}` removes it later",
+                parent.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Removes `d` if it is still the directory fslab made and marked (never
+/// anything else, never across a mount); says what is left otherwise.
+pub(super) fn remove_work_dir(d: &Path) -> Option<Leftover> {
+    let leftover = |vanished, why: String| Leftover {
+        dir: d.to_path_buf(),
+        vanished,
+        why,
+    };
+    let r = match ownership(d) {
+        Ownership::Ours => match super::rmtree::remove_tree(d) {
+            Ok(()) => None,
+            Err(e) if e.errno() == Some(libc::ENOENT) => Some(leftover(
+                true,
+                format!(
+                    "the work directory {} vanished during the run (was the target unmounted?)",
+                    d.display()
+                ),
+            )),
+            Err(e @ super::rmtree::RemoveError::Mount { .. }) => Some(leftover(false, format!("{e}"))),
+            Err(e) => Some(leftover(false, format!("could not remove {}: {e}", d.display()))),
+        },
+        Ownership::Vanished => Some(leftover(
+            true,
+            format!(
+                "the work directory {} vanished during the run (was the target unmounted?)",
+                d.display()
+            ),
+        )),
+        Ownership::Replaced => Some(leftover(
+            false,
+            format!(
+                "{} no longer carries the marker this fslab wrote; not removing it",
+                d.display()
+            ),
+        )),
+    };
+    live::remove_dir(d);
+    release(d);
+    // a second signal removed it at once: fslab's own doing
+    r.filter(|_| !aborting())
+}
+
+/// Removes work directory `d` (see `remove_work_dir`), warning about what is left.
+pub(crate) fn remove_marked(d: &Path) {
+    if let Some(w) = remove_work_dir(d) {
+        eprintln!("fslab: warning: {w}");
+    }
+}
+
+/// mountinfo's escapes: space, tab, newline and backslash as octal.
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            ' ' | '\t' | '\n' | '\\' => o.push_str(&format!("\\{:03o}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn unescape(s: &str) -> String {
+    info::unescape(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_parse_and_keep_mounts_inside() {
+        let m = parse_marker(
+            "pid 1\nhost node\\0401\nlock flock\nmount mnt ext4 /dev/loop3\nmount ../x tmpfs t\nmount /abs tmpfs t\n",
+        )
+        .unwrap();
+        assert_eq!(m.pid, Some(1));
+        assert_eq!(m.host.as_deref(), Some("node 1"));
+        assert!(m.locked);
+        assert_eq!(
+            m.mounts,
+            [Recorded {
+                name: "mnt".into(),
+                fs_type: "ext4".into(),
+                source: "/dev/loop3".into()
+            }]
+        );
+        // older fslab versions: no lock line
+        let old = parse_marker("pid 42\nhost h\n").unwrap();
+        assert!(!old.locked && old.mounts.is_empty());
+        assert!(parse_marker("").is_none(), "a marker being written");
+        assert!(parse_marker("hello\n").is_none());
+        assert_eq!(parse_marker("rank\n").unwrap().pid, None);
+        assert_eq!(escape("a b\\c"), "a\\040b\\134c");
+        assert_eq!(unescape(&escape("a b\\c\nd")), "a b\\c\nd");
+    }
+
+    #[test]
+    fn the_marker_is_locked_while_the_directory_lives() {
+        let t = tempfile::tempdir().unwrap();
+        let d = make_workdir(t.path()).unwrap();
+        let text = std::fs::read_to_string(d.join(MARKER)).unwrap();
+        let m = parse_marker(&text).unwrap();
+        assert_eq!(m.pid, Some(std::process::id()));
+        assert!(m.locked);
+        // another open file description cannot take it
+        let other = open_marker(&d.join(MARKER)).unwrap();
+        assert_eq!(
+            rustix::fs::flock(&other, FlockOperation::NonBlockingLockExclusive),
+            Err(rustix::io::Errno::WOULDBLOCK)
+        );
+        assert!(matches!(ownership(&d), Ownership::Ours));
+        release(&d);
+        rustix::fs::flock(&other, FlockOperation::NonBlockingLockExclusive).unwrap();
+        live::remove_dir(&d);
+    }
+}
