@@ -82,7 +82,10 @@ impl Guard {
     /// The normal end of a cell (every rank calls it in a distributed run).
     pub fn finish(mut self) {
         if let Some(r) = self.rank_dir.take() {
+            // not over the barrier: a rank that aborted never reaches it
+            let serial = crate::interrupt::serial();
             remove_marked(&r);
+            drop(serial);
             crate::dist::coordinator().barrier();
             self.finished = true;
         }
@@ -99,6 +102,8 @@ fn remove_marked(d: &Path) {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        // an abort must not remove the same directory at the same time
+        let _serial = crate::interrupt::serial();
         let distributed = self.rank_dir.is_some() || self.finished;
         if let Some(r) = self.rank_dir.take() {
             remove_marked(&r);
@@ -441,6 +446,8 @@ pub fn describe_mount(info: &mut TargetInfo, mounts: &[info::MountEntry]) {
 /// Creates `fslab-<pid>-<n>` under `parent`, with the marker inside.
 pub fn make_workdir(parent: &Path) -> Result<PathBuf, TargetError> {
     let pid = std::process::id();
+    // made and recorded (or not made) as far as an abort is concerned
+    let _serial = crate::interrupt::serial();
     for n in 0..1000 {
         let d = parent.join(format!("fslab-{pid}-{n}"));
         match std::fs::create_dir(&d) {
@@ -504,6 +511,7 @@ fn lay_out_blocks(
     let mut buf = vec![0u8; chunk];
     let mut rng = fastrand::Rng::with_seed(seed);
     rng.fill(&mut buf);
+    let _polling = crate::interrupt::polling();
     let mut off = 0u64;
     while off < size {
         if stop.load(Ordering::Relaxed) {
