@@ -167,7 +167,8 @@ pub fn next_cell_tag(tag: &LabTag) {
 pub fn abort() -> ! {
     std::mem::forget(serial());
     // results first: they are what the user waits for, and they are quick
-    if let Some(p) = lock(&PENDING).take() {
+    let pending = lock(&PENDING).take();
+    if let Some(p) = pending {
         let mut r = p.report;
         r.cells.extend(p.cell);
         r.interrupted = true;

@@ -168,10 +168,18 @@ pub(crate) fn kind_of(ft: std::fs::FileType) -> &'static str {
 /// Checks, without creating or changing anything that stays, that results
 /// can be written to `p`: it is an existing regular file or a new name in an
 /// existing directory, and a file can be made in that directory. Returns the
-/// path to replace: a symbolic link is followed (the link stays, its target
-/// gets the results), a relative path is made absolute.
+/// path to replace, made absolute.
+///
+/// A symbolic link is refused: the results would replace the link, not what
+/// it points to, and links like /dev/stdout lead through /proc to whatever
+/// file the shell opened (renaming over it would replace that file).
 pub fn check_path(flag: &str, p: &Path) -> Result<PathBuf> {
     let bad = |msg: String| PlanError::new(flag, format!("'{}': {msg}", p.display()));
+    if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(bad(
+            "is a symbolic link: give the file itself (results replace the file at this path)".into(),
+        ));
+    }
     let target = match std::fs::metadata(p) {
         Ok(m) if m.is_file() => p.canonicalize().map_err(|e| bad(e.to_string()))?,
         Ok(m) => {
@@ -181,9 +189,6 @@ pub fn check_path(flag: &str, p: &Path) -> Result<PathBuf> {
             )))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if std::fs::symlink_metadata(p).is_ok() {
-                return Err(bad("is a symbolic link to nothing".into()));
-            }
             let name = p
                 .file_name()
                 .ok_or_else(|| bad("names no file".into()))?;
@@ -305,18 +310,16 @@ mod tests {
     }
 
     #[test]
-    fn a_symlink_gets_its_target_replaced() {
+    fn symlinks_are_refused() {
         let d = tempfile::tempdir().unwrap();
         let real = d.path().join("real.json");
         std::fs::write(&real, "old").unwrap();
         std::os::unix::fs::symlink(&real, d.path().join("link.json")).unwrap();
-        let t = check_path("--output", &d.path().join("link.json")).unwrap();
-        write_atomically(&t, b"new").unwrap();
-        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
-        assert!(std::fs::symlink_metadata(d.path().join("link.json"))
-            .unwrap()
-            .file_type()
-            .is_symlink());
+        for p in [d.path().join("link.json"), PathBuf::from("/dev/stdout")] {
+            let e = check_path("--output", &p).unwrap_err();
+            assert!(e.msg.contains("symbolic link"), "{e}");
+        }
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "old");
     }
 
     #[test]
