@@ -196,10 +196,11 @@ pub fn check_path(flag: &str, p: &Path) -> Result<PathBuf> {
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => Path::new("."),
             };
+            let cannot = |why: String| PlanError::new(flag, format!("cannot create '{}': {why}", p.display()));
             match std::fs::metadata(parent) {
                 Ok(m) if m.is_dir() => {}
-                Ok(_) => return Err(bad(format!("'{}' is not a directory", parent.display()))),
-                Err(e) => return Err(bad(format!("the directory '{}': {e}", parent.display()))),
+                Ok(_) => return Err(cannot(format!("'{}' is not a directory", parent.display()))),
+                Err(e) => return Err(cannot(format!("the directory '{}': {e}", parent.display()))),
             }
             parent.canonicalize().map_err(|e| bad(e.to_string()))?.join(name)
         }
