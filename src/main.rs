@@ -25,7 +25,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    run(cli)
+    let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli))).unwrap_or(ExitCode::from(101));
+    // An abort that began writes its results and exits with 130 itself:
+    // returning now would end the process half-way through it. Held for
+    // good: a signal from now on cannot start one either.
+    std::mem::forget(fslab::interrupt::serial());
+    code
 }
 
 fn run(cli: Cli) -> ExitCode {
@@ -117,8 +122,10 @@ fn validated<T>(r: Result<T, plan::PlanError>) -> Result<T, ExitCode> {
 }
 
 /// The first SIGINT or SIGTERM asks the run to stop (it ends its cell,
-/// removes what it made and writes the results so far); a second one aborts
-/// at once, after detaching fslab's mounts and removing its directories.
+/// removes what it made and writes the results so far); a second one, or a
+/// first one while no phase polls the stop flag (validation, mkfs, mount),
+/// aborts at once: the results so far are written, marked interrupted,
+/// fslab's mounts detached and its directories removed (`interrupt::abort`).
 fn handle_signals(stop: &Arc<AtomicBool>) {
     use signal_hook::consts::{SIGINT, SIGTERM};
     for sig in [SIGINT, SIGTERM] {
@@ -133,16 +140,15 @@ fn handle_signals(stop: &Arc<AtomicBool>) {
         // is again the only user of the process's: the kernel then skips the
         // file reference counting it does on every fd syscall of a process
         // whose threads share one (~2 % of a 4 KiB page-cache read, ~2 % of
-        // a bonnie++ stat). It needs no fd but its signal pipe, which it keeps;
-        // the cleanup below works on paths.
+        // a bonnie++ stat). It keeps its signal pipe and the standard
+        // streams; the abort opens what it writes and works on paths.
         // SAFETY: unshare(CLONE_FILES) affects this thread's file table only.
         unsafe { libc::unshare(libc::CLONE_FILES) };
         let _ = ready.send(());
         for (n, _) in signals.forever().enumerate() {
-            if n >= 1 {
-                eprintln!("fslab: aborted: removing fslab's files and scratch filesystems");
-                fslab::target::live::abort_cleanup();
-                std::process::exit(130);
+            if n >= 1 || !fslab::interrupt::is_polling() {
+                eprintln!("fslab: aborted: writing the results so far, removing fslab's files and scratch filesystems");
+                fslab::interrupt::abort();
             }
         }
     });
@@ -228,17 +234,20 @@ fn compare(a: &fslab::cli::CompareArgs) -> ExitCode {
 
 fn report(a: &fslab::cli::ReportArgs) -> ExitCode {
     use fslab::report::{html, read_results, Report};
+    // checked before anything is read; written only once the page is whole
+    let out = match plan::check_path("--output", std::path::Path::new(&a.output)) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
     let reports = match read_results(&a.files) {
         Ok(r) => r,
         Err(e) => return usage(e),
     };
     let sources: Vec<(String, &Report)> = reports.iter().map(|(l, r)| (l.clone(), r)).collect();
     let page = html::render(&sources);
-    if let Err(e) = std::fs::write(&a.output, page) {
-        return usage(plan::PlanError::new(
-            "--output",
-            format!("cannot write '{}': {e}", a.output),
-        ));
+    if let Err(e) = plan::write_atomically(&out, page.as_bytes()) {
+        eprintln!("fslab: error: --output: cannot write '{}': {e}", a.output);
+        return ExitCode::from(1);
     }
     println!("wrote {}", a.output);
     ExitCode::SUCCESS

@@ -136,3 +136,136 @@ fn twenty_random_signals_across_every_workload_leave_nothing() {
         assert!(mounts_under(dir.path()).is_empty(), "{what}: a mount is left");
     }
 }
+
+/// Waits until fslab has made its work directory in `dir` (it is past
+/// validation: from now on a signal leaves a result).
+fn wait_for_workdir(child: &mut std::process::Child, dir: &std::path::Path) {
+    let t = std::time::Instant::now();
+    while leftovers(dir).is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "fslab ended before it made its work directory");
+        assert!(t.elapsed() < Duration::from_secs(30), "no work directory appeared in {}", dir.display());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Two Ctrl-C in quick succession at varied points of every workload and of
+/// `fslab run --scratch ext4` (during layout or mkfs, the timed phase, the
+/// cleanup the first one starts): each leaves a complete result file marked
+/// interrupted, and no file, directory, mount or loop device of fslab's.
+#[test]
+fn twenty_double_ctrl_c_leave_a_whole_interrupted_result_and_nothing_else() {
+    if !require_root_with(&["mkfs.ext4", "losetup"]) {
+        return;
+    }
+    let loadfile = "/usr/share/dbench/client.txt";
+    if !require("dbench's client.txt (apt-get install dbench)", std::path::Path::new(loadfile).exists()) {
+        return;
+    }
+    let mut rng = fastrand::Rng::new();
+    let delays_ms = [0, 200, 700, 1500];
+    for (trial, kind) in ["io", "meta", "replay", "probe", "run"]
+        .iter()
+        .flat_map(|k| std::iter::repeat_n(*k, delays_ms.len()))
+        .enumerate()
+    {
+        let target = tempfile::tempdir_in("/var/tmp").unwrap();
+        let scratch = scratch_dir();
+        let results = tempfile::tempdir().unwrap();
+        let json = results.path().join("r.json");
+        let t = target.path().to_str().unwrap();
+        let mut args: Vec<&str> = match kind {
+            "io" => vec!["io", "--target", t, "--size", "64m", "--jobs", "2", "--runtime", "4s"],
+            "meta" => vec!["meta", "--target", t, "--files", "100k"],
+            "replay" => vec!["replay", loadfile, "--target", t, "--clients", "2", "--time", "4s"],
+            "probe" => vec![
+                "probe",
+                "--target",
+                t,
+                "--interval",
+                "50ms",
+                "--phases",
+                "idle:1s,load:2s,after:1s",
+                "--load",
+                "stream-write:256m",
+            ],
+            _ => vec![
+                "run",
+                "--scratch",
+                "ext4",
+                "--scratch-dir",
+                scratch.path().to_str().unwrap(),
+                "--runtime",
+                "1s",
+            ],
+        };
+        let out = format!("json:{}", json.display());
+        args.extend(["--quiet", "--output", &out]);
+        let delay = delays_ms[trial % delays_ms.len()] + rng.u64(0..100);
+        let gap = rng.u64(0..50);
+        let what = format!("trial {trial}: {kind}, Ctrl-C {delay} ms into the work, again {gap} ms later");
+        let mut child = start(&args);
+        let workdir_in = if kind == "run" { scratch.path() } else { target.path() };
+        wait_for_workdir(&mut child, workdir_in);
+        std::thread::sleep(Duration::from_millis(delay));
+        // SAFETY: kill(2) on the pid of our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(gap));
+        let o = signal_and_wait(child, libc::SIGINT);
+        assert_eq!(
+            o.status.code(),
+            Some(130),
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let j = read_json(&json);
+        assert_eq!(j["interrupted"], true, "{what}");
+        for dir in [target.path(), scratch.path()] {
+            let left = scratch_leftovers(dir);
+            assert!(left.is_empty(), "{what}: left {left:?}");
+        }
+    }
+}
+
+/// One SIGTERM while fslab does not poll its stop flag (validation, mkfs,
+/// mount of the first scratch filesystem) ends the run at once, with nothing
+/// left behind.
+#[test]
+fn sigterm_while_making_scratch_filesystems_ends_the_run() {
+    if !require_root_with(&["mkfs.ext4", "mkfs.xfs", "losetup"]) {
+        return;
+    }
+    for delay in [0, 50, 100, 150, 200, 250, 300] {
+        let scratch = scratch_dir();
+        let results = tempfile::tempdir().unwrap();
+        let json = results.path().join("r.json");
+        let out = format!("json:{}", json.display());
+        let child = start(&[
+            "run",
+            "--scratch",
+            "ext4,xfs",
+            "--scratch-dir",
+            scratch.path().to_str().unwrap(),
+            "--runtime",
+            "1s",
+            "--quiet",
+            "--output",
+            &out,
+        ]);
+        std::thread::sleep(Duration::from_millis(delay));
+        // signal_and_wait fails the test if fslab is still running 10 s later
+        let o = signal_and_wait(child, libc::SIGTERM);
+        let what = format!("SIGTERM {delay} ms after the start");
+        // None: the signal came before fslab installed its handler
+        assert!(
+            matches!(o.status.code(), Some(130) | None),
+            "{what}: exit {:?}: {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        if json.exists() {
+            assert_eq!(read_json(&json)["interrupted"], true, "{what}");
+        }
+        let left = scratch_leftovers(scratch.path());
+        assert!(left.is_empty(), "{what}: left {left:?}");
+    }
+}

@@ -15,6 +15,7 @@ mod meta;
 mod mpi;
 mod probe;
 mod replay;
+mod results;
 mod signals;
 mod snapshots;
 mod uring;

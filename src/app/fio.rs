@@ -3,8 +3,9 @@
 //! does: one result per job clone, or one per reporting group with
 //! group_reporting.
 
-use super::{io_err, AppError};
+use super::AppError;
 use crate::plan::fio::{FioFormat, FioPlan};
+use crate::plan::{OutputFormat, OutputSpec, Outputs};
 use crate::report::{self, Cell, Report};
 use crate::runner::{self, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, TargetError};
@@ -50,6 +51,14 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
         eprintln!("fslab fio: note: {n}");
     }
     let mut r = Report::new("fio", SystemTime::now());
+    let mut outputs = Outputs(vec![OutputSpec {
+        format: match plan.format {
+            FioFormat::Json => OutputFormat::FioJson,
+            FioFormat::Normal => OutputFormat::FioText,
+        },
+        path: plan.output.clone(),
+    }]);
+    crate::interrupt::expect_results(&r, &outputs);
     let segments = plan.jobs.iter().map(|j| j.segment).max().unwrap_or(0) + 1;
     'segments: for seg in 0..segments {
         let jobs: Vec<_> = plan.jobs.iter().filter(|j| j.segment == seg).collect();
@@ -68,7 +77,13 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
                     r.interrupted = true;
                     break 'segments;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) if r.cells.is_empty() => return Err(e.into()),
+                Err(e) => {
+                    // earlier segments measured something: keep it
+                    drop(prepared);
+                    write(&mut r, &mut outputs)?;
+                    return Err(e.into());
+                }
             }
         }
         // worker index -> (job, clone)
@@ -159,23 +174,18 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             }
         }
         r.interrupted |= out.interrupted;
+        // measured: an abort while the files go must not lose it
+        crate::interrupt::publish_report(&r);
         drop(prepared);
         if r.interrupted {
             break;
         }
     }
-    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    let bytes = match plan.format {
-        FioFormat::Json => report::Reporter::render(&report::fio_json::FioJson, &r),
-        FioFormat::Normal => report::Reporter::render(&report::fio_text::FioText, &r),
-    };
-    match &plan.output {
-        Some(p) => std::fs::write(p, &bytes).map_err(io_err(format!("writing {}", p.display())))?,
-        None => {
-            use std::io::Write;
-            let mut o = std::io::stdout().lock();
-            o.write_all(&bytes).map_err(AppError::Output)?;
-        }
-    }
+    write(&mut r, &mut outputs)?;
     Ok(r)
+}
+
+fn write(r: &mut Report, outputs: &mut Outputs) -> Result<(), AppError> {
+    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+    report::write_outputs(r, outputs, true).map_err(AppError::Output)
 }

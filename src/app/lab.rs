@@ -33,6 +33,9 @@ fn make_fs(fs: &FsPlan, lab: &LabPlan) -> Result<Ready, TargetError> {
         FsKind::Tmpfs => ("tmpfs", None),
         FsKind::Raw { device } => ("raw", device.as_deref()),
     };
+    // Made whole or not at all as far as an abort is concerned: it waits
+    // for mkfs and mount to end, then finds the mount recorded.
+    let _serial = crate::interrupt::serial();
     let s = Scratch::create(
         &ScratchSpec {
             fs_type,
@@ -98,6 +101,7 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
         workloads: lab.workloads.iter().map(|w| w.name.clone()).collect(),
         plan: serde_json::to_value(&lab).expect("plans serialise"),
     });
+    crate::interrupt::expect_results(&r, &outputs);
     let total = lab.repeat as usize * lab.filesystems.len() * lab.workloads.len();
     let can_drop = scratch::is_root();
     if lab.drop_caches && !can_drop && !lab.quiet {
@@ -173,6 +177,7 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
                 };
                 let mut tag = tag;
                 tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
+                crate::interrupt::next_cell_tag(&tag);
                 if lab.drop_caches && can_drop {
                     let _ = scratch::drop_caches();
                 }

@@ -26,13 +26,16 @@ fn make_dirs(plan: &MetaPlan, work: &Path) -> Result<Vec<Arc<JobDirs>>, AppError
         } else {
             format!("job{g}")
         });
+        // create_dir, not create_dir_all: a work directory an abort removed
+        // meanwhile must not be made again (unmarked, it would stay)
+        std::fs::create_dir(&base).map_err(io_err(format!("creating {}", base.display())))?;
         let mut dirs = JobDirs {
             fds: Vec::new(),
             paths: Vec::new(),
         };
         for d in 0..plan.dirs {
             let p = base.join(format!("{d:05}"));
-            std::fs::create_dir_all(&p).map_err(io_err(format!("creating {}", p.display())))?;
+            std::fs::create_dir(&p).map_err(io_err(format!("creating {}", p.display())))?;
             let f = std::fs::File::open(&p).map_err(io_err(format!("opening {}", p.display())))?;
             dirs.fds.push(f.into());
             dirs.paths
@@ -97,8 +100,9 @@ fn phase_name(o: Order, k: PhaseKind) -> String {
 
 /// `fslab meta`: one cell, written to every output.
 pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let r = super::start_report("meta", &plan.outputs);
     let cell = meta_cell("meta", &plan, stop)?;
-    super::single_cell_report("meta", cell, &mut plan.outputs)
+    super::single_cell_report(r, Some(cell), &mut plan.outputs)
 }
 
 /// Measures one metadata plan: one cell whose directions are the phases.
@@ -135,6 +139,29 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
     let mut last_order = None;
     // Files each of this rank's jobs made, when a stonewall cut the create short.
     let mut created: Option<Vec<u64>> = None;
+    let plan_json = serde_json::to_value(plan).expect("plans serialise");
+    // the phases so far, as an interrupted cell
+    let partial = |directions: &[DirResult], job_errors: &[String], warnings: &[String], cpu: CpuTimes, elapsed: u64| Cell {
+        name: cell_name.into(),
+        plan: plan_json.clone(),
+        target: info.clone(),
+        warnings: warnings.to_vec(),
+        interrupted: true,
+        elapsed_ns: elapsed,
+        directions: directions.to_vec(),
+        cpu: CpuSummary {
+            user_ns: cpu.user_ns,
+            sys_ns: cpu.sys_ns,
+            percent_of_core: cpu.percent_of_core(elapsed),
+            jobs: Vec::new(),
+        },
+        series: Vec::new(),
+        job_errors: job_errors.to_vec(),
+        inflight_depth: Vec::new(),
+        probe: None,
+        lab: None,
+        error: None,
+    };
     for (order, kind) in phases(plan) {
         if crate::dist::any(stop.load(Ordering::Relaxed)) {
             interrupted = true;
@@ -202,6 +229,9 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
                 warnings.push(n.clone());
             }
         }
+        // an abort from now on (a signal during the sync of the next phase,
+        // say) writes the phases done
+        crate::interrupt::publish_cell(&partial(&directions, &job_errors, &warnings, cpu_total, elapsed_total));
         if out.interrupted {
             interrupted = true;
             break;
@@ -212,27 +242,12 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
             break;
         }
     }
-    guard.finish();
-    Ok(Cell {
-        name: cell_name.into(),
-        plan: serde_json::to_value(plan).expect("plans serialise"),
-        target: info,
-        warnings,
+    let cell = Cell {
         interrupted,
-        elapsed_ns: elapsed_total,
-        directions,
-        cpu: CpuSummary {
-            user_ns: cpu_total.user_ns,
-            sys_ns: cpu_total.sys_ns,
-            percent_of_core: cpu_total.percent_of_core(elapsed_total),
-            jobs: Vec::new(),
-        },
-        series: Vec::new(),
-        job_errors,
-        inflight_depth: Vec::new(),
-        probe: None,
-
-        lab: None,
-        error: None,
-    })
+        ..partial(&directions, &job_errors, &warnings, cpu_total, elapsed_total)
+    };
+    // measured: an abort while the files go must not lose it
+    crate::interrupt::publish_cell(&cell);
+    guard.finish();
+    Ok(cell)
 }

@@ -41,15 +41,29 @@ pub(crate) fn io_err(what: String) -> impl FnOnce(std::io::Error) -> AppError {
     move |source| AppError::Target(TargetError::Io { what, source })
 }
 
-/// A one-cell result: the report of `command`, written to every output.
+/// A one-cell command's report, made as the command starts: from then on a
+/// signal that ends the process at once writes it, marked interrupted, with
+/// the cell as far as it got (see `interrupt`).
+pub(crate) fn start_report(command: &str, outputs: &crate::plan::Outputs) -> Report {
+    let r = Report::new(command, SystemTime::now());
+    crate::interrupt::expect_results(&r, outputs);
+    r
+}
+
+/// A one-cell result: `r` with `cell` (None: stopped before anything was
+/// measured), written to every output.
 pub(crate) fn single_cell_report(
-    command: &str,
-    cell: Cell,
+    mut r: Report,
+    cell: Option<Cell>,
     outputs: &mut crate::plan::Outputs,
 ) -> Result<Report, AppError> {
-    let mut r = Report::new(command, SystemTime::now());
-    r.interrupted = cell.interrupted;
-    r.cells.push(cell);
+    match cell {
+        Some(cell) => {
+            r.interrupted = cell.interrupted;
+            r.cells.push(cell);
+        }
+        None => r.interrupted = true,
+    }
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
     report::write_outputs(&r, outputs, true).map_err(AppError::Output)?;
     Ok(r)
@@ -73,6 +87,16 @@ impl AppError {
 /// Measures one io plan and returns its cell, or None when stopped before
 /// anything was measured (Ctrl-C while laying out files).
 pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
+    measure_io(name, plan, stop, true)
+}
+
+/// `io_cell` for a load beside another measurement (the probe's io load):
+/// its cell is not the run's, so it is not published for an abort.
+pub(crate) fn io_load_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
+    measure_io(name, plan, stop, false)
+}
+
+fn measure_io(name: &str, plan: &IoPlan, stop: &AtomicBool, publish: bool) -> Result<Option<Cell>, AppError> {
     let progress = Progress::new(!plan.quiet, name.to_string(), None);
     let layout_bar = std::cell::RefCell::new(None);
     let prepared = target::prepare(plan, stop, &|done, total| {
@@ -127,21 +151,17 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
     });
     let plan_json = serde_json::to_value(plan).expect("plans serialise");
     let cell = Cell::from_run(name, plan_json, prepared.info.clone(), prepared.warnings.clone(), out);
+    if publish {
+        // measured: an abort while the files go must not lose it
+        crate::interrupt::publish_cell(&cell);
+    }
     prepared.guard.finish();
     Ok(Some(cell))
 }
 
 /// `fslab io`: one cell, written to every output.
 pub fn run_io(mut plan: IoPlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let mut r = Report::new("io", SystemTime::now());
-    match io_cell("io", &plan, stop)? {
-        Some(cell) => {
-            r.interrupted = cell.interrupted;
-            r.cells.push(cell);
-        }
-        None => r.interrupted = true,
-    }
-    r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    report::write_outputs(&r, &mut plan.outputs, true).map_err(AppError::Output)?;
-    Ok(r)
+    let r = start_report("io", &plan.outputs);
+    let cell = io_cell("io", &plan, stop)?;
+    single_cell_report(r, cell, &mut plan.outputs)
 }

@@ -1,7 +1,7 @@
 //! `fslab probe`: probes on a fixed grid through named phases, a background
 //! load during the `load` phase, and the context of every second beside them.
 
-use super::{io_cell, io_err, refused, AppError};
+use super::{io_err, io_load_cell, refused, AppError};
 use crate::plan::{Load, ProbeOp, ProbePlan};
 use crate::report::probe::{ContextPoint, ProbeData, ProbePhase, ProbeSample, Stall};
 use crate::report::{self, errno_name, Cell, CpuSummary, LatSummary, Report};
@@ -246,8 +246,9 @@ struct PhaseAcc {
 
 /// `fslab probe`: one cell with a direction per phase and the probe data.
 pub fn run_probe(mut plan: ProbePlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let r = super::start_report("probe", &plan.outputs);
     let cell = probe_cell("probe", &plan, stop)?;
-    super::single_cell_report("probe", cell, &mut plan.outputs)
+    super::single_cell_report(r, Some(cell), &mut plan.outputs)
 }
 
 /// Measures one probe plan.
@@ -294,6 +295,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
     let mut in_stall = false;
     let mut interrupted = false;
     let mut probes = 0u64;
+    let polling = crate::interrupt::polling();
     loop {
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
@@ -330,7 +332,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
                         io.runtime = Some(plan.phases[ph].duration);
                         io.quiet = true;
                         let s2 = Arc::clone(&stop_io);
-                        let h = std::thread::spawn(move || io_cell("load", &io, &s2).map_err(|e| e.to_string()));
+                        let h = std::thread::spawn(move || io_load_cell("load", &io, &s2).map_err(|e| e.to_string()));
                         Some(RunningLoad {
                             stop: stop_io,
                             threads: Vec::new(),
@@ -430,6 +432,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
             break;
         }
     }
+    drop(polling);
     let elapsed = ns(Instant::now() - t0);
     for l in load.take().into_iter().chain(stopping) {
         let (e, c) = l.finish();
@@ -517,7 +520,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
             ));
         }
     }
-    Ok(Cell {
+    let cell = Cell {
         name: cell_name.into(),
         plan: serde_json::to_value(plan).expect("plans serialise"),
         target: info,
@@ -551,5 +554,8 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
 
         lab: None,
         error: None,
-    })
+    };
+    // measured: an abort while the work directory goes must not lose it
+    crate::interrupt::publish_cell(&cell);
+    Ok(cell)
 }

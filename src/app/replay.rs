@@ -53,13 +53,17 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
     if plan.timestamps && !plan.loadfile.has_timestamps {
         warnings.push("the load file has no timestamps: clients ran flat out".into());
     }
-    guard.finish();
     let plan_json = serde_json::to_value(plan).expect("plans serialise");
-    Ok(Cell::from_run(cell_name, plan_json, info, warnings, out))
+    let cell = Cell::from_run(cell_name, plan_json, info, warnings, out);
+    // measured: an abort while the files go must not lose it
+    crate::interrupt::publish_cell(&cell);
+    guard.finish();
+    Ok(cell)
 }
 
 /// `fslab replay`: one cell, written to every output.
 pub fn run_replay(mut plan: ReplayPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let r = super::start_report("replay", &plan.outputs);
     let cell = replay_cell("replay", &plan, stop)?;
-    super::single_cell_report("replay", cell, &mut plan.outputs)
+    super::single_cell_report(r, Some(cell), &mut plan.outputs)
 }

@@ -613,7 +613,11 @@ impl FioPlan {
         Ok(FioPlan {
             jobs: out,
             format,
-            output: fa.output.as_ref().map(PathBuf::from),
+            output: fa
+                .output
+                .as_ref()
+                .map(|p| super::check_path("--output", Path::new(p)))
+                .transpose()?,
             notes,
             quiet: fa.quiet,
         })

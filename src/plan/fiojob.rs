@@ -105,7 +105,7 @@ impl Parser {
 
     fn file(&mut self, path: &Path) -> Result<()> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| PlanError::new(name.as_str(), e))?;
+        let text = super::read_regular_file(path, "JOBFILE", super::MAX_PLAN_BYTES)?;
         self.text(&name, &text, path.parent().unwrap_or(Path::new(".")))
     }
 

@@ -450,7 +450,7 @@ impl<'a> Reader<'a> {
 impl LabPlan {
     /// Reads and validates a plan file; `a` carries the run's common flags.
     pub fn from_file(path: &str, a: &RunArgs) -> Result<LabPlan> {
-        let text = std::fs::read_to_string(path).map_err(|e| PlanError::new("PLAN", format!("'{path}': {e}")))?;
+        let text = super::read_regular_file(Path::new(path), "PLAN", super::MAX_PLAN_BYTES)?;
         let mut lab = Self::parse(path, &text)?;
         lab.apply_run_args(a)?;
         Ok(lab)

@@ -15,7 +15,7 @@ pub mod replay;
 pub use io::{FileMode, IoPlan, Rw};
 pub use lab::{FsKind, FsPlan, LabPlan, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
-pub use output::{OutputFormat, OutputSpec, Outputs};
+pub use output::{check_path, write_atomically, OutputFormat, OutputSpec, Outputs};
 pub use probe::{Load, ProbeOp, ProbePlan};
 pub use replay::ReplayPlan;
 
@@ -41,6 +41,47 @@ impl PlanError {
 }
 
 pub type Result<T> = std::result::Result<T, PlanError>;
+
+/// Largest plan or fio job file fslab reads.
+pub const MAX_PLAN_BYTES: u64 = 64 << 20;
+
+/// Reads a text file the user named where a regular file is expected (a
+/// plan, a fio job file, a result file): a FIFO, device or directory is
+/// refused at once, naming `what` (the flag or file) and the path, instead of
+/// blocking on it or reading it forever; so is a file over `max` bytes.
+pub fn read_regular_file(path: &std::path::Path, what: &str, max: u64) -> Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let bad = |msg: String| PlanError::new(what, format!("'{}'{msg}", path.display()));
+    let not_regular = |ft: std::fs::FileType| bad(format!(" is {}, not a regular file", output::kind_of(ft)));
+    // type first, by name: opening some devices has effects (a tape rewinds)
+    let m = std::fs::metadata(path).map_err(|e| bad(format!(": {e}")))?;
+    if !m.is_file() {
+        return Err(not_regular(m.file_type()));
+    }
+    // O_NONBLOCK: a FIFO swapped in since the check must not block the open
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| bad(format!(": {e}")))?;
+    let m = f.metadata().map_err(|e| bad(format!(": {e}")))?;
+    if !m.is_file() {
+        return Err(not_regular(m.file_type()));
+    }
+    let too_big = || bad(format!(" holds more than {} bytes", crate::units::Bytes(max)));
+    if m.len() > max {
+        return Err(too_big());
+    }
+    let mut text = String::new();
+    f.take(max + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| bad(format!(": {e}")))?;
+    if text.len() as u64 > max {
+        return Err(too_big());
+    }
+    Ok(text)
+}
 
 /// Seed used when none is given: fixed, so two runs draw the same offsets (as fio's randrepeat).
 pub const DEFAULT_SEED: u64 = 0x0066_736c_6162;

@@ -1,11 +1,19 @@
 //! `--output FORMAT[:PATH]`: which reporters run and where their bytes go.
-//! Files are created here, during validation, so an unwritable path fails in
-//! the first millisecond rather than after a ten-minute run.
+//!
+//! Nothing is created or truncated while validating: a path is only checked
+//! (an existing regular file or a new name in an existing directory fslab
+//! can write to), so a refused run leaves every file as it was, and an
+//! unwritable path still fails in the first millisecond rather than after a
+//! ten-minute run. Results are written to a temporary file beside the target
+//! and renamed over it (`write_atomically`): a crash mid-write never leaves a
+//! half file, and a run that wrote nothing leaves an existing file alone.
 
 use super::{PlanError, Result};
 use crate::cli::CommonArgs;
 use std::fs::File;
-use std::path::PathBuf;
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -22,39 +30,24 @@ pub enum OutputFormat {
     Csv,
     /// A self-contained page with charts.
     Html,
+    /// fio's normal text output: `fslab fio` only (its --output-format).
+    FioText,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct OutputSpec {
     pub format: OutputFormat,
-    /// None = stdout.
+    /// None = stdout. Checked during validation (`check_path`): the file to
+    /// replace, with symbolic links resolved.
     pub path: Option<PathBuf>,
-    /// Opened (and truncated) during validation.
-    pub file: Option<File>,
 }
 
 /// Every requested output.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Outputs(pub Vec<OutputSpec>);
 
-impl Clone for Outputs {
-    fn clone(&self) -> Self {
-        // Files are single-owner; clones carry the specs only.
-        Outputs(
-            self.0
-                .iter()
-                .map(|o| OutputSpec {
-                    format: o.format,
-                    path: o.path.clone(),
-                    file: None,
-                })
-                .collect(),
-        )
-    }
-}
-
 impl Outputs {
-    /// Parses every `--output` of `command` and creates the files.
+    /// Parses every `--output` of `command` and checks that each path can be written.
     pub fn from_args(c: &CommonArgs, command: &str) -> Result<Self> {
         let mut v = Vec::new();
         for s in &c.output {
@@ -108,22 +101,29 @@ impl Outputs {
                     "only one output can go to stdout; give the others a :PATH",
                 ));
             }
-            let file = match &path {
+            let path = match path {
                 // in a distributed run rank 0 alone writes the results
-                Some(_) if crate::dist::coordinator().rank() != 0 => None,
-                Some(p) => Some(
-                    File::create(p)
-                        .map_err(|e| PlanError::new("--output", format!("cannot create '{}': {e}", p.display())))?,
-                ),
-                None => None,
+                Some(p) if crate::dist::coordinator().rank() == 0 => Some(check_path("--output", &p)?),
+                p => p,
             };
-            v.push(OutputSpec { format, path, file });
+            if let Some(p) = &path {
+                if let Some(o) = v.iter().find(|o: &&OutputSpec| o.path.as_ref().is_some_and(|q| same_file(p, q))) {
+                    return Err(PlanError::new(
+                        "--output",
+                        format!(
+                            "'{s}': {} is already the path of the {} output; give each output its own file",
+                            p.display(),
+                            format!("{:?}", o.format).to_lowercase()
+                        ),
+                    ));
+                }
+            }
+            v.push(OutputSpec { format, path });
         }
         if v.is_empty() && !c.quiet {
             v.push(OutputSpec {
                 format: OutputFormat::Text,
                 path: None,
-                file: None,
             });
         }
         if crate::dist::coordinator().rank() != 0 {
@@ -131,5 +131,208 @@ impl Outputs {
             v.clear();
         }
         Ok(Outputs(v))
+    }
+}
+
+/// Two checked output paths that name one file: the same resolved name, or
+/// (hard links) the same existing inode.
+fn same_file(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// What a file that is not a regular one is, for messages.
+pub(crate) fn kind_of(ft: std::fs::FileType) -> &'static str {
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Checks, without creating or changing anything that stays, that results
+/// can be written to `p`: it is an existing regular file or a new name in an
+/// existing directory, and a file can be made in that directory. Returns the
+/// path to replace, made absolute.
+///
+/// A symbolic link is refused: the results would replace the link, not what
+/// it points to, and links like /dev/stdout lead through /proc to whatever
+/// file the shell opened (renaming over it would replace that file).
+pub fn check_path(flag: &str, p: &Path) -> Result<PathBuf> {
+    let bad = |msg: String| PlanError::new(flag, format!("'{}': {msg}", p.display()));
+    if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(bad(
+            "is a symbolic link: give the file itself (results replace the file at this path)".into(),
+        ));
+    }
+    let target = match std::fs::metadata(p) {
+        Ok(m) if m.is_file() => p.canonicalize().map_err(|e| bad(e.to_string()))?,
+        Ok(m) => {
+            return Err(bad(format!(
+                "is {}, not a regular file: results go to a regular file fslab can replace",
+                kind_of(m.file_type())
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let name = p
+                .file_name()
+                .ok_or_else(|| bad("names no file".into()))?;
+            let parent = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            let cannot = |why: String| PlanError::new(flag, format!("cannot create '{}': {why}", p.display()));
+            match std::fs::metadata(parent) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => return Err(cannot(format!("'{}' is not a directory", parent.display()))),
+                Err(e) => return Err(cannot(format!("the directory '{}': {e}", parent.display()))),
+            }
+            parent.canonicalize().map_err(|e| bad(e.to_string()))?.join(name)
+        }
+        Err(e) => return Err(bad(e.to_string())),
+    };
+    let dir = target.parent().unwrap_or(Path::new("/"));
+    probe_writable(dir, &target).map_err(|e| bad(format!("cannot write in '{}': {e}", dir.display())))?;
+    Ok(target)
+}
+
+/// Makes a file in `dir` and removes it: an unnamed one (O_TMPFILE) where
+/// the filesystem can, else a temporary name of fslab's own.
+fn probe_writable(dir: &Path, target: &Path) -> std::io::Result<()> {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        .mode(0o600)
+        .open(dir)
+    {
+        Ok(_) => return Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)) => {}
+        Err(e) => return Err(e),
+    }
+    // an abort must not come between making the name and removing it
+    let _serial = crate::interrupt::serial();
+    let (_, tmp) = create_temp(target)?;
+    std::fs::remove_file(&tmp)
+}
+
+/// Creates `.NAME.fslab-tmp-PID-N` beside `target`, a name nothing but
+/// fslab uses (O_EXCL: never an existing file).
+fn create_temp(target: &Path) -> std::io::Result<(File, PathBuf)> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let pid = std::process::id();
+    for n in 0..1000 {
+        let tmp = dir.join(format!(".{name}.fslab-tmp-{pid}-{n}"));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+            .mode(0o666)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((f, tmp)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "no free temporary name beside {}",
+        target.display()
+    )))
+}
+
+/// Replaces `target` with `bytes` atomically: written to a temporary file
+/// in the same directory, synced, renamed over it. Readers see the old file
+/// or the new one, never a part; on any error the old file is untouched.
+/// An existing file's permission bits are kept.
+pub fn write_atomically(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let _serial = crate::interrupt::serial();
+    let (mut f, tmp) = create_temp(target)?;
+    let written = (|| {
+        if let Ok(m) = std::fs::metadata(target) {
+            f.set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
+        }
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, target)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(std::io::Error::new(e.kind(), format!("{}: {e}", target.display())));
+    }
+    // the rename itself is durable once the directory is synced
+    if let Ok(d) = File::open(target.parent().unwrap_or(Path::new("."))) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_name_is_checked_without_creating_it() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        let t = check_path("--output", &p).unwrap();
+        assert_eq!(t, d.path().canonicalize().unwrap().join("r.json"));
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn non_regular_files_and_missing_directories_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        for (p, want) in [
+            (PathBuf::from("/dev/full"), "character device"),
+            (d.path().to_path_buf(), "a directory"),
+            (d.path().join("no/r.json"), "No such file"),
+        ] {
+            let e = check_path("--output", &p).unwrap_err();
+            assert_eq!(e.flag, "--output");
+            assert!(e.msg.contains(want), "{p:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn symlinks_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real.json");
+        std::fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink(&real, d.path().join("link.json")).unwrap();
+        for p in [d.path().join("link.json"), PathBuf::from("/dev/stdout")] {
+            let e = check_path("--output", &p).unwrap_err();
+            assert!(e.msg.contains("symbolic link"), "{e}");
+        }
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "old");
+    }
+
+    #[test]
+    fn atomic_writes_keep_the_mode_and_leave_no_temporary_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("r.json");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&p, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o640);
+        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("r.json")]);
     }
 }

@@ -401,17 +401,54 @@ impl Report {
     }
 }
 
+/// Largest result file `compare` and `report` read.
+const MAX_RESULT_BYTES: u64 = 1 << 30;
+
 /// Reads saved result files for `fslab compare` and `fslab report`: each
 /// with its label (the file name without `.json`). An unreadable or foreign
-/// file is an error naming it (and the line, for bad JSON).
+/// file is an error naming it (and the line, for bad JSON), as are a layout
+/// this fslab does not know (`schema_version`) and one file given twice
+/// (it would count as two repeats).
 pub fn read_results(files: &[String]) -> Result<Vec<(String, Report)>, crate::plan::PlanError> {
     use crate::plan::PlanError;
+    use std::os::unix::fs::MetadataExt;
+    #[derive(Deserialize)]
+    struct Version {
+        schema_version: Option<serde_json::Value>,
+    }
+    let mut seen: Vec<((u64, u64), &String)> = Vec::new();
     files
         .iter()
         .map(|f| {
-            let text = std::fs::read_to_string(f).map_err(|e| PlanError::new(f.as_str(), e))?;
-            let r: Report = serde_json::from_str(&text)
-                .map_err(|e| PlanError::new(format!("{f}:{}", e.line()), format!("not an fslab result file: {e}")))?;
+            let text = crate::plan::read_regular_file(std::path::Path::new(f), f, MAX_RESULT_BYTES)?;
+            if let Ok(m) = std::fs::metadata(f) {
+                let id = (m.dev(), m.ino());
+                if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+                    return Err(PlanError::new(
+                        f.as_str(),
+                        format!("is the same file as '{first}': each result file counts once"),
+                    ));
+                }
+                seen.push((id, f));
+            }
+            let not_ours = |e: serde_json::Error| {
+                PlanError::new(format!("{f}:{}", e.line()), format!("not an fslab result file: {e}"))
+            };
+            // the version first: a newer layout may not parse as this one
+            let v: Version = serde_json::from_str(&text).map_err(not_ours)?;
+            match v.schema_version {
+                Some(serde_json::Value::Number(n)) if n.as_u64() == Some(SCHEMA_VERSION as u64) => {}
+                Some(other) => {
+                    return Err(PlanError::new(
+                        f.as_str(),
+                        format!(
+                            "schema_version {other} is not one this fslab reads (it reads {SCHEMA_VERSION}, docs/results.md)"
+                        ),
+                    ))
+                }
+                None => return Err(PlanError::new(f.as_str(), "not an fslab result file: no schema_version")),
+            }
+            let r: Report = serde_json::from_str(&text).map_err(not_ours)?;
             let label = std::path::Path::new(f)
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -435,26 +472,23 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::FioJson => Box::new(fio_json::FioJson),
         OutputFormat::Csv => Box::new(csv::Csv),
         OutputFormat::Html => Box::new(html::Html),
+        OutputFormat::FioText => Box::new(fio_text::FioText),
     }
 }
 
-/// Writes every requested output. Files opened during validation are
-/// rewritten from the start, so calling this again after each cell of a long
-/// run keeps a complete file on disk at every moment but the write itself.
+/// Writes every requested output: each file is replaced atomically (see
+/// `plan::write_atomically`), so calling this again after each cell of a
+/// long run keeps a complete file on disk at every moment. stdout gets its
+/// output only with `final_`. The report becomes what an abort writes.
 pub fn write_outputs(r: &Report, outputs: &mut Outputs, final_: bool) -> std::io::Result<()> {
-    use std::io::Seek;
-    for o in &mut outputs.0 {
-        let bytes = reporter(o.format).render(r);
-        match &mut o.file {
-            Some(f) => {
-                f.set_len(0)?;
-                f.rewind()?;
-                f.write_all(&bytes)?;
-                f.flush()?;
-            }
+    let _serial = crate::interrupt::serial();
+    crate::interrupt::publish_report(r);
+    for o in &outputs.0 {
+        match &o.path {
+            Some(p) => crate::plan::write_atomically(p, &reporter(o.format).render(r))?,
             None if final_ => {
                 let mut out = std::io::stdout().lock();
-                out.write_all(&bytes)?;
+                out.write_all(&reporter(o.format).render(r))?;
                 out.flush()?;
             }
             None => {}

@@ -267,6 +267,8 @@ where
     W: Workload,
     F: Fn(usize) -> Result<(Box<dyn Engine>, W), String> + Sync,
 {
+    // workers poll the stop flag: a first signal lets them end the run
+    let _polling = crate::interrupt::polling();
     let coord = dist::coordinator();
     let ready = Barrier::new(cfg.jobs + 1);
     let go = Barrier::new(cfg.jobs + 1);
@@ -285,10 +287,10 @@ where
         // single-threaded process the kernel skips the file refcounting it
         // does on every syscall of a multithreaded one (fdget/fput), which is
         // ~2 % of a page-cached 4 KiB read. fio gets the same by forking.
-        let built = make(0);
+        let built = build(0, &make);
         coord.barrier();
         let t0 = Instant::now();
-        outs.push(drive(
+        outs.push(drive_caught(
             &Ctx {
                 j: 0,
                 cfg,
@@ -310,14 +312,16 @@ where
                     std::thread::Builder::new()
                         .name(format!("fslab-job{j}"))
                         .spawn_scoped(s, move || {
-                            let built = make(j);
+                            // a panic in make must not leave the others
+                            // waiting on the barriers for good
+                            let built = build(j, make);
                             ready.wait();
                             go.wait();
                             let t0 = start_at
                                 .lock()
                                 .unwrap_or_else(|e| e.into_inner())
                                 .expect("start time set before go");
-                            drive(
+                            drive_caught(
                                 &Ctx {
                                     j,
                                     cfg,
@@ -424,6 +428,37 @@ where
     dist::merge::merge_across(coord, out)
 }
 
+/// What a caught panic said.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
+/// `make(j)`, with a panic turned into worker j's error.
+fn build<W, F>(j: usize, make: &F) -> Result<(Box<dyn Engine>, W), String>
+where
+    F: Fn(usize) -> Result<(Box<dyn Engine>, W), String>,
+{
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| make(j)))
+        .unwrap_or_else(|p| Err(format!("job {j}: panicked while starting: {}", panic_text(p.as_ref()))))
+}
+
+/// `drive`, with a panic turned into the worker's error: the run then ends
+/// like one with a failed job (the others stop, the results are reported)
+/// instead of a dead thread the others and the series wait for.
+fn drive_caught<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) -> WorkerOut {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drive(ctx, built))).unwrap_or_else(|p| {
+        ctx.halt.store(true, Ordering::Relaxed);
+        ctx.series.finish(ctx.j);
+        WorkerOut {
+            error: Some(format!("job {}: panicked: {}", ctx.j, panic_text(p.as_ref()))),
+            ..Default::default()
+        }
+    })
+}
+
 /// Runs worker `j` if its engine and workload were built, and tells the
 /// series collector it is done either way.
 fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) -> WorkerOut {
@@ -502,3 +537,6 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
 pub(crate) fn ns(d: Duration) -> u64 {
     d.as_nanos().min(u64::MAX as u128) as u64
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,9 @@
 //! What fslab has made and not yet removed: work directories and scratch
 //! mounts. Guards remove their own on every normal path out; this list is for
-//! the one path where no guard runs, a second Ctrl-C (or SIGTERM) that ends
-//! the process at once: it detaches the mounts and removes the directories
-//! before exiting, so even an impatient user is left with nothing of fslab's.
+//! the one path where no guard runs, a signal that ends the process at once
+//! (`crate::interrupt::abort`, holding the lock every guard takes): it
+//! detaches the mounts and removes the directories before exiting, so even
+//! an impatient user is left with nothing of fslab's.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -57,11 +58,13 @@ pub fn abort_cleanup() {
     for l in live.iter().rev() {
         if let Live::Dir(d) = l {
             if d.join(super::MARKER).exists() {
-                // workers may still be creating files in it: try a few times
-                for _ in 0..5 {
+                // workers may still be creating files in it until they see
+                // the stop flag: try again for a moment
+                for _ in 0..50 {
                     if super::rmtree::remove_tree(d).is_ok() || !d.exists() {
                         break;
                     }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
                 }
             }
         }

@@ -86,7 +86,10 @@ impl Guard {
     /// The normal end of a cell (every rank calls it in a distributed run).
     pub fn finish(mut self) {
         if let Some(r) = self.rank_dir.take() {
+            // not over the barrier: a rank that aborted never reaches it
+            let serial = crate::interrupt::serial();
             remove_marked(&r);
+            drop(serial);
             crate::dist::coordinator().barrier();
             self.finished = true;
         }
@@ -95,6 +98,8 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        // an abort must not remove the same directory at the same time
+        let _serial = crate::interrupt::serial();
         let distributed = self.rank_dir.is_some() || self.finished;
         let mut left = Vec::new();
         if let Some(r) = self.rank_dir.take() {
@@ -519,6 +524,7 @@ fn lay_out_blocks(
     let mut buf = vec![0u8; chunk];
     let mut rng = fastrand::Rng::with_seed(seed);
     rng.fill(&mut buf);
+    let _polling = crate::interrupt::polling();
     let mut off = 0u64;
     while off < size {
         if stop.load(Ordering::Relaxed) {

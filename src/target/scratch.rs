@@ -385,13 +385,32 @@ pub fn unmount(mnt: &Path) -> std::io::Result<()> {
     unmount(mnt, UnmountFlags::DETACH).map_err(Into::into)
 }
 
+/// Whether `p` is the root of a mount: its device differs from its parent's
+/// (or it is its parent, `/`). Unknown (an error) counts as mounted.
+fn is_mount_point(p: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::symlink_metadata(p), p.parent().map(std::fs::symlink_metadata)) {
+        (Ok(m), Some(Ok(up))) => m.dev() != up.dev() || m.ino() == up.ino(),
+        (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => false,
+        _ => true,
+    }
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
+        // an abort must not detach or remove any of this half-way through
+        let _serial = crate::interrupt::serial();
         if let Some(m) = self.mount_point.take() {
-            if let Err(e) = unmount(&m) {
-                // Never remove the directory over a live mount.
-                eprintln!("fslab: warning: could not unmount {}: {e}", m.display());
-                return;
+            match unmount(&m) {
+                Ok(()) => {}
+                // EINVAL: not a mount point (any more): someone detached it
+                // already, which is what this was to do
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) && !is_mount_point(&m) => {}
+                Err(e) => {
+                    // Never remove the directory over a live mount.
+                    eprintln!("fslab: warning: could not unmount {}: {e}", m.display());
+                    return;
+                }
             }
             super::live::remove_mount(&m);
         }

@@ -57,6 +57,8 @@ pub fn aborting() -> bool {
 /// Creates `fslab-<pid>-<n>` under `parent`, with the locked marker inside.
 pub fn make_workdir(parent: &Path) -> Result<PathBuf, TargetError> {
     let pid = std::process::id();
+    // made and recorded (or not made) as far as an abort is concerned
+    let _serial = crate::interrupt::serial();
     for n in 0..1000 {
         let d = parent.join(format!("fslab-{pid}-{n}"));
         match std::fs::create_dir(&d) {

@@ -1,0 +1,210 @@
+//! What a signal may do at any moment, and what it must never race with.
+//!
+//! The first SIGINT or SIGTERM sets the run's stop flag. Phases that poll the
+//! flag (the runner, file layout, the probe's grid) hold a `polling()` guard;
+//! when none does, the main thread would not notice the flag for a while
+//! (validation, mkfs, mount, a long removal), so the signal aborts at once,
+//! as a second signal always does.
+//!
+//! Aborting takes the process-wide `serial()` lock, which the main thread
+//! holds while it makes or removes fslab's directories and scratch
+//! filesystems and while it writes results: so an abort never runs half-way
+//! through one of them (a result file cut short, an unmount racing a lazy
+//! detach). Holding the lock for good, the abort writes the latest results
+//! the run published, marked interrupted, detaches fslab's mounts, removes
+//! its directories and exits with 130.
+//!
+//! The results are published as they come: the report so far (each write of
+//! the outputs publishes what it wrote) and the cell being finished, before
+//! its files are removed. So an abort loses only a measurement in progress.
+
+use crate::plan::Outputs;
+use crate::report::{Cell, LabTag, Report};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::thread::ThreadId;
+
+/// Exit code of an interrupted run.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Owner of the serial lock and how often it took it.
+struct Owner {
+    thread: Option<ThreadId>,
+    depth: usize,
+}
+
+static OWNER: Mutex<Owner> = Mutex::new(Owner { thread: None, depth: 0 });
+static FREED: Condvar = Condvar::new();
+
+/// Holds the serial lock until dropped. The lock is reentrant: a guard that
+/// fails half-way through making a scratch filesystem drops (and removes) it
+/// while the maker still holds the lock.
+#[must_use]
+pub struct Serial {
+    // a lock belongs to the thread that took it
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+/// Takes the lock that serialises making and removing fslab's files and
+/// writing results with an abort. Blocks for good once an abort has begun.
+pub fn serial() -> Serial {
+    let me = std::thread::current().id();
+    let mut o = lock(&OWNER);
+    loop {
+        match o.thread {
+            None => {
+                o.thread = Some(me);
+                o.depth = 1;
+                break;
+            }
+            Some(t) if t == me => {
+                o.depth += 1;
+                break;
+            }
+            Some(_) => o = FREED.wait(o).unwrap_or_else(|e| e.into_inner()),
+        }
+    }
+    Serial {
+        _not_send: std::marker::PhantomData,
+    }
+}
+
+impl Drop for Serial {
+    fn drop(&mut self) {
+        let mut o = lock(&OWNER);
+        o.depth -= 1;
+        if o.depth == 0 {
+            o.thread = None;
+            FREED.notify_all();
+        }
+    }
+}
+
+static POLLING: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks a phase that polls the stop flag often, until dropped.
+#[must_use]
+pub struct Polling(());
+
+/// The caller polls the stop flag until the guard is dropped: a first signal
+/// then only sets the flag and lets the phase end by itself.
+pub fn polling() -> Polling {
+    POLLING.fetch_add(1, Ordering::SeqCst);
+    Polling(())
+}
+
+impl Drop for Polling {
+    fn drop(&mut self) {
+        POLLING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Whether some phase polls the stop flag now.
+pub fn is_polling() -> bool {
+    POLLING.load(Ordering::SeqCst) > 0
+}
+
+/// What an abort writes.
+struct Pending {
+    outputs: Outputs,
+    report: Report,
+    /// The cell being finished, not yet in `report`.
+    cell: Option<Cell>,
+    /// Lab runs: the tag the cell being measured gets.
+    tag: Option<LabTag>,
+}
+
+static PENDING: Mutex<Option<Pending>> = Mutex::new(None);
+
+/// The run is validated and about to work: from now on an abort writes
+/// `report` (and what is published later) to `outputs`.
+pub fn expect_results(report: &Report, outputs: &Outputs) {
+    *lock(&PENDING) = Some(Pending {
+        outputs: outputs.clone(),
+        report: report.clone(),
+        cell: None,
+        tag: None,
+    });
+}
+
+/// The report so far (it holds every cell measured): called by every write
+/// of the outputs.
+pub fn publish_report(report: &Report) {
+    if let Some(p) = lock(&PENDING).as_mut() {
+        p.report = report.clone();
+        p.cell = None;
+    }
+}
+
+/// The cell being finished (or, marked interrupted, the part measured so
+/// far), before its files are removed and it joins the report.
+pub fn publish_cell(cell: &Cell) {
+    if let Some(p) = lock(&PENDING).as_mut() {
+        let mut c = cell.clone();
+        if c.lab.is_none() {
+            c.lab = p.tag.clone();
+        }
+        p.cell = Some(c);
+    }
+}
+
+/// Lab runs: the place in the plan of the cell measured next.
+pub fn next_cell_tag(tag: &LabTag) {
+    if let Some(p) = lock(&PENDING).as_mut() {
+        p.tag = Some(tag.clone());
+    }
+}
+
+/// Ends the process now, on a signal: writes the results published so far
+/// marked interrupted, detaches fslab's mounts, removes its directories and
+/// exits with 130. The serial lock is never released, so the main thread
+/// stops at its next creation, removal or write and cannot end the process
+/// (or touch a result file) before this is done.
+pub fn abort() -> ! {
+    std::mem::forget(serial());
+    // results first: they are what the user waits for, and they are quick
+    let pending = lock(&PENDING).take();
+    if let Some(p) = pending {
+        let mut r = p.report;
+        r.cells.extend(p.cell);
+        r.interrupted = true;
+        r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+        let mut outputs = p.outputs;
+        if let Err(e) = crate::report::write_outputs(&r, &mut outputs, true) {
+            eprintln!("fslab: error: writing results: {e}");
+        }
+    }
+    crate::target::live::abort_cleanup();
+    std::process::exit(EXIT_INTERRUPTED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    #[test]
+    fn the_serial_lock_is_reentrant_and_exclusive() {
+        let a = serial();
+        let b = serial();
+        let entered = Arc::new(AtomicBool::new(false));
+        let e2 = Arc::clone(&entered);
+        let t = std::thread::spawn(move || {
+            let _s = serial();
+            e2.store(true, Ordering::SeqCst);
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(b);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // still held once by this thread
+        assert!(!entered.load(Ordering::SeqCst));
+        drop(a);
+        t.join().unwrap();
+        assert!(entered.load(Ordering::SeqCst));
+    }
+}
