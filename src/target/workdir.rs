@@ -333,7 +333,6 @@ pub fn release(d: &Path) {
 /// What a guard could not remove, said once as a warning.
 #[derive(Debug)]
 pub(super) struct Leftover {
-    dir: PathBuf,
     /// The directory is gone (nothing is left): not removed by fslab.
     pub vanished: bool,
     why: String,
@@ -341,55 +340,43 @@ pub(super) struct Leftover {
 
 impl std::fmt::Display for Leftover {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.why)?;
-        if !self.vanished {
-            // the place `fslab cleanup` looks in is the directory's parent
-            let parent = self.dir.parent().unwrap_or(Path::new("."));
-            write!(
-                f,
-                "; left behind, `fslab cleanup {}` removes it later",
-                parent.display()
-            )?;
-        }
-        Ok(())
+        f.write_str(&self.why)
     }
 }
 
 /// Removes `d` if it is still the directory fslab made and marked (never
 /// anything else, never across a mount); says what is left otherwise.
 pub(super) fn remove_work_dir(d: &Path) -> Option<Leftover> {
-    let leftover = |vanished, why: String| Leftover {
-        dir: d.to_path_buf(),
-        vanished,
-        why,
+    let vanished = || Leftover {
+        vanished: true,
+        why: format!(
+            "the work directory {} vanished during the run (was the target unmounted?)",
+            d.display()
+        ),
+    };
+    // the place `fslab cleanup` looks in is the directory's parent
+    let left = |why: String| Leftover {
+        vanished: false,
+        why: format!(
+            "{why}; left behind, `fslab cleanup {}` removes it later",
+            d.parent().unwrap_or(Path::new(".")).display()
+        ),
     };
     let r = match ownership(d) {
         Ownership::Ours => match super::rmtree::remove_tree(d) {
             Ok(()) => None,
-            Err(e) if e.errno() == Some(libc::ENOENT) => Some(leftover(
-                true,
-                format!(
-                    "the work directory {} vanished during the run (was the target unmounted?)",
-                    d.display()
-                ),
-            )),
-            Err(e @ super::rmtree::RemoveError::Mount { .. }) => Some(leftover(false, format!("{e}"))),
-            Err(e) => Some(leftover(false, format!("could not remove {}: {e}", d.display()))),
+            Err(e) if e.errno() == Some(libc::ENOENT) => Some(vanished()),
+            Err(e @ super::rmtree::RemoveError::Mount { .. }) => Some(left(e.to_string())),
+            Err(e) => Some(left(format!("could not remove {}: {e}", d.display()))),
         },
-        Ownership::Vanished => Some(leftover(
-            true,
-            format!(
-                "the work directory {} vanished during the run (was the target unmounted?)",
+        Ownership::Vanished => Some(vanished()),
+        Ownership::Replaced => Some(Leftover {
+            vanished: false,
+            why: format!(
+                "{} no longer carries the marker this fslab wrote: not removing it",
                 d.display()
             ),
-        )),
-        Ownership::Replaced => Some(leftover(
-            false,
-            format!(
-                "{} no longer carries the marker this fslab wrote; not removing it",
-                d.display()
-            ),
-        )),
+        }),
     };
     live::remove_dir(d);
     release(d);
