@@ -266,7 +266,12 @@ fn clap_error(e: clap::Error) -> ExitCode {
     }
     let text = e.render().to_string();
     let mut lines = text.lines();
-    let mut msg = lines.next().unwrap_or("").trim_start_matches("error: ").trim().to_string();
+    let mut msg = lines
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .trim()
+        .to_string();
     // the subcommand, when the first argument names one (clap's usage line may not come)
     let mut command = match std::env::args().nth(1) {
         Some(a) if <Cli as clap::CommandFactory>::command().find_subcommand(&a).is_some() => format!("fslab {a}"),

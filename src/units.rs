@@ -270,11 +270,11 @@ mod tests {
         }
         let s = "9".repeat(60);
         assert_eq!(parse_duration(&s), Err(long(&s)));
-        assert_eq!(
-            long("31d").to_string(),
-            "'31d' is longer than the 30-day maximum"
-        );
-        assert!(matches!(parse_duration("99999999999999999999999x"), Err(UnitError::Duration(_))));
+        assert_eq!(long("31d").to_string(), "'31d' is longer than the 30-day maximum");
+        assert!(matches!(
+            parse_duration("99999999999999999999999x"),
+            Err(UnitError::Duration(_))
+        ));
     }
 
     #[test]

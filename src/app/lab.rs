@@ -75,7 +75,7 @@ fn for_raw(plan: &CellPlan) -> Option<CellPlan> {
             // filesystems' per-job files hold together, so every target
             // spreads the same I/O over the same span.
             if p.file_mode == crate::plan::FileMode::FilePerJob {
-                p.size = p.size.map(|s| s * p.jobs as u64);
+                p.size = p.size.map(|s| s.saturating_mul(p.jobs as u64));
             }
             p.file_mode = crate::plan::FileMode::SharedFile;
             Some(CellPlan::Io(p))

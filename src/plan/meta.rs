@@ -286,7 +286,11 @@ impl MetaPlan {
                 format!(
                     "{dirs} directories{} are kept open, one file descriptor each: more than the \
                      open-file limit of {limit} (ulimit -n) allows",
-                    if groups > 1 { format!(" × {groups} jobs") } else { String::new() }
+                    if groups > 1 {
+                        format!(" × {groups} jobs")
+                    } else {
+                        String::new()
+                    }
                 ),
             ));
         }

@@ -156,7 +156,9 @@ pub(crate) fn dir_target_problem(path: &std::path::Path) -> Option<String> {
     match std::fs::metadata(path) {
         Err(e) => Some(format!("'{p}': {e} (give an existing directory)")),
         Ok(m) if !m.is_dir() => Some(format!("'{p}' is not a directory")),
-        Ok(_) => crate::target::info::pseudo_fs(path).map(|fs| format!("'{p}' is on {fs}, not a filesystem to measure")),
+        Ok(_) => {
+            crate::target::info::pseudo_fs(path).map(|fs| format!("'{p}' is on {fs}, not a filesystem to measure"))
+        }
     }
 }
 
