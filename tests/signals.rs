@@ -142,8 +142,15 @@ fn twenty_random_signals_across_every_workload_leave_nothing() {
 fn wait_for_workdir(child: &mut std::process::Child, dir: &std::path::Path) {
     let t = std::time::Instant::now();
     while leftovers(dir).is_empty() {
-        assert!(child.try_wait().unwrap().is_none(), "fslab ended before it made its work directory");
-        assert!(t.elapsed() < Duration::from_secs(30), "no work directory appeared in {}", dir.display());
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "fslab ended before it made its work directory"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no work directory appeared in {}",
+            dir.display()
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -158,7 +165,10 @@ fn twenty_double_ctrl_c_leave_a_whole_interrupted_result_and_nothing_else() {
         return;
     }
     let loadfile = "/usr/share/dbench/client.txt";
-    if !require("dbench's client.txt (apt-get install dbench)", std::path::Path::new(loadfile).exists()) {
+    if !require(
+        "dbench's client.txt (apt-get install dbench)",
+        std::path::Path::new(loadfile).exists(),
+    ) {
         return;
     }
     let mut rng = fastrand::Rng::new();
