@@ -96,14 +96,21 @@ fuzz_target!(|data: &[u8]| {
     // the path: all of the input, as load-file text
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok(p) = normalize_path(text) else { return };
-    assert!(!p.is_empty() && !p.starts_with('/') && !p.contains(['\\', '\0']), "{p:?}");
+    assert!(
+        !p.is_empty() && !p.starts_with('/') && !p.contains(['\\', '\0']),
+        "{p:?}"
+    );
     assert!(p.split('/').all(|c| !c.is_empty() && c != "." && c != ".."), "{p:?}");
     let f = fixture();
     let parent = p.rsplit_once('/').map_or("", |(d, _)| d);
     for rel in [parent, p.as_str()] {
         if let Ok(fd) = open_dir_beneath(f.root.as_fd(), rel) {
             let at = where_is(&fd);
-            assert!(at.starts_with(&f.inside), "{text:?} -> {rel:?} resolved to {}", at.display());
+            assert!(
+                at.starts_with(&f.inside),
+                "{text:?} -> {rel:?} resolved to {}",
+                at.display()
+            );
         }
     }
 });
