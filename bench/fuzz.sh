@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target (fuzz/fuzz_targets: the NBENCH load-file
-# parser, the fio job parser, the plan-file parser and the unit parser) for
+# parser, the replay's wildcard matcher and path checks, the fio job parser,
+# the plan-file parser and the unit parser) for
 # FUZZ_SECONDS each (default 600, the 10 minutes), seeded with the
 # project's own example plans, job files and a load file; prints runs and
 # coverage per target and fails on the first crash (its input is kept in
@@ -17,14 +18,19 @@ secs=${FUZZ_SECONDS:-600}
 command -v cargo-fuzz >/dev/null || { echo "bench: needs cargo-fuzz (cargo install cargo-fuzz)" >&2; exit 2; }
 cd "$root/fuzz"
 export RUSTC_BOOTSTRAP=1
-mkdir -p corpus/loadfile corpus/fio_job corpus/plan_file corpus/units
+mkdir -p corpus/loadfile corpus/replay_paths corpus/fio_job corpus/plan_file corpus/units
 # the samba plan reads the 458k-line client.txt on every run: not a useful seed
 for f in seed-metadata-xattr seed-raw-vs-fs seed-create-under-stream; do cp "$root/examples/$f.toml" corpus/plan_file/; done
 cp "$root"/tests/fio-jobs/*.fio corpus/fio_job/
 printf 'Mkdir "\\clients" NT_STATUS_OK\nNTCreateX "\\clients\\client1\\f" 0x40 0x2 3 NT_STATUS_OK\nWriteX 3 0 100 100 NT_STATUS_OK\nLOOP 3\nReadX 3 0 100 100 NT_STATUS_OK\nENDLOOP\nClose 3 NT_STATUS_OK\n' > corpus/loadfile/seed.load
+# replay_paths: byte 0 splits pattern from name; the whole input is also a path
+printf '\x08FILLER.*filler.000' > corpus/replay_paths/mask
+printf '\x1d*a*a*a*a*a*a*a*a*a*a*a*a*a*abaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' > corpus/replay_paths/stars
+printf '\\clients\\client1\\~dmtmp\\ACCESS\\FASTENER.LDB' > corpus/replay_paths/path
+printf '\\clients\\up\\out\\x' > corpus/replay_paths/symlinks
 printf '4k' > corpus/units/size; printf '1.5s' > corpus/units/duration; printf '90%%' > corpus/units/percent
 cargo fuzz build -O
-for t in loadfile fio_job plan_file units; do
+for t in loadfile replay_paths fio_job plan_file units; do
     echo "== $t: ${secs}s"
     log=$(mktemp)
     if ! cargo fuzz run -O "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=4096 >"$log" 2>&1; then
