@@ -55,6 +55,20 @@ pub fn abort_cleanup() {
             super::workdir::detach_recorded(d);
         }
     }
+    let mut vanished: Vec<&PathBuf> = Vec::new();
+    for l in live.iter() {
+        if let Live::Dir(d) = l {
+            // said as the guards say it: an abort must not hide that the
+            // target went away under the run (one warning per tree)
+            if d.symlink_metadata().is_err() && !vanished.iter().any(|v| d.starts_with(v)) {
+                eprintln!(
+                    "fslab: warning: the work directory {} vanished during the run (was the target unmounted?)",
+                    d.display()
+                );
+                vanished.push(d);
+            }
+        }
+    }
     for l in live.iter().rev() {
         if let Live::Dir(d) = l {
             if d.join(super::MARKER).exists() {
