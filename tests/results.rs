@@ -76,7 +76,10 @@ fn a_refused_run_leaves_existing_result_files_as_they_were() {
         // refused after validation, by the target's check: still nothing written
         (&["io", "--target", t, "--size", "900t"], "--size"),
         (&["meta", "--target", t, "--files", "none"], "--files"),
-        (&["replay", "/nonexistent/load.txt", "--target", t], "/nonexistent/load.txt"),
+        (
+            &["replay", "/nonexistent/load.txt", "--target", t],
+            "/nonexistent/load.txt",
+        ),
         (&["probe", "--target", t, "--phases", "idle"], "--phases"),
         (&["run", "bad.toml"], "bad.toml"),
         (&["run", "--target", t, "--runtime", "never"], "--runtime"),
@@ -179,7 +182,18 @@ fn compare_and_report_refuse_unknown_layouts_and_one_file_given_twice() {
     let made = within(
         d,
         60,
-        &["io", "--target", t, "--engine", "null", "--runtime", "100ms", "--quiet", "--output", "json:a.json"],
+        &[
+            "io",
+            "--target",
+            t,
+            "--engine",
+            "null",
+            "--runtime",
+            "100ms",
+            "--quiet",
+            "--output",
+            "json:a.json",
+        ],
     );
     assert_eq!(made.status.code(), Some(0), "{}", String::from_utf8_lossy(&made.stderr));
     let mut j = read_json(&d.join("a.json"));
@@ -240,7 +254,11 @@ fn a_failure_while_laying_out_writes_no_result_and_exits_1() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{err}");
         assert!(err.contains("No space left"), "{err}");
-        assert_eq!(snapshot(d), before, "nothing was measured: no file is written or changed");
+        assert_eq!(
+            snapshot(d),
+            before,
+            "nothing was measured: no file is written or changed"
+        );
         assert!(leftovers(tiny.path()).is_empty(), "{:?}", leftovers(tiny.path()));
     }
 }
@@ -256,7 +274,18 @@ fn an_existing_result_file_is_replaced_whole_keeping_its_mode() {
     let o = within(
         d,
         60,
-        &["io", "--target", t, "--engine", "null", "--runtime", "100ms", "--quiet", "--output", "json:r.json"],
+        &[
+            "io",
+            "--target",
+            t,
+            "--engine",
+            "null",
+            "--runtime",
+            "100ms",
+            "--quiet",
+            "--output",
+            "json:r.json",
+        ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(read_json(&d.join("r.json"))["cells"].as_array().unwrap().len(), 1);

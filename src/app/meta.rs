@@ -141,27 +141,28 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
     let mut created: Option<Vec<u64>> = None;
     let plan_json = serde_json::to_value(plan).expect("plans serialise");
     // the phases so far, as an interrupted cell
-    let partial = |directions: &[DirResult], job_errors: &[String], warnings: &[String], cpu: CpuTimes, elapsed: u64| Cell {
-        name: cell_name.into(),
-        plan: plan_json.clone(),
-        target: info.clone(),
-        warnings: warnings.to_vec(),
-        interrupted: true,
-        elapsed_ns: elapsed,
-        directions: directions.to_vec(),
-        cpu: CpuSummary {
-            user_ns: cpu.user_ns,
-            sys_ns: cpu.sys_ns,
-            percent_of_core: cpu.percent_of_core(elapsed),
-            jobs: Vec::new(),
-        },
-        series: Vec::new(),
-        job_errors: job_errors.to_vec(),
-        inflight_depth: Vec::new(),
-        probe: None,
-        lab: None,
-        error: None,
-    };
+    let partial =
+        |directions: &[DirResult], job_errors: &[String], warnings: &[String], cpu: CpuTimes, elapsed: u64| Cell {
+            name: cell_name.into(),
+            plan: plan_json.clone(),
+            target: info.clone(),
+            warnings: warnings.to_vec(),
+            interrupted: true,
+            elapsed_ns: elapsed,
+            directions: directions.to_vec(),
+            cpu: CpuSummary {
+                user_ns: cpu.user_ns,
+                sys_ns: cpu.sys_ns,
+                percent_of_core: cpu.percent_of_core(elapsed),
+                jobs: Vec::new(),
+            },
+            series: Vec::new(),
+            job_errors: job_errors.to_vec(),
+            inflight_depth: Vec::new(),
+            probe: None,
+            lab: None,
+            error: None,
+        };
     for (order, kind) in phases(plan) {
         if crate::dist::any(stop.load(Ordering::Relaxed)) {
             interrupted = true;

@@ -107,7 +107,10 @@ impl Outputs {
                 p => p,
             };
             if let Some(p) = &path {
-                if let Some(o) = v.iter().find(|o: &&OutputSpec| o.path.as_ref().is_some_and(|q| same_file(p, q))) {
+                if let Some(o) = v
+                    .iter()
+                    .find(|o: &&OutputSpec| o.path.as_ref().is_some_and(|q| same_file(p, q)))
+                {
                     return Err(PlanError::new(
                         "--output",
                         format!(
@@ -189,9 +192,7 @@ pub fn check_path(flag: &str, p: &Path) -> Result<PathBuf> {
             )))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let name = p
-                .file_name()
-                .ok_or_else(|| bad("names no file".into()))?;
+            let name = p.file_name().ok_or_else(|| bad("names no file".into()))?;
             let parent = match p.parent() {
                 Some(d) if !d.as_os_str().is_empty() => d,
                 _ => Path::new("."),
@@ -221,7 +222,11 @@ fn probe_writable(dir: &Path, target: &Path) -> std::io::Result<()> {
         .open(dir)
     {
         Ok(_) => return Ok(()),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)) => {}
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)
+            ) => {}
         Err(e) => return Err(e),
     }
     // an abort must not come between making the name and removing it
@@ -332,7 +337,11 @@ mod tests {
         write_atomically(&p, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
         assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o640);
-        let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("r.json")]);
     }
 }

@@ -87,6 +87,9 @@ fn a_panic_while_starting_a_worker_does_not_leave_the_others_waiting() {
             Ok((engine(), Boom { panics: false, n: 0 }))
         });
         let e = out.jobs[jobs - 1].error.as_deref().unwrap_or_default();
-        assert!(e.contains("panicked while starting: boom while starting"), "{jobs} jobs: {e}");
+        assert!(
+            e.contains("panicked while starting: boom while starting"),
+            "{jobs} jobs: {e}"
+        );
     }
 }
