@@ -299,22 +299,24 @@ fn ctrl_c_leaves_nothing() {
     let out = dir.path().join("r.json");
     let json = format!("json:{}", out.display());
     let (l, t) = (lf.to_str().unwrap(), dir.path().to_str().unwrap());
-    let code = interrupt_after(
-        &[
-            "replay",
-            l,
-            "--target",
-            t,
-            "--clients",
-            "2",
-            "--time",
-            "60s",
-            "--quiet",
-            "--output",
-            &json,
-        ],
-        2000,
-    );
+    let mut child = start(&[
+        "replay",
+        l,
+        "--target",
+        t,
+        "--clients",
+        "2",
+        "--time",
+        "60s",
+        "--quiet",
+        "--output",
+        &json,
+    ]);
+    // a signal while client.txt is still parsed would end the run before
+    // it began, with no result file
+    wait_for_workdir(&mut child, dir.path());
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let code = signal_and_wait(child, libc::SIGINT).status.code();
     assert_eq!(code, Some(130));
     assert_eq!(read_json(&out)["interrupted"], true);
     assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));

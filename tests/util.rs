@@ -200,6 +200,24 @@ pub fn signal_and_wait(mut child: std::process::Child, sig: i32) -> std::process
     child.wait_with_output().unwrap()
 }
 
+/// Waits until fslab has made its work directory in `dir` (it is past
+/// validation: from now on a signal leaves a result).
+pub fn wait_for_workdir(child: &mut std::process::Child, dir: &std::path::Path) {
+    let t = std::time::Instant::now();
+    while leftovers(dir).is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "fslab ended before it made its work directory"
+        );
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(30),
+            "no work directory appeared in {}",
+            dir.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// Runs fslab ARGS, waits `ms`, sends SIGINT: the exit code.
 pub fn interrupt_after(args: &[&str], ms: u64) -> Option<i32> {
     let child = start(args);

@@ -425,3 +425,19 @@ pub fn drop_caches() -> std::io::Result<()> {
     rustix::fs::sync();
     std::fs::write("/proc/sys/vm/drop_caches", "3")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_points_are_told_from_plain_directories() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(!is_mount_point(d.path()));
+        assert!(
+            !is_mount_point(&d.path().join("gone")),
+            "a directory removed is no mount"
+        );
+        assert!(is_mount_point(Path::new("/proc")));
+    }
+}
