@@ -543,7 +543,10 @@ fn replay_durations_are_bounded() {
         &["replay", l, "--time", "18446744073709551615s"],
         "--time: '18446744073709551615s' is longer than the 30-day maximum",
     );
-    expect_usage(&["replay", l, "--time", "31d"], "--time: '31d' is longer than the 30-day maximum");
+    expect_usage(
+        &["replay", l, "--time", "31d"],
+        "--time: '31d' is longer than the 30-day maximum",
+    );
     expect_usage(
         &["replay", l, "--warmup", "18446744073709551615"],
         "--warmup: '18446744073709551615' is longer than the 30-day maximum",
