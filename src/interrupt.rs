@@ -47,12 +47,30 @@ static FREED: Condvar = Condvar::new();
 pub struct Serial {
     // a lock belongs to the thread that took it
     _not_send: std::marker::PhantomData<*const ()>,
+    /// False for the lock an abort that gave up waiting pretends to hold.
+    counted: bool,
 }
+
+/// The thread of an abort that gave up waiting for the lock: its own
+/// `serial()` calls (writing results) must not wait either.
+static FORCED: Mutex<Option<ThreadId>> = Mutex::new(None);
 
 /// Takes the lock that serialises making and removing fslab's files and
 /// writing results with an abort. Blocks for good once an abort has begun.
 pub fn serial() -> Serial {
+    serial_within(None).expect("an unbounded wait ends with the lock")
+}
+
+/// `serial()`, giving up after `limit` (None: never).
+fn serial_within(limit: Option<std::time::Duration>) -> Option<Serial> {
     let me = std::thread::current().id();
+    if *lock(&FORCED) == Some(me) {
+        return Some(Serial {
+            _not_send: std::marker::PhantomData,
+            counted: false,
+        });
+    }
+    let until = limit.map(|l| std::time::Instant::now() + l);
     let mut o = lock(&OWNER);
     loop {
         match o.thread {
@@ -65,16 +83,26 @@ pub fn serial() -> Serial {
                 o.depth += 1;
                 break;
             }
-            Some(_) => o = FREED.wait(o).unwrap_or_else(|e| e.into_inner()),
+            Some(_) => match until {
+                None => o = FREED.wait(o).unwrap_or_else(|e| e.into_inner()),
+                Some(u) => {
+                    let left = u.checked_duration_since(std::time::Instant::now())?;
+                    o = FREED.wait_timeout(o, left).unwrap_or_else(|e| e.into_inner()).0;
+                }
+            },
         }
     }
-    Serial {
+    Some(Serial {
         _not_send: std::marker::PhantomData,
-    }
+        counted: true,
+    })
 }
 
 impl Drop for Serial {
     fn drop(&mut self) {
+        if !self.counted {
+            return;
+        }
         let mut o = lock(&OWNER);
         o.depth -= 1;
         if o.depth == 0 {
@@ -119,6 +147,16 @@ struct Pending {
 }
 
 static PENDING: Mutex<Option<Pending>> = Mutex::new(None);
+
+/// How long an abort waits for the main thread to leave a step it must not
+/// interrupt.
+const ABORT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The final results are written: an abort from now on writes nothing (it
+/// would mark a complete result interrupted).
+pub fn results_written() {
+    *lock(&PENDING) = None;
+}
 
 /// The run is validated and about to work: from now on an abort writes
 /// `report` (and what is published later) to `outputs`.
@@ -165,7 +203,25 @@ pub fn next_cell_tag(tag: &LabTag) {
 /// stops at its next creation, removal or write and cannot end the process
 /// (or touch a result file) before this is done.
 pub fn abort() -> ! {
-    std::mem::forget(serial());
+    // The main thread holds the lock only for short steps, but one of them
+    // may block (stdout a stalled pipe, a mkfs that discards a large
+    // device): an abort that waited for good would hang the process with no
+    // signal left to end it. Past the limit it goes on without the lock;
+    // result files are still replaced whole, whoever writes last.
+    let locked = match serial_within(Some(ABORT_WAIT)) {
+        Some(s) => {
+            std::mem::forget(s);
+            true
+        }
+        None => {
+            eprintln!(
+                "fslab: warning: the run did not reach a safe point in {} s; aborting anyway",
+                ABORT_WAIT.as_secs()
+            );
+            *lock(&FORCED) = Some(std::thread::current().id());
+            false
+        }
+    };
     // results first: they are what the user waits for, and they are quick
     let pending = lock(&PENDING).take();
     if let Some(p) = pending {
@@ -173,8 +229,15 @@ pub fn abort() -> ! {
         r.cells.extend(p.cell);
         r.interrupted = true;
         r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-        let mut outputs = p.outputs;
-        if let Err(e) = crate::report::write_outputs(&r, &mut outputs, true) {
+        // without the lock, stdout may be what blocks the main thread
+        let written = crate::report::write_files(&r, &p.outputs).and_then(|()| {
+            if locked {
+                crate::report::write_stdout(&r, &p.outputs)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = written {
             eprintln!("fslab: error: writing results: {e}");
         }
     }

@@ -421,7 +421,7 @@ fn compare_puts_saved_results_side_by_side() {
     std::fs::write(dir.path().join("bad.json"), "{\n\"x\": 1\n}").unwrap();
     expect_usage(
         &["compare", dir.path().join("bad.json").to_str().unwrap()],
-        "bad.json: not an fslab result file: no schema_version",
+        "bad.json:3: not an fslab result",
     );
 }
 

@@ -248,7 +248,9 @@ fn sigterm_while_making_scratch_filesystems_ends_the_run() {
     if !require_root_with(&["mkfs.ext4", "mkfs.xfs", "losetup"]) {
         return;
     }
-    for delay in [0, 50, 100, 150, 200, 250, 300] {
+    // fixed delays (before the handler, during validation, mkfs), then
+    // `None`: the moment the first image file exists (mkfs or mount is next)
+    for delay in [Some(0), Some(50), Some(100), Some(200), Some(300), None, None, None] {
         let scratch = scratch_dir();
         let results = tempfile::tempdir().unwrap();
         let json = results.path().join("r.json");
@@ -265,13 +267,34 @@ fn sigterm_while_making_scratch_filesystems_ends_the_run() {
             "--output",
             &out,
         ]);
-        std::thread::sleep(Duration::from_millis(delay));
+        let mut child = child;
+        match delay {
+            Some(ms) => std::thread::sleep(Duration::from_millis(ms)),
+            None => {
+                let t = std::time::Instant::now();
+                let has_image = || {
+                    std::fs::read_dir(scratch.path())
+                        .unwrap()
+                        .flatten()
+                        .any(|e| e.path().join("fs.img").exists())
+                };
+                while !has_image() {
+                    assert!(
+                        child.try_wait().unwrap().is_none(),
+                        "fslab ended before making an image"
+                    );
+                    assert!(t.elapsed() < Duration::from_secs(60), "no image appeared");
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
         // signal_and_wait fails the test if fslab is still running 10 s later
         let o = signal_and_wait(child, libc::SIGTERM);
-        let what = format!("SIGTERM {delay} ms after the start");
-        // None: the signal came before fslab installed its handler
+        let what = format!("SIGTERM at {delay:?} ms after the start (None: once an image exists)");
+        // None: the signal came before fslab installed its handler (only
+        // possible with a fixed delay)
         assert!(
-            matches!(o.status.code(), Some(130) | None),
+            matches!((o.status.code(), delay), (Some(130), _) | (None, Some(_))),
             "{what}: exit {:?}: {}",
             o.status.code(),
             String::from_utf8_lossy(&o.stderr)

@@ -316,6 +316,43 @@ pub fn expect_refusals(cases: &[Refusal], must_not_exist: &[&Path]) {
     );
 }
 
+/// [`expect_refusals`] with each of `existing` present before every case
+/// (a result of an earlier run): each must be left byte for byte as it was.
+pub fn expect_refusals_leaving(cases: &[Refusal], existing: &[&Path]) {
+    let capture = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let before: Vec<Vec<u8>> = existing
+            .iter()
+            .map(|p| {
+                let b = format!("an earlier result at {}\n", p.display()).into_bytes();
+                std::fs::write(p, &b).unwrap();
+                b
+            })
+            .collect();
+        let mut why = refused_once(c, &[], capture.path(), i)
+            .err()
+            .into_iter()
+            .collect::<Vec<_>>();
+        for (p, b) in existing.iter().zip(&before) {
+            if std::fs::read(p).ok().as_ref() != Some(b) {
+                why.push(format!("{} was changed", p.display()));
+            }
+            let _ = std::fs::remove_file(p);
+        }
+        if !why.is_empty() {
+            failures.push(format!("{:?}: {}", c.args, why.join("; ")));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad inputs changed an existing file or were not refused:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
 fn refused_once(c: &Refusal, must_not_exist: &[&Path], capture: &Path, i: usize) -> Result<(), String> {
     use std::process::Stdio;
     // files, not pipes: a run that should not have started cannot block on a full pipe

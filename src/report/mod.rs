@@ -482,18 +482,38 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
 /// long run keeps a complete file on disk at every moment. stdout gets its
 /// output only with `final_`. The report becomes what an abort writes.
 pub fn write_outputs(r: &Report, outputs: &mut Outputs, final_: bool) -> std::io::Result<()> {
-    let _serial = crate::interrupt::serial();
-    crate::interrupt::publish_report(r);
-    for o in &outputs.0 {
-        match &o.path {
-            Some(p) => crate::plan::write_atomically(p, &reporter(o.format).render(r))?,
-            None if final_ => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(&reporter(o.format).render(r))?;
-                out.flush()?;
-            }
-            None => {}
+    {
+        let _serial = crate::interrupt::serial();
+        crate::interrupt::publish_report(r);
+        write_files(r, outputs)?;
+        if final_ {
+            crate::interrupt::results_written();
         }
+    }
+    // outside the lock: a stalled stdout pipe must not hold up an abort
+    if final_ {
+        write_stdout(r, outputs)?;
+    }
+    Ok(())
+}
+
+/// The outputs that go to files, each replaced atomically. The caller holds
+/// the serial lock (or is an abort that gave up waiting for it).
+pub fn write_files(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
+    for o in &outputs.0 {
+        if let Some(p) = &o.path {
+            crate::plan::write_atomically(p, &reporter(o.format).render(r))?;
+        }
+    }
+    Ok(())
+}
+
+/// The output that goes to stdout, if one does.
+pub fn write_stdout(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
+    for o in outputs.0.iter().filter(|o| o.path.is_none()) {
+        let mut out = std::io::stdout().lock();
+        out.write_all(&reporter(o.format).render(r))?;
+        out.flush()?;
     }
     Ok(())
 }

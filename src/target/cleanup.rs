@@ -117,6 +117,10 @@ fn judge(dir: &Path, this_host: &str) -> Verdict {
     let pid = marker.pid.unwrap_or(0);
     match locked {
         Ok(true) if marker.locked => Verdict::Stale(marker, fd),
+        // a marker its fslab held locked, whose lock cannot be tested here
+        // (read-only view, NFS without a writable descriptor): the pid may
+        // be another namespace's, so it proves nothing
+        Err(_) if marker.locked => Verdict::Live("its lock cannot be tested from here".into()),
         // an older fslab, or a filesystem without locks: the pid must agree
         _ if fslab_running(pid) => Verdict::Live(format!("its marker holds no lock and pid {pid} is a running fslab")),
         _ => Verdict::Stale(marker, fd),

@@ -42,19 +42,8 @@ pub fn remove_mount(p: &Path) {
 pub fn abort_cleanup() {
     super::workdir::set_aborting();
     let live = std::mem::take(&mut *list());
-    for l in live.iter().rev() {
-        if let Live::Mount(m) = l {
-            let _ = rustix::mount::unmount(m, rustix::mount::UnmountFlags::DETACH);
-        }
-    }
-    // A mount made a moment ago may not be registered yet; its record in the
-    // directory's marker is written before mounting. Only recorded mounts go:
-    // anything else mounted in there is not fslab's, and stops the removal.
-    for l in live.iter().rev() {
-        if let Live::Dir(d) = l {
-            super::workdir::detach_recorded(d);
-        }
-    }
+    // before anything is detached: a directory on a scratch mount is gone
+    // once the abort detaches it, which is no news
     let mut vanished: Vec<&PathBuf> = Vec::new();
     for l in live.iter() {
         if let Live::Dir(d) = l {
@@ -70,15 +59,46 @@ pub fn abort_cleanup() {
         }
     }
     for l in live.iter().rev() {
+        if let Live::Mount(m) = l {
+            let _ = rustix::mount::unmount(m, rustix::mount::UnmountFlags::DETACH);
+        }
+    }
+    // A mount made a moment ago may not be registered yet; its record in the
+    // directory's marker is written before mounting. Only recorded mounts go:
+    // anything else mounted in there is not fslab's, and stops the removal.
+    for l in live.iter().rev() {
         if let Live::Dir(d) = l {
-            if d.join(super::MARKER).exists() {
-                // workers may still be creating files in it until they see
-                // the stop flag: try again for a moment
-                for _ in 0..50 {
-                    if super::rmtree::remove_tree(d).is_ok() || !d.exists() {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(10));
+            super::workdir::detach_recorded(d);
+        }
+    }
+    for l in live.iter().rev() {
+        if let Live::Dir(d) = l {
+            // Not the guards' ownership test: that compares the marker with
+            // the descriptor this process holds, and an abort runs on the
+            // signal thread, whose file table (unshared, see main.rs) holds
+            // none of the main thread's descriptors. The directory is in
+            // this list because this process made it; its marker must still
+            // be there.
+            if !d.join(super::MARKER).exists() {
+                continue;
+            }
+            // workers may still be creating files in it until they see
+            // the stop flag: try again for a moment
+            let mut last = Ok(());
+            for _ in 0..50 {
+                last = super::rmtree::remove_tree(d);
+                if last.is_ok() || !d.exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            if let Err(e) = last {
+                if d.exists() {
+                    eprintln!(
+                        "fslab: warning: could not remove {}: {e}; left behind, `fslab cleanup {}` removes it later",
+                        d.display(),
+                        d.parent().unwrap_or(Path::new(".")).display()
+                    );
                 }
             }
         }

@@ -151,7 +151,7 @@ fn walk_and_remove(top: &Path, real: &Path) -> Result<(), RemoveError> {
     if where_fd(fd.as_fd()).map_err(io(real))? != here {
         return Err(crossing(real, top));
     }
-    empty_dir(fd, real, here, top)?;
+    empty_dir(fd, real, here, top, true)?;
     rustix::fs::unlinkat(pfd.as_fd(), &name, AtFlags::REMOVEDIR).map_err(io(real))
 }
 
@@ -184,7 +184,7 @@ fn boundary(e: Errno, path: &Path, top: &Path) -> RemoveError {
 
 /// Removes everything in the directory open as `fd` (at `path`), all of it on
 /// the mount `here`.
-fn empty_dir(fd: OwnedFd, path: &Path, here: Where, top: &Path) -> Result<(), RemoveError> {
+fn empty_dir(fd: OwnedFd, path: &Path, here: Where, top: &Path, outermost: bool) -> Result<(), RemoveError> {
     // All names first: removing entries while reading the directory may make
     // readdir skip some.
     let mut names = Vec::new();
@@ -194,6 +194,11 @@ fn empty_dir(fd: OwnedFd, path: &Path, here: Where, top: &Path) -> Result<(), Re
         if n.to_bytes() != b"." && n.to_bytes() != b".." {
             names.push(n.to_owned());
         }
+    }
+    if outermost {
+        // the marker last: a removal that fails half-way leaves a directory
+        // `fslab cleanup` still knows as fslab's
+        names.sort_by_key(|n| n.to_bytes() == super::MARKER.as_bytes());
     }
     for name in names {
         let p = path.join(OsStr::from_bytes(name.as_bytes()));
@@ -216,7 +221,7 @@ fn empty_dir(fd: OwnedFd, path: &Path, here: Where, top: &Path) -> Result<(), Re
             if where_fd(sub.as_fd()).map_err(io(&p))? != here {
                 return Err(crossing(&p, top));
             }
-            empty_dir(sub, &p, here, top)?;
+            empty_dir(sub, &p, here, top, false)?;
         }
         let flags = match ft {
             FileType::Directory => AtFlags::REMOVEDIR,

@@ -319,8 +319,8 @@ pub fn ownership(d: &Path) -> Ownership {
         .and_then(|(_, fd)| rustix::fs::fstat(fd.as_fd()).ok());
     match (marker, held) {
         (Ok(m), Some(h)) if (m.st_dev, m.st_ino) == (h.st_dev, h.st_ino) => Ownership::Ours,
-        // made before this registry (or by code that does not lock)
-        (Ok(_), None) => Ownership::Ours,
+        // every directory fslab makes registers its marker's lock: a marker
+        // without one is not this process's to remove
         _ => Ownership::Replaced,
     }
 }

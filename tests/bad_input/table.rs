@@ -443,6 +443,8 @@ fn table_of_bad_inputs_refused_in_one_line() {
 
     assert!(cases.len() >= 100, "{} cases", cases.len());
     expect_refusals(&cases, &[&out, &fio_out, &html]);
+    // and the same inputs with the output files already there: none is changed
+    expect_refusals_leaving(&cases, &[&out, &fio_out, &html]);
     let left = leftovers(dir.path());
     assert!(left.is_empty(), "a refused run creates nothing: {left:?}");
 }
