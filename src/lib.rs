@@ -11,6 +11,7 @@ pub mod app;
 pub mod cli;
 pub mod dist;
 pub mod engine;
+pub mod errno;
 pub mod interrupt;
 pub mod plan;
 pub mod report;

@@ -2,11 +2,12 @@
 //! load during the `load` phase, and the context of every second beside them.
 
 use super::{io_err, io_load_cell, refused, AppError};
+use crate::errno::errno_name;
 use crate::plan::{Load, ProbeOp, ProbePlan};
 use crate::report::probe::{ContextPoint, ProbeData, ProbePhase, ProbeSample, Stall};
-use crate::report::{self, errno_name, Cell, CpuSummary, LatSummary, Report};
-use crate::runner::Instant;
+use crate::report::{self, Cell, CpuSummary, LatSummary, Report};
 use crate::stats::cpu::CpuTimes;
+use crate::stats::Instant;
 use crate::stats::LatStats;
 use crate::target::{self, TargetInfo};
 use crate::workload::probe::Prober;
@@ -444,11 +445,11 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
     let cpu = CpuTimes::process() - cpu0;
     let written_total = written.load(Ordering::Relaxed);
     let dir = match plan.op {
-        ProbeOp::Create => crate::stats::Dir::Create,
-        ProbeOp::Stat => crate::stats::Dir::Stat,
-        ProbeOp::Mkdir => crate::stats::Dir::NbMkdir,
-        ProbeOp::AppendFsync => crate::stats::Dir::Fsync,
-        ProbeOp::Read => crate::stats::Dir::Read,
+        ProbeOp::Create => crate::stats::OpKind::Create,
+        ProbeOp::Stat => crate::stats::OpKind::Stat,
+        ProbeOp::Mkdir => crate::stats::OpKind::NbMkdir,
+        ProbeOp::AppendFsync => crate::stats::OpKind::Fsync,
+        ProbeOp::Read => crate::stats::OpKind::Read,
     };
     let mut phases = Vec::new();
     let mut directions = Vec::new();

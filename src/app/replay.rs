@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicBool;
 pub fn throughput_mb_s(c: &Cell) -> f64 {
     c.directions
         .iter()
-        .filter(|d| matches!(d.dir, crate::stats::Dir::ReadX | crate::stats::Dir::WriteX))
+        .filter(|d| matches!(d.dir, crate::stats::OpKind::ReadX | crate::stats::OpKind::WriteX))
         .map(|d| d.mb_s)
         .sum()
 }

@@ -8,7 +8,6 @@
 //! path serves one machine and many. MPI calls are made from the main thread
 //! only (MPI_THREAD_FUNNELED): workers never touch the coordinator.
 
-pub mod merge;
 #[cfg(feature = "mpi")]
 mod mpi;
 

@@ -128,7 +128,7 @@ pub struct IoPlan {
     pub stop_on_error: bool,
     /// --stonewall.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stonewall: Option<crate::runner::Stonewall>,
+    pub stonewall: Option<crate::plan::Stonewall>,
 }
 
 /// Default bytes per job for a directory target.
@@ -390,7 +390,7 @@ impl IoPlan {
         }
         super::refuse_pseudo_fs("--target", a.common.target.as_ref())?;
         let stonewall = super::stonewall(a.stonewall.as_deref())?;
-        if stonewall == Some(crate::runner::Stonewall::First) && runtime.is_some() && !a.size_based {
+        if stonewall == Some(crate::plan::Stonewall::First) && runtime.is_some() && !a.size_based {
             return Err(PlanError::new(
                 "--stonewall",
                 "`first` waits for a job to finish its --size, and jobs of a time-based run (--runtime) never do: \

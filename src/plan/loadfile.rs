@@ -10,7 +10,7 @@
 //! The clients then resolve the paths beneath their directory at run time
 //! too (`workload::replay::beneath`), against symlinks planted there.
 
-use crate::stats::Dir;
+use crate::stats::OpKind;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::path::Path;
@@ -30,7 +30,7 @@ pub struct LoadFileError {
 /// Control lines besides operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    Op(Dir),
+    Op(OpKind),
     /// `LOOP n`: the lines up to the matching ENDLOOP run n times.
     Loop,
     EndLoop,
@@ -181,27 +181,27 @@ fn tokens(s: &str) -> Vec<&str> {
     out
 }
 
-fn op_of(name: &str) -> Option<(Dir, usize, usize)> {
+fn op_of(name: &str) -> Option<(OpKind, usize, usize)> {
     // (kind, paths, numbers) before the status
     Some(match name {
-        "NTCreateX" => (Dir::NtCreateX, 1, 3),
-        "Close" => (Dir::NbClose, 0, 1),
-        "ReadX" => (Dir::ReadX, 0, 4),
-        "WriteX" => (Dir::WriteX, 0, 4),
-        "Flush" => (Dir::Flush, 0, 1),
-        "LockX" => (Dir::LockX, 0, 3),
-        "UnlockX" => (Dir::UnlockX, 0, 3),
-        "Unlink" => (Dir::NbUnlink, 1, 1),
-        "Mkdir" => (Dir::NbMkdir, 1, 0),
-        "Rmdir" => (Dir::NbRmdir, 1, 0),
-        "Deltree" => (Dir::Deltree, 1, 0),
-        "Rename" => (Dir::NbRename, 2, 0),
-        "QUERY_PATH_INFORMATION" => (Dir::QueryPath, 1, 1),
-        "QUERY_FILE_INFORMATION" => (Dir::QueryFile, 0, 2),
-        "SET_FILE_INFORMATION" => (Dir::SetFile, 0, 2),
-        "QUERY_FS_INFORMATION" => (Dir::QueryFs, 0, 1),
-        "FIND_FIRST" => (Dir::FindFirst, 1, 3),
-        "SLEEP" => (Dir::Sleep, 0, 1),
+        "NTCreateX" => (OpKind::NtCreateX, 1, 3),
+        "Close" => (OpKind::NbClose, 0, 1),
+        "ReadX" => (OpKind::ReadX, 0, 4),
+        "WriteX" => (OpKind::WriteX, 0, 4),
+        "Flush" => (OpKind::Flush, 0, 1),
+        "LockX" => (OpKind::LockX, 0, 3),
+        "UnlockX" => (OpKind::UnlockX, 0, 3),
+        "Unlink" => (OpKind::NbUnlink, 1, 1),
+        "Mkdir" => (OpKind::NbMkdir, 1, 0),
+        "Rmdir" => (OpKind::NbRmdir, 1, 0),
+        "Deltree" => (OpKind::Deltree, 1, 0),
+        "Rename" => (OpKind::NbRename, 2, 0),
+        "QUERY_PATH_INFORMATION" => (OpKind::QueryPath, 1, 1),
+        "QUERY_FILE_INFORMATION" => (OpKind::QueryFile, 0, 2),
+        "SET_FILE_INFORMATION" => (OpKind::SetFile, 0, 2),
+        "QUERY_FS_INFORMATION" => (OpKind::QueryFs, 0, 1),
+        "FIND_FIRST" => (OpKind::FindFirst, 1, 3),
+        "SLEEP" => (OpKind::Sleep, 0, 1),
         _ => return None,
     })
 }
@@ -303,7 +303,7 @@ impl LoadFile {
                 op => {
                     let (dir, np, nn) = op_of(op).ok_or_else(|| err(format!("unknown operation '{op}'")))?;
                     line.kind = Kind::Op(dir);
-                    let want = 1 + np + nn + usize::from(dir != Dir::Sleep);
+                    let want = 1 + np + nn + usize::from(dir != OpKind::Sleep);
                     // some writers add trailing fields; the status is the last token
                     if toks.len() < want {
                         return Err(err(format!(
@@ -324,10 +324,10 @@ impl LoadFile {
                         let t = toks[1 + np + k];
                         // (argument, bound, message) of the numbers that size memory or time
                         let bound = match (dir, k) {
-                            (Dir::ReadX | Dir::WriteX, 2) => {
+                            (OpKind::ReadX | OpKind::WriteX, 2) => {
                                 Some((MAX_TRANSFER, "bytes: at most 16 MiB per operation"))
                             }
-                            (Dir::Sleep, 0) => Some((MAX_SLEEP_US, "µs: at most 60 s")),
+                            (OpKind::Sleep, 0) => Some((MAX_SLEEP_US, "µs: at most 60 s")),
                             _ => None,
                         };
                         if let (Some((max, why)), Some(v)) = (bound, parse_num(t)) {
@@ -337,7 +337,7 @@ impl LoadFile {
                         }
                         line.args[k] = num(t, op)?;
                     }
-                    if dir != Dir::Sleep {
+                    if dir != OpKind::Sleep {
                         let st = toks[toks.len() - 1];
                         if !is_status(st) {
                             return Err(err(format!(
@@ -364,7 +364,7 @@ impl LoadFile {
         if !lf
             .lines
             .iter()
-            .any(|l| matches!(l.kind, Kind::Op(d) if d != Dir::Sleep))
+            .any(|l| matches!(l.kind, Kind::Op(d) if d != OpKind::Sleep))
         {
             return Err(LoadFileError {
                 file: name.to_string(),
@@ -434,7 +434,7 @@ mod tests {
         .unwrap();
         assert_eq!(lf.lines.len(), 7);
         assert_eq!(lf.paths, ["clients/client1", "clients/client1/f", "clients/client1/x"]);
-        assert_eq!(lf.lines[1].kind, Kind::Op(Dir::NtCreateX));
+        assert_eq!(lf.lines[1].kind, Kind::Op(OpKind::NtCreateX));
         assert_eq!(lf.lines[1].args[..3], [0x40, 2, 9938]);
         assert_eq!(lf.lines[2].time_us, 1_500_000);
         assert_eq!(lf.lines[1].time_us, NO_TIME);

@@ -135,7 +135,7 @@ pub struct MetaPlan {
     pub stop_on_error: bool,
     /// --stonewall.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stonewall: Option<crate::runner::Stonewall>,
+    pub stonewall: Option<crate::plan::Stonewall>,
 }
 
 impl MetaPlan {

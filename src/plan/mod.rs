@@ -107,9 +107,46 @@ pub(crate) fn stop_on_error(c: &CommonArgs) -> Result<bool> {
     }
 }
 
+/// Stonewalling, as IOR's `-D` and mdtest's `-W`: a phase ends for every
+/// client at once, so that the rate is that of all clients working together
+/// and not diluted by a straggler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stonewall {
+    /// Every job stops this long after the phase started.
+    Deadline(Duration),
+    /// Every job stops when the first job (of any rank) has done its work.
+    First,
+}
+
+impl std::fmt::Display for Stonewall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stonewall::Deadline(d) => write!(f, "{}", humantime::format_duration(*d)),
+            Stonewall::First => f.write_str("first"),
+        }
+    }
+}
+
+impl serde::Serialize for Stonewall {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Stonewall {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.as_str() {
+            "first" => Ok(Stonewall::First),
+            t => humantime::parse_duration(t)
+                .map(Stonewall::Deadline)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
 /// --stonewall first|DUR.
-pub(crate) fn stonewall(s: Option<&str>) -> Result<Option<crate::runner::Stonewall>> {
-    use crate::runner::Stonewall;
+pub(crate) fn stonewall(s: Option<&str>) -> Result<Option<Stonewall>> {
     match s {
         None => Ok(None),
         Some("first") => Ok(Some(Stonewall::First)),

@@ -5,7 +5,7 @@
 //! Each fslab cell is one job, as fio reports with group_reporting.
 
 use super::{Cell, DirResult, LatSummary, Report, Reporter};
-use crate::stats::{Dir, LatHist};
+use crate::stats::{LatHist, OpKind};
 use serde_json::{json, Map, Value};
 
 pub struct FioJson;
@@ -84,7 +84,11 @@ fn dir_obj(c: &Cell, d: &DirResult) -> Value {
 /// (previous key, key], from the merged histograms of reads and writes.
 fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     let mut all = LatHist::new();
-    for d in c.directions.iter().filter(|d| matches!(d.dir, Dir::Read | Dir::Write)) {
+    for d in c
+        .directions
+        .iter()
+        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
+    {
         all.add(&LatHist::from_sparse(&d.lat.histogram));
     }
     let total = all.len().max(1) as f64;
@@ -211,9 +215,13 @@ fn job(c: &Cell, id: usize) -> Value {
         "usr_cpu": pct(c.cpu.user_ns), "sys_cpu": pct(c.cpu.sys_ns), "ctx": 0, "majf": 0, "minf": 0,
         "iodepth_level": depth, "latency_ns": lns, "latency_us": lus, "latency_ms": lms,
     });
-    for (key, dir) in [("read", Dir::Read), ("write", Dir::Write), ("trim", Dir::Fsync)] {
+    for (key, dir) in [
+        ("read", OpKind::Read),
+        ("write", OpKind::Write),
+        ("trim", OpKind::Fsync),
+    ] {
         j[key] = match (dir, c.dir(dir)) {
-            (Dir::Fsync, _) | (_, None) => empty_dir(),
+            (OpKind::Fsync, _) | (_, None) => empty_dir(),
             (_, Some(d)) => dir_obj(c, d),
         };
     }

@@ -4,7 +4,7 @@
 //! Close enough that people find their numbers where they look for them.
 
 use super::{Cell, DirResult, LatSummary, Report, Reporter};
-use crate::stats::{Dir, LatHist};
+use crate::stats::{LatHist, OpKind};
 use std::fmt::Write;
 
 pub struct FioText;
@@ -47,8 +47,8 @@ fn bw(bps: f64) -> String {
 
 fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
     let name = match d.dir {
-        Dir::Read => "read",
-        Dir::Write => "write",
+        OpKind::Read => "read",
+        OpKind::Write => "write",
         _ => "sync",
     };
     let _ = writeln!(
@@ -150,7 +150,7 @@ impl Reporter for FioText {
                 .filter(|c| c.plan["fio"]["groupid"].as_u64() == Some(g))
                 .collect();
             let _ = writeln!(s, "Run status group {g} (all jobs):");
-            for (label, dir) in [("READ", Dir::Read), ("WRITE", Dir::Write)] {
+            for (label, dir) in [("READ", OpKind::Read), ("WRITE", OpKind::Write)] {
                 let ds: Vec<(&Cell, &DirResult)> = cells.iter().filter_map(|c| Some((*c, c.dir(dir)?))).collect();
                 if ds.is_empty() {
                     continue;

@@ -18,10 +18,11 @@ pub mod timeline_csv;
 
 pub use host::HostInfo;
 
+use crate::errno::errno_name;
 use crate::plan::{OutputFormat, Outputs};
 use crate::runner::RunOut;
 use crate::stats::series::IntervalPoint;
-use crate::stats::{cpu::CpuTimes, Dir, LatStats, OpStats, SparseHist};
+use crate::stats::{cpu::CpuTimes, LatStats, OpKind, OpStats, SparseHist};
 use crate::target::TargetInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -141,7 +142,7 @@ pub struct JobCpu {
 /// fsync), or one phase of a metadata run (`phase` set: "seq-create", ...).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DirResult {
-    pub dir: Dir,
+    pub dir: OpKind,
     /// Metadata runs: the phase, with its own elapsed time and CPU use
     /// (rates are over the phase's time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -221,38 +222,8 @@ pub fn pct_key(p: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// The symbolic name of an errno ("EIO"), or its number.
-pub fn errno_name(e: i32) -> String {
-    let name = match e {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::EIO => "EIO",
-        libc::EBADF => "EBADF",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EEXIST => "EEXIST",
-        libc::EINVAL => "EINVAL",
-        libc::EFBIG => "EFBIG",
-        libc::ENOSPC => "ENOSPC",
-        libc::EROFS => "EROFS",
-        libc::EDQUOT => "EDQUOT",
-        libc::ENOTSUP => "ENOTSUP",
-        libc::EINTR => "EINTR",
-        libc::ENOTDIR => "ENOTDIR",
-        libc::EISDIR => "EISDIR",
-        libc::ENOTEMPTY => "ENOTEMPTY",
-        libc::ENODATA => "ENODATA",
-        libc::ENOSYS => "ENOSYS",
-        crate::workload::replay::UNEXPECTED_SUCCESS => "UNEXPECTED_SUCCESS",
-        crate::workload::io::VERIFY_MISMATCH => "VERIFY_MISMATCH",
-        _ => return format!("errno{e}"),
-    };
-    name.to_string()
-}
-
 impl DirResult {
-    pub fn of(dir: Dir, s: &OpStats, elapsed_ns: u64) -> Self {
+    pub fn of(dir: OpKind, s: &OpStats, elapsed_ns: u64) -> Self {
         let secs = elapsed_ns as f64 / 1e9;
         let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
         let bps = rate(s.bytes);
@@ -308,7 +279,7 @@ impl Cell {
         out: RunOut,
     ) -> Self {
         let elapsed = out.elapsed_ns;
-        let directions = Dir::ALL
+        let directions = OpKind::ALL
             .iter()
             .filter(|d| {
                 let s = &out.stats[d.idx()];
@@ -380,7 +351,7 @@ impl Cell {
         }
     }
 
-    pub fn dir(&self, d: Dir) -> Option<&DirResult> {
+    pub fn dir(&self, d: OpKind) -> Option<&DirResult> {
         self.directions.iter().find(|r| r.dir == d)
     }
 }

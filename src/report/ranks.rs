@@ -3,7 +3,7 @@
 
 use super::Cell;
 use crate::runner::{RankRun, StonewallOut};
-use crate::stats::Dir;
+use crate::stats::OpKind;
 use crate::units::fmt_rate;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
 use serde::{Deserialize, Serialize};
@@ -41,7 +41,7 @@ fn per_s(n: u64, ns: u64) -> f64 {
 
 impl RankRates {
     /// None for a one-process run.
-    pub fn of(dir: Dir, ranks: &[RankRun]) -> Option<Self> {
+    pub fn of(dir: OpKind, ranks: &[RankRun]) -> Option<Self> {
         if ranks.is_empty() {
             return None;
         }
@@ -218,15 +218,15 @@ mod tests {
             jobs: 1,
             elapsed_ns,
             stopped_ns: elapsed_ns,
-            ops: [(Dir::Create, ops)].into(),
-            bytes: [(Dir::Create, 0)].into(),
+            ops: [(OpKind::Create, ops)].into(),
+            bytes: [(OpKind::Create, 0)].into(),
         }
     }
 
     #[test]
     fn per_rank_rates_are_over_each_rank_s_own_time() {
         let r = RankRates::of(
-            Dir::Create,
+            OpKind::Create,
             &[
                 rank(0, 1000, 1_000_000_000),
                 rank(1, 1000, 4_000_000_000),
@@ -239,7 +239,7 @@ mod tests {
         assert_eq!((r.min_ops_per_s, r.max_ops_per_s), (250.0, 1000.0));
         assert!((r.mean_ops_per_s - 616.666).abs() < 0.01);
         assert_eq!(r.slowest_rank, 1);
-        assert!(RankRates::of(Dir::Create, &[]).is_none(), "one process has no ranks");
+        assert!(RankRates::of(OpKind::Create, &[]).is_none(), "one process has no ranks");
     }
 
     #[test]

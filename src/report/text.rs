@@ -350,7 +350,7 @@ fn replay_text(s: &mut String, c: &Cell) {
     let mb: f64 = c
         .directions
         .iter()
-        .filter(|d| matches!(d.dir, crate::stats::Dir::ReadX | crate::stats::Dir::WriteX))
+        .filter(|d| matches!(d.dir, crate::stats::OpKind::ReadX | crate::stats::OpKind::WriteX))
         .map(|d| d.mb_s)
         .sum();
     let max = c.directions.iter().map(|d| d.lat.max_ns).max().unwrap_or(0);

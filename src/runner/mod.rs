@@ -5,6 +5,7 @@
 //! the hot path is a relaxed stop flag and per-worker progress counters on
 //! their own cache lines. Results merge with `+=` after the workers finish.
 
+mod merge;
 mod progress;
 mod queued;
 mod record;
@@ -15,7 +16,7 @@ use crate::dist;
 use crate::engine::Engine;
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::{IntervalPoint, SeriesCollector};
-use crate::stats::{Dir, KindStats};
+use crate::stats::{KindStats, OpKind};
 use crate::workload::Workload;
 use record::Recorder;
 use serde::{Deserialize, Serialize};
@@ -24,12 +25,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
-/// Timestamps come from the TSC when the CPU has an invariant one (calibrated
-/// against CLOCK_MONOTONIC, the same source the kernel uses; fio's
-/// `clocksource=cpu` does the same), else from clock_gettime. Reading the TSC
-/// costs ~9 ns against ~21 ns for clock_gettime on a typical VM: it is most of
-/// fslab's own per-operation cost.
-pub use quanta::Instant;
+use crate::plan::Stonewall;
+use crate::stats::Instant;
 
 /// How a run is driven, independent of what it does.
 #[derive(Clone, Debug)]
@@ -58,32 +55,6 @@ impl RunConfig {
             (r, Some(Stonewall::Deadline(d))) => Some(r.map_or(d, |r| r.min(d))),
             (r, _) => r,
         }
-    }
-}
-
-/// Stonewalling, as IOR's `-D` and mdtest's `-W`: a phase ends for every
-/// client at once, so that the rate is that of all clients working together
-/// and not diluted by a straggler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stonewall {
-    /// Every job stops this long after the phase started.
-    Deadline(Duration),
-    /// Every job stops when the first job (of any rank) has done its work.
-    First,
-}
-
-impl std::fmt::Display for Stonewall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Stonewall::Deadline(d) => write!(f, "{}", humantime::format_duration(*d)),
-            Stonewall::First => f.write_str("first"),
-        }
-    }
-}
-
-impl Serialize for Stonewall {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
     }
 }
 
@@ -124,8 +95,8 @@ pub struct RankRun {
     /// When its last job stopped.
     pub stopped_ns: u64,
     /// Successful operations and bytes per kind.
-    pub ops: BTreeMap<Dir, u64>,
-    pub bytes: BTreeMap<Dir, u64>,
+    pub ops: BTreeMap<OpKind, u64>,
+    pub bytes: BTreeMap<OpKind, u64>,
 }
 
 /// The stonewall of one process's run: set by the first of its jobs to
@@ -382,7 +353,7 @@ where
     let mut stats: KindStats = Default::default();
     let mut depth_counts: Vec<u64> = Vec::new();
     for o in &outs {
-        for d in Dir::ALL {
+        for d in OpKind::ALL {
             stats[d.idx()] += &o.stats[d.idx()];
         }
         if depth_counts.len() < o.depth_counts.len() {
@@ -425,7 +396,7 @@ where
         ranks: Vec::new(),
         stonewall,
     };
-    dist::merge::merge_across(coord, out)
+    merge::merge_across(coord, out)
 }
 
 /// What a caught panic said.

@@ -4,7 +4,7 @@
 use super::{ns, Counter, Ctx, Instant, WorkerOut};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::{IntervalTracker, SeriesCollector};
-use crate::stats::{Dir, KindStats, OpStats};
+use crate::stats::{KindStats, OpKind, OpStats};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -100,7 +100,7 @@ impl<'a> Recorder<'a> {
 
     /// Records one completed operation (call only while `recording`).
     #[inline]
-    pub fn record(&mut self, dir: Dir, result: i64, lat: u64, sched: Option<u64>, end: Instant) {
+    pub fn record(&mut self, dir: OpKind, result: i64, lat: u64, sched: Option<u64>, end: Instant) {
         let st = &mut self.stats[dir.idx()];
         if result >= 0 {
             let moved = result as u64;
@@ -124,7 +124,7 @@ impl<'a> Recorder<'a> {
 
     /// Records the slat/clat split of a queued operation.
     #[inline]
-    pub fn record_split(&mut self, dir: Dir, result: i64, slat: u64, clat: u64) {
+    pub fn record_split(&mut self, dir: OpKind, result: i64, slat: u64, clat: u64) {
         if result >= 0 {
             self.stats[dir.idx()].record_split(slat, clat);
         }

@@ -22,7 +22,7 @@ impl Workload for Boom {
             panic!("boom in a step");
         }
         Some(Step {
-            dir: Dir::Read,
+            dir: OpKind::Read,
             result: 0,
         })
     }

@@ -6,7 +6,7 @@
 //! second is summarised, and its histograms dropped, as soon as every worker has
 //! passed it: memory stays flat however long the run is.
 
-use super::{Dir, KindStats, LatStats, KINDS};
+use super::{KindStats, LatStats, OpKind, KINDS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
@@ -28,12 +28,12 @@ pub struct IntervalDir {
 pub struct IntervalPoint {
     pub t_s: u64,
     #[serde(flatten)]
-    pub kinds: BTreeMap<Dir, IntervalDir>,
+    pub kinds: BTreeMap<OpKind, IntervalDir>,
 }
 
 impl IntervalPoint {
     /// The interval's figures for kind `d` (zeros when it had none).
-    pub fn dir(&self, d: Dir) -> IntervalDir {
+    pub fn dir(&self, d: OpKind) -> IntervalDir {
         self.kinds.get(&d).cloned().unwrap_or_default()
     }
 }
@@ -59,7 +59,7 @@ pub struct IntervalTracker {
 impl IntervalTracker {
     /// Notes one successful operation's latency (for the interval maximum).
     #[inline]
-    pub fn note(&mut self, d: Dir, ns: u64) {
+    pub fn note(&mut self, d: OpKind, ns: u64) {
         let m = &mut self.max[d.idx()];
         if ns > *m {
             *m = ns;
@@ -68,7 +68,7 @@ impl IntervalTracker {
 
     /// The interval since the last call, given the worker's cumulative stats.
     pub fn take(&mut self, total: &KindStats) -> &mut IntervalStats {
-        for d in Dir::ALL {
+        for d in OpKind::ALL {
             let i = d.idx();
             let (t, p) = (&total[i].lat, &mut self.prev[i]);
             let l = &mut self.cur.lat[i];
@@ -97,7 +97,7 @@ impl IntervalTracker {
 
 impl IntervalStats {
     /// Records one operation directly (tests and callers without cumulative stats).
-    pub fn record(&mut self, d: Dir, ns: u64, bytes: u64) {
+    pub fn record(&mut self, d: OpKind, ns: u64, bytes: u64) {
         self.lat[d.idx()].record(ns);
         self.bytes[d.idx()] += bytes;
     }
@@ -132,7 +132,7 @@ impl IntervalStats {
             t_s,
             ..Default::default()
         };
-        for d in Dir::ALL {
+        for d in OpKind::ALL {
             let l = &self.lat[d.idx()];
             if l.count > 0 {
                 p.kinds.insert(
@@ -239,27 +239,27 @@ mod tests {
         let c = SeriesCollector::new(2);
         let mut a = IntervalStats::default();
         let mut b = IntervalStats::default();
-        a.record(Dir::Read, 100, 4096);
-        b.record(Dir::Read, 300, 4096);
+        a.record(OpKind::Read, 100, 4096);
+        b.record(OpKind::Read, 300, 4096);
         c.flush(0, 0, &mut a);
         c.flush(1, 0, &mut b);
         // worker 0 stalls through second 1 and reports at second 2
-        a.record(Dir::Write, 5_000_000_000, 4096);
-        b.record(Dir::Read, 200, 4096);
+        a.record(OpKind::Write, 5_000_000_000, 4096);
+        b.record(OpKind::Read, 200, 4096);
         c.flush(1, 1, &mut b);
         c.flush(0, 2, &mut a);
         c.finish(0);
         c.finish(1);
         let pts = c.into_points();
         assert_eq!(pts.len(), 3, "{pts:?}");
-        assert_eq!(pts[0].dir(Dir::Read).ops, 2);
-        assert_eq!(pts[0].dir(Dir::Read).bytes, 8192);
-        assert_eq!(pts[0].dir(Dir::Read).max_ns, 300);
-        assert_eq!(pts[1].dir(Dir::Read).ops, 1);
-        assert_eq!(pts[2].dir(Dir::Write).ops, 1);
-        assert_eq!(pts[2].dir(Dir::Write).max_ns, 5_000_000_000);
+        assert_eq!(pts[0].dir(OpKind::Read).ops, 2);
+        assert_eq!(pts[0].dir(OpKind::Read).bytes, 8192);
+        assert_eq!(pts[0].dir(OpKind::Read).max_ns, 300);
+        assert_eq!(pts[1].dir(OpKind::Read).ops, 1);
+        assert_eq!(pts[2].dir(OpKind::Write).ops, 1);
+        assert_eq!(pts[2].dir(OpKind::Write).max_ns, 5_000_000_000);
         assert!(
-            !pts[1].kinds.contains_key(&Dir::Write),
+            !pts[1].kinds.contains_key(&OpKind::Write),
             "kinds without ops are left out"
         );
         assert_eq!(pts.iter().map(|p| p.t_s).collect::<Vec<_>>(), vec![0, 1, 2]);
@@ -271,12 +271,12 @@ mod tests {
         let mut tr = IntervalTracker::default();
         for v in [100, 200, 300] {
             total[0].record_ok(v, 10);
-            tr.note(Dir::Read, v);
+            tr.note(OpKind::Read, v);
         }
         let i = tr.take(&total).clone();
         assert_eq!((i.lat[0].count, i.bytes[0], i.lat[0].max_ns), (3, 30, 300));
         total[0].record_ok(50, 10);
-        tr.note(Dir::Read, 50);
+        tr.note(OpKind::Read, 50);
         let i = tr.take(&total).clone();
         assert_eq!(
             (i.lat[0].count, i.bytes[0], i.lat[0].max_ns, i.lat[0].sum_ns),

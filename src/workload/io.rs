@@ -7,14 +7,14 @@
 use super::{AlignedBuf, NextOp, Workload};
 use crate::engine::Op;
 use crate::plan::IoPlan;
-use crate::runner::Instant;
-use crate::stats::Dir;
+use crate::stats::Instant;
+use crate::stats::OpKind;
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
 /// Error code counted for a read whose data fails verification ("VERIFY_MISMATCH").
-pub const VERIFY_MISMATCH: i32 = 1001;
+pub use crate::errno::VERIFY_MISMATCH;
 /// Mismatches described one by one; the rest are counted.
 const MAX_NOTES: usize = 20;
 
@@ -220,7 +220,7 @@ impl Workload for IoWorkload {
             self.writes_since_fsync = 0;
             return Some(NextOp {
                 op: Op::Fsync { fd },
-                dir: Dir::Fsync,
+                dir: OpKind::Fsync,
                 len: 0,
             });
         }
@@ -229,7 +229,7 @@ impl Workload for IoWorkload {
             return Some(NextOp {
                 op: Op::Fdatasync { fd },
                 // counted with fsync, as fio's "sync" statistics are
-                dir: Dir::Fsync,
+                dir: OpKind::Fsync,
                 len: 0,
             });
         }
@@ -242,7 +242,7 @@ impl Workload for IoWorkload {
                         op: Op::Fsync {
                             fd: self.fds[self.end_fsyncs],
                         },
-                        dir: Dir::Fsync,
+                        dir: OpKind::Fsync,
                         len: 0,
                     });
                 }
@@ -283,7 +283,7 @@ impl Workload for IoWorkload {
                     len: len_usize,
                     buf_index,
                 },
-                dir: Dir::Read,
+                dir: OpKind::Read,
                 len,
             }
         } else {
@@ -309,7 +309,7 @@ impl Workload for IoWorkload {
                     len: len_usize,
                     buf_index,
                 },
-                dir: Dir::Write,
+                dir: OpKind::Write,
                 len,
             }
         })
@@ -361,13 +361,13 @@ mod tests {
         for _ in 0..100_000 {
             let op = w.next_op(0).unwrap();
             match op.dir {
-                Dir::Read => r += 1,
-                Dir::Write => {
+                OpKind::Read => r += 1,
+                OpKind::Write => {
                     wr += 1;
                     since += 1;
                     assert!(since <= 4);
                 }
-                Dir::Fsync => {
+                OpKind::Fsync => {
                     assert_eq!(since, 4);
                     since = 0;
                     fs += 1;

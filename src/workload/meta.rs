@@ -9,7 +9,7 @@ use super::{AlignedBuf, NextOp, Step, Workload};
 use crate::engine::{exec, Engine, Op};
 use crate::plan::meta::XattrSpec;
 use crate::plan::{MetaPlan, Order};
-use crate::stats::Dir;
+use crate::stats::OpKind;
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
@@ -149,21 +149,21 @@ pub enum PhaseKind {
 }
 
 impl PhaseKind {
-    pub fn dir(self) -> Dir {
+    pub fn dir(self) -> OpKind {
         match self {
-            PhaseKind::Create => Dir::Create,
-            PhaseKind::Stat => Dir::Stat,
-            PhaseKind::Delete => Dir::Delete,
-            PhaseKind::Getxattr => Dir::Getxattr,
-            PhaseKind::Rename => Dir::Rename,
-            PhaseKind::Readdir => Dir::Readdir,
-            PhaseKind::OpenClose => Dir::OpenClose,
+            PhaseKind::Create => OpKind::Create,
+            PhaseKind::Stat => OpKind::Stat,
+            PhaseKind::Delete => OpKind::Delete,
+            PhaseKind::Getxattr => OpKind::Getxattr,
+            PhaseKind::Rename => OpKind::Rename,
+            PhaseKind::Readdir => OpKind::Readdir,
+            PhaseKind::OpenClose => OpKind::OpenClose,
         }
     }
 }
 
 /// A directory read with one 32 KiB getdents64 buffer, as glibc's readdir
-/// (and so bonnie++) reads it. rustix's `Dir` starts at 768 bytes and grows
+/// (and so bonnie++) reads it. rustix's `OpKind` starts at 768 bytes and grows
 /// by as much per call, which costs a large directory more calls.
 struct DirWalk {
     fd: OwnedFd,

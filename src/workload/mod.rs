@@ -14,13 +14,13 @@ pub mod verify;
 pub use buf::AlignedBuf;
 
 use crate::engine::{Engine, Op, Submit};
-use crate::stats::Dir;
+use crate::stats::OpKind;
 
 /// The next operation and what it counts as.
 #[derive(Clone, Copy, Debug)]
 pub struct NextOp {
     pub op: Op,
-    pub dir: Dir,
+    pub dir: OpKind,
     /// Bytes the op moves when it fully succeeds.
     pub len: u64,
 }
@@ -29,7 +29,7 @@ pub struct NextOp {
 /// (bytes moved, or a negated errno).
 #[derive(Clone, Copy, Debug)]
 pub struct Step {
-    pub dir: Dir,
+    pub dir: OpKind,
     pub result: i64,
 }
 
@@ -76,7 +76,7 @@ pub trait Workload {
     /// When the next step is due, for workloads paced by their own schedule
     /// (a load file's timestamps): the worker sleeps until then and also
     /// measures latency from that instant.
-    fn next_due(&mut self) -> Option<crate::runner::Instant> {
+    fn next_due(&mut self) -> Option<crate::stats::Instant> {
         None
     }
 

@@ -11,8 +11,8 @@ use super::{Step, Workload};
 use crate::engine::Engine;
 use crate::plan::loadfile::{Expect, Kind, LoadFile, NO_PATH};
 use crate::plan::ReplayPlan;
-use crate::runner::Instant;
-use crate::stats::Dir;
+use crate::stats::Instant;
+use crate::stats::OpKind;
 use beneath::{DirCache, OPEN_RESOLVE};
 use rustix::fd::{AsFd, IntoRawFd, OwnedFd};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -26,7 +26,7 @@ pub use wild::wild_match;
 
 /// The errno-like code of an operation that succeeded where the load file
 /// expected a failure.
-pub const UNEXPECTED_SUCCESS: i32 = 1000;
+pub use crate::errno::UNEXPECTED_SUCCESS;
 
 const DOS_ATTRIB: &CStr = c"user.DosAttrib";
 
@@ -188,27 +188,27 @@ impl ReplayClient {
     }
 
     /// Executes one operation: Ok(bytes) or Err(errno).
-    fn exec(&mut self, dir: Dir, path: u32, path2: u32, a: [u32; 4]) -> Result<u64, i32> {
+    fn exec(&mut self, dir: OpKind, path: u32, path2: u32, a: [u32; 4]) -> Result<u64, i32> {
         match dir {
-            Dir::NtCreateX => self.nt_create(path, a),
-            Dir::NbClose => {
+            OpKind::NtCreateX => self.nt_create(path, a),
+            OpKind::NbClose => {
                 let fd = self.handles.remove(&a[0]).ok_or(libc::EBADF)?;
                 // SAFETY: the fd is this client's, taken out of its table,
                 // and not used again whatever close returns.
                 unsafe { rustix::io::try_close(fd.into_raw_fd()) }.map_err(errno)?;
                 Ok(0)
             }
-            Dir::ReadX | Dir::WriteX => {
+            OpKind::ReadX | OpKind::WriteX => {
                 let (off, size, want) = (a[1] as u64, a[2] as usize, a[3] as usize);
                 self.grow(size);
                 let fd = self.handles.get(&a[0]).ok_or(libc::EBADF)?;
-                let n = if dir == Dir::ReadX {
+                let n = if dir == OpKind::ReadX {
                     rustix::io::pread(fd, &mut self.buf[..size], off)
                 } else {
                     rustix::io::pwrite(fd, &self.buf[..size], off)
                 }
                 .map_err(errno)?;
-                if dir == Dir::WriteX && self.fsync {
+                if dir == OpKind::WriteX && self.fsync {
                     rustix::fs::fsync(fd).map_err(errno)?;
                 }
                 if n != want {
@@ -217,17 +217,17 @@ impl ReplayClient {
                 }
                 Ok(n as u64)
             }
-            Dir::Flush => {
+            OpKind::Flush => {
                 rustix::fs::fsync(self.fd(a[0])?).map_err(errno)?;
                 Ok(0)
             }
-            Dir::LockX | Dir::UnlockX => {
+            OpKind::LockX | OpKind::UnlockX => {
                 use rustix::fd::AsRawFd;
                 let fd = self.fd(a[0])?;
                 // rustix has whole-file locks only; byte ranges need fcntl
                 // SAFETY: a zeroed flock is a valid value of the plain C struct.
                 let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-                fl.l_type = if dir == Dir::LockX {
+                fl.l_type = if dir == OpKind::LockX {
                     libc::F_WRLCK
                 } else {
                     libc::F_UNLCK
@@ -241,21 +241,21 @@ impl ReplayClient {
                 }
                 Ok(0)
             }
-            Dir::NbUnlink => {
+            OpKind::NbUnlink => {
                 let (d, name) = self.at(path)?;
                 rustix::fs::unlinkat(d, name, AtFlags::empty()).map_err(errno)?;
                 Ok(0)
             }
             // as dbench: an existing directory is fine (the load file
             // makes \clients once per pass and never removes it)
-            Dir::NbMkdir => {
+            OpKind::NbMkdir => {
                 let (d, name) = self.at(path)?;
                 match rustix::fs::mkdirat(d, name, Mode::RWXU) {
                     Ok(()) | Err(Errno::EXIST) => Ok(0),
                     Err(e) => Err(errno(e)),
                 }
             }
-            Dir::NbRmdir => {
+            OpKind::NbRmdir => {
                 let (d, name) = self.at(path)?;
                 let r = rustix::fs::unlinkat(d, name, AtFlags::REMOVEDIR);
                 if r.is_ok() {
@@ -264,7 +264,7 @@ impl ReplayClient {
                 r.map_err(errno)?;
                 Ok(0)
             }
-            Dir::Deltree => {
+            OpKind::Deltree => {
                 // as rm -rf (and dbench): nothing there, not even a parent, is done
                 let (d, name) = match self.at(path) {
                     Err(libc::ENOENT) => return Ok(0),
@@ -278,8 +278,8 @@ impl ReplayClient {
                     Err(e) => Err(errno(e)),
                 }
             }
-            Dir::NbRename => self.rename(path, path2),
-            Dir::QueryPath => {
+            OpKind::NbRename => self.rename(path, path2),
+            OpKind::QueryPath => {
                 let dd = self.parent(path)?;
                 let d = self.dirs.get(dd).ok_or(libc::EBADF)?;
                 let name = leaf_of(&self.lf, &self.me_c, path);
@@ -293,7 +293,7 @@ impl ReplayClient {
                 }
                 Ok(0)
             }
-            Dir::QueryFile => {
+            OpKind::QueryFile => {
                 let fd = self.handles.get(&a[0]).ok_or(libc::EBADF)?;
                 rustix::fs::fstat(fd).map_err(errno)?;
                 if self.xattr.is_some() {
@@ -304,7 +304,7 @@ impl ReplayClient {
                 }
                 Ok(0)
             }
-            Dir::SetFile => {
+            OpKind::SetFile => {
                 let fd = self.fd(a[0])?;
                 let now = rustix::fs::Timespec {
                     tv_sec: 0,
@@ -323,11 +323,11 @@ impl ReplayClient {
                 }
                 Ok(0)
             }
-            Dir::QueryFs => {
+            OpKind::QueryFs => {
                 rustix::fs::fstatvfs(self.dirs.root()).map_err(errno)?;
                 Ok(0)
             }
-            Dir::FindFirst => {
+            OpKind::FindFirst => {
                 let (d, mask) = self.at(path)?;
                 // a stream of its own: the cached fd is O_PATH
                 let fd = rustix::fs::openat(
@@ -355,7 +355,7 @@ impl ReplayClient {
                 }
                 Ok(0)
             }
-            Dir::Sleep => {
+            OpKind::Sleep => {
                 std::thread::sleep(Duration::from_micros(a[0] as u64));
                 Ok(0)
             }
@@ -513,7 +513,7 @@ impl Workload for ReplayClient {
                     Ok(_) => "succeeded where the load file expects a failure".to_string(),
                     Err(e) => format!(
                         "failed with {} where the load file expects success",
-                        crate::report::errno_name(e)
+                        crate::errno::errno_name(e)
                     ),
                 }
             ));

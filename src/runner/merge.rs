@@ -4,10 +4,10 @@
 //! percentiles. The merged result goes back to every rank, so that all ranks
 //! take the same decisions after a phase (stop, go on, which files exist).
 
-use super::Coordinator;
+use crate::dist::Coordinator;
 use crate::runner::{RankRun, RunOut, StonewallOut};
 use crate::stats::series::IntervalPoint;
-use crate::stats::Dir;
+use crate::stats::OpKind;
 use std::collections::BTreeMap;
 
 /// Merges the ranks' runs on every rank (the identity for one process).
@@ -40,7 +40,7 @@ pub fn merge_across(coord: &dyn Coordinator, out: RunOut) -> RunOut {
 fn rank_run(rank: usize, o: &RunOut) -> RankRun {
     let mut ops = BTreeMap::new();
     let mut bytes = BTreeMap::new();
-    for d in Dir::ALL {
+    for d in OpKind::ALL {
         let s = &o.stats[d.idx()];
         let n = s.lat.count;
         if n > 0 || s.error_count() > 0 {
@@ -71,7 +71,7 @@ pub fn merge(outs: impl IntoIterator<Item = RunOut>) -> RunOut {
         std::mem::take(&mut m.series).into_iter().map(|p| (p.t_s, p)).collect();
     for (r, o) in it {
         ranks.push(rank_run(r, &o));
-        for d in Dir::ALL {
+        for d in OpKind::ALL {
             m.stats[d.idx()] += &o.stats[d.idx()];
         }
         m.elapsed_ns = m.elapsed_ns.max(o.elapsed_ns);
@@ -135,9 +135,9 @@ mod tests {
     fn run_of(values: &[u64], host: &str) -> RunOut {
         let mut stats: KindStats = Default::default();
         for &v in values {
-            stats[Dir::Write.idx()].record_ok(v, 4096);
+            stats[OpKind::Write.idx()].record_ok(v, 4096);
         }
-        stats[Dir::Write.idx()].record_err(28);
+        stats[OpKind::Write.idx()].record_err(28);
         RunOut {
             stats: stats.clone(),
             jobs: vec![WorkerOut {
@@ -150,7 +150,7 @@ mod tests {
             series: vec![IntervalPoint {
                 t_s: 0,
                 kinds: [(
-                    Dir::Write,
+                    OpKind::Write,
                     IntervalDir {
                         ops: values.len() as u64,
                         bytes: 4096 * values.len() as u64,
@@ -187,7 +187,7 @@ mod tests {
             .collect();
         let m = merge(outs);
         let whole = run_of(&all, "h0");
-        let (a, b) = (&m.stats[Dir::Write.idx()], &whole.stats[Dir::Write.idx()]);
+        let (a, b) = (&m.stats[OpKind::Write.idx()], &whole.stats[OpKind::Write.idx()]);
         assert_eq!(
             (a.lat.count, a.lat.sum_ns, a.lat.sum_sq_ns),
             (b.lat.count, b.lat.sum_ns, b.lat.sum_sq_ns)
@@ -203,13 +203,13 @@ mod tests {
         assert_eq!(a.errors.get(&28), Some(&3), "one ENOSPC per rank");
         assert_eq!(m.jobs.len(), 3);
         assert_eq!(
-            m.ranks.iter().map(|r| r.ops[&Dir::Write]).collect::<Vec<_>>(),
+            m.ranks.iter().map(|r| r.ops[&OpKind::Write]).collect::<Vec<_>>(),
             vec![1000, 11_000, 18_000]
         );
         assert_eq!(m.ranks[2].host, "h2");
         assert_eq!(m.elapsed_ns, 18_000_000);
         assert_eq!(m.depth_counts, vec![0, 30_000]);
-        let s = m.series[0].dir(Dir::Write);
+        let s = m.series[0].dir(OpKind::Write);
         assert_eq!(
             (s.ops, s.bytes, s.max_ns, s.p99_ns),
             (30_000, 30_000 * 4096, 18_000, 18_000)
