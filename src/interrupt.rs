@@ -19,7 +19,7 @@
 //! its files are removed. So an abort loses only a measurement in progress.
 
 use crate::plan::Outputs;
-use crate::report::{Cell, LabTag, Report};
+use crate::model::{Cell, LabTag, Report};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::ThreadId;

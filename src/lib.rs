@@ -5,7 +5,7 @@
 //! work runs and returns a guard that undoes it; `runner` drives N workers,
 //! each owning an `engine` (how an operation is executed), a `workload` (which
 //! operation comes next) and its `stats`; the merged stats become a
-//! `report::Report`, which each reporter renders.
+//! `model::Report`, which each reporter renders.
 
 pub mod app;
 pub mod cli;
@@ -13,6 +13,7 @@ pub mod dist;
 pub mod engine;
 pub mod errno;
 pub mod interrupt;
+pub mod model;
 pub mod plan;
 pub mod report;
 pub mod runner;

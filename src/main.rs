@@ -213,7 +213,8 @@ fn cleanup(a: &fslab::cli::CleanupArgs) -> ExitCode {
 }
 
 fn compare(a: &fslab::cli::CompareArgs) -> ExitCode {
-    use fslab::report::{compare, read_results, Report};
+    use fslab::model::{read_results, Report};
+    use fslab::report::compare;
     let reports = match read_results(&a.files) {
         Ok(r) => r,
         Err(e) => return usage(e),
@@ -233,7 +234,8 @@ fn compare(a: &fslab::cli::CompareArgs) -> ExitCode {
 }
 
 fn report(a: &fslab::cli::ReportArgs) -> ExitCode {
-    use fslab::report::{html, read_results, Report};
+    use fslab::model::{read_results, Report};
+    use fslab::report::html;
     // checked before anything is read; written only once the page is whole
     let out = match plan::check_path("--output", std::path::Path::new(&a.output)) {
         Ok(p) => p,

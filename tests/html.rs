@@ -107,8 +107,7 @@ fn csv_loads_in_python_with_the_documented_columns() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let r: fslab::report::Report =
-        serde_json::from_str(&std::fs::read_to_string(fixture("lab.json")).unwrap()).unwrap();
+    let r = fslab::model::parse_report(&std::fs::read_to_string(fixture("lab.json")).unwrap()).unwrap();
     let csv = dir.path().join("lab.csv");
     std::fs::write(&csv, fslab::report::Reporter::render(&fslab::report::csv::Csv, &r)).unwrap();
     let columns = fslab::report::csv::COLUMNS.join(",");

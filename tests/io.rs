@@ -31,12 +31,13 @@ fn timed_random_reads_write_a_complete_result_and_clean_up() {
         .assert()
         .success();
     let j = read_json(&out);
-    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["schema_version"], 2);
     assert_eq!(j["interrupted"], false);
     assert!(j["host"]["kernel"].as_str().unwrap().len() > 1);
     let c = &j["cells"][0];
     assert_eq!(c["target"]["kind"], "directory");
     assert!(!c["target"]["fs_type"].as_str().unwrap().is_empty());
+    assert_eq!(c["kind"], "io");
     assert_eq!(c["plan"]["rw"], "randread");
     let r = dir_result(&j, "read");
     let ops = r["ops"].as_u64().unwrap();

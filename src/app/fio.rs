@@ -6,7 +6,8 @@
 use super::AppError;
 use crate::plan::fio::{FioFormat, FioPlan};
 use crate::plan::{OutputFormat, OutputSpec, Outputs};
-use crate::report::{self, Cell, Report};
+use crate::model::{CellPlan, FioCellPlan, FioJob, Report};
+use crate::report;
 use crate::runner::{self, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, TargetError};
 use crate::workload::io::IoWorkload;
@@ -141,16 +142,12 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             let grouped = members.iter().any(|&k| jobs[k].group_reporting);
             let emit = |k: usize, ws: Vec<WorkerOut>, series: bool, numjobs: usize| {
                 let j = jobs[k];
-                let mut plan_json = serde_json::to_value(&j.plan).expect("plans serialise");
-                plan_json["fio"] = serde_json::json!({
-                    "groupid": j.group,
-                    "jobs": numjobs,
-                    "options": j.options.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect::<serde_json::Map<_, _>>(),
-                });
+                let fio = FioJob { groupid: j.group, jobs: numjobs, options: j.options.iter().cloned().collect() };
+                let plan = CellPlan::Fio(FioCellPlan { io: j.plan.clone(), fio });
                 let sub = subset(ws, &out, series);
-                Cell::from_run(
+                super::cell::from_run(
                     &j.name,
-                    plan_json,
+                    plan,
                     prepared[k].info.clone(),
                     prepared[k].warnings.clone(),
                     sub,

@@ -8,9 +8,10 @@
 
 use super::{io_cell, meta_cell, probe_cell, replay_cell, AppError};
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs};
-use crate::report::{self, Cell, LabTag, Report};
+use crate::model::{self, Cell, LabTag, Report, TargetInfo};
+use crate::report;
 use crate::target::scratch::{self, Scratch, ScratchSpec};
-use crate::target::{TargetError, TargetInfo};
+use crate::target::TargetError;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
@@ -88,7 +89,7 @@ fn for_raw(plan: &CellPlan) -> Option<CellPlan> {
 pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> {
     let mut outputs = std::mem::take(&mut lab.outputs);
     let mut r = Report::new("run", SystemTime::now());
-    r.lab = Some(report::LabInfo {
+    r.lab = Some(model::LabInfo {
         name: lab.name.clone(),
         file: lab.file.as_ref().map(|f| f.display().to_string()),
         repeat: lab.repeat,
@@ -147,9 +148,9 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
                     repeat: rep,
                     scratch: None,
                 };
-                let plan_json = serde_json::to_value(&plan).expect("plans serialise");
+                let cell_plan = model::CellPlan::from(plan.clone());
                 let fail = |msg: String, tag: LabTag| {
-                    let mut c = Cell::failed(&name, plan_json.clone(), TargetInfo::default(), msg);
+                    let mut c = Cell::failed(&name, cell_plan.clone(), TargetInfo::default(), msg);
                     c.lab = Some(tag);
                     c
                 };

@@ -4,10 +4,10 @@
 use super::{io_err, refused, AppError};
 use crate::engine::UringOpts;
 use crate::plan::{ExtraPhase, MetaPlan, Order};
-use crate::report::{Cell, CpuSummary, DirResult, Report};
+use crate::model::{Cell, CellPlan, CpuSummary, DirResult, Report, TargetInfo};
 use crate::runner::{self, Progress, RunConfig};
 use crate::stats::cpu::CpuTimes;
-use crate::target::{self, TargetInfo};
+use crate::target;
 use crate::workload::meta::{JobDirs, MetaWorkload, PhaseKind};
 use std::ffi::CString;
 use std::os::fd::AsRawFd;
@@ -139,12 +139,12 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
     let mut last_order = None;
     // Files each of this rank's jobs made, when a stonewall cut the create short.
     let mut created: Option<Vec<u64>> = None;
-    let plan_json = serde_json::to_value(plan).expect("plans serialise");
+    let cell_plan = CellPlan::Meta(plan.clone());
     // the phases so far, as an interrupted cell
     let partial =
         |directions: &[DirResult], job_errors: &[String], warnings: &[String], cpu: CpuTimes, elapsed: u64| Cell {
             name: cell_name.into(),
-            plan: plan_json.clone(),
+            plan: cell_plan.clone(),
             target: info.clone(),
             warnings: warnings.to_vec(),
             interrupted: true,
@@ -216,7 +216,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
             cpu += CpuTimes::process() - c;
         }
         let st = &out.stats[kind.dir().idx()];
-        let mut d = DirResult::of(kind.dir(), st, elapsed).with_ranks(&out);
+        let mut d = super::cell::with_ranks(DirResult::of(kind.dir(), st, elapsed), &out);
         d.phase = Some(name);
         d.elapsed_ns = Some(elapsed);
         d.cpu_percent = Some(cpu.percent_of_core(elapsed));

@@ -1,6 +1,7 @@
 //! Glue between the layers for each command: plan -> target -> runner ->
 //! report. Kept apart from `main` so tests and later commands reuse it.
 
+pub mod cell;
 mod fio;
 mod lab;
 mod meta;
@@ -11,11 +12,12 @@ pub use fio::run_fio;
 pub use lab::run_lab;
 pub use meta::{meta_cell, run_meta};
 pub use probe::{probe_cell, run_probe};
-pub use replay::{replay_cell, run_replay, throughput_mb_s};
+pub use replay::{replay_cell, run_replay};
 
 use crate::engine::EngineKind;
 use crate::plan::IoPlan;
-use crate::report::{self, Cell, Report};
+use crate::model::{Cell, CellPlan, Report};
+use crate::report;
 use crate::runner::{self, Progress, RunConfig};
 use crate::target::{self, TargetError};
 use crate::workload::io::IoWorkload;
@@ -149,8 +151,7 @@ fn measure_io(name: &str, plan: &IoPlan, stop: &AtomicBool, publish: bool) -> Re
             .map_err(|e| format!("job {j}: {e}"))?;
         Ok((engine, wl))
     });
-    let plan_json = serde_json::to_value(plan).expect("plans serialise");
-    let cell = Cell::from_run(name, plan_json, prepared.info.clone(), prepared.warnings.clone(), out);
+    let cell = cell::from_run(name, CellPlan::Io(plan.clone()), prepared.info.clone(), prepared.warnings.clone(), out);
     if publish {
         // measured: an abort while the files go must not lose it
         crate::interrupt::publish_cell(&cell);

@@ -4,12 +4,12 @@
 use super::{io_err, io_load_cell, refused, AppError};
 use crate::errno::errno_name;
 use crate::plan::{Load, ProbeOp, ProbePlan};
-use crate::report::probe::{ContextPoint, ProbeData, ProbePhase, ProbeSample, Stall};
-use crate::report::{self, Cell, CpuSummary, LatSummary, Report};
+use crate::model::probe::{ContextPoint, ProbeData, ProbePhase, ProbeSample, Stall};
+use crate::model::{self, Cell, CellPlan, CpuSummary, LatSummary, Report, TargetInfo};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::Instant;
 use crate::stats::LatStats;
-use crate::target::{self, TargetInfo};
+use crate::target;
 use crate::workload::probe::Prober;
 use crate::workload::AlignedBuf;
 use std::collections::BTreeMap;
@@ -472,7 +472,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
         let mut st = crate::stats::OpStats::new(&[ns(plan.stall)], true, false);
         st.lat = a.lat.clone();
         st.sched_lat = Some(a.sched.clone());
-        let mut d = report::DirResult::of(dir, &st, ns(e - s));
+        let mut d = model::DirResult::of(dir, &st, ns(e - s));
         d.phase = Some(spec.name.clone());
         d.elapsed_ns = Some(ns(e - s));
         d.errors = a.errors.clone();
@@ -523,7 +523,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
     }
     let cell = Cell {
         name: cell_name.into(),
-        plan: serde_json::to_value(plan).expect("plans serialise"),
+        plan: CellPlan::Probe(plan.clone()),
         target: info,
         warnings,
         interrupted,

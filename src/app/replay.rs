@@ -4,20 +4,11 @@
 use super::{io_err, AppError};
 use crate::engine::NullEngine;
 use crate::plan::ReplayPlan;
-use crate::report::{Cell, Report};
+use crate::model::{Cell, CellPlan, Report};
 use crate::runner::{self, Progress, RunConfig};
 use crate::target;
 use crate::workload::replay::ReplayClient;
 use std::sync::atomic::AtomicBool;
-
-/// dbench's throughput: bytes of ReadX and WriteX per second, in 10^6 B/s.
-pub fn throughput_mb_s(c: &Cell) -> f64 {
-    c.directions
-        .iter()
-        .filter(|d| matches!(d.dir, crate::stats::OpKind::ReadX | crate::stats::OpKind::WriteX))
-        .map(|d| d.mb_s)
-        .sum()
-}
 
 /// Replays one plan: one cell with a direction per operation type.
 pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Result<Cell, AppError> {
@@ -53,8 +44,7 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
     if plan.timestamps && !plan.loadfile.has_timestamps {
         warnings.push("the load file has no timestamps: clients ran flat out".into());
     }
-    let plan_json = serde_json::to_value(plan).expect("plans serialise");
-    let cell = Cell::from_run(cell_name, plan_json, info, warnings, out);
+    let cell = super::cell::from_run(cell_name, CellPlan::Replay(plan.clone()), info, warnings, out);
     // measured: an abort while the files go must not lose it
     crate::interrupt::publish_cell(&cell);
     guard.finish();

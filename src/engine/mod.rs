@@ -188,6 +188,15 @@ impl EngineKind {
         }
     }
 
+    /// The name `--engine` takes and result files record.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Null => "null",
+            EngineKind::Sync => "sync",
+            EngineKind::Uring => "uring",
+        }
+    }
+
     /// Builds the engine for one worker.
     pub fn build(self, uring: &UringOpts) -> std::io::Result<Box<dyn Engine>> {
         Ok(match self {

@@ -5,12 +5,12 @@ use crate::cli::IoArgs;
 use crate::engine::{EngineKind, UringOpts};
 use crate::stats::MAX_LAT_BUCKETS;
 use crate::units;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// The access pattern, with fio's names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,
@@ -60,7 +60,7 @@ impl Rw {
 }
 
 /// How jobs map to files in a directory target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FileMode {
     FilePerJob,
@@ -68,7 +68,7 @@ pub enum FileMode {
 }
 
 /// A validated `fslab io` run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IoPlan {
     pub target: PathBuf,
     pub rw: Rw,
@@ -498,21 +498,33 @@ fn parse_bssplit(t: &str) -> Result<Vec<(u64, u32)>> {
     Ok(out)
 }
 
-mod dur {
-    use serde::Serializer;
+/// A duration as humantime writes it ("1m 30s"), and back: result files
+/// keep plans in this form, and `compare`/`report` read them again.
+pub(crate) mod dur {
+    use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&humantime::format_duration(*d).to_string())
     }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        humantime::parse_duration(&s).map_err(serde::de::Error::custom)
+    }
 }
 
-mod opt_dur {
-    use serde::Serializer;
+/// `dur` for an optional duration (null when absent).
+pub(crate) mod opt_dur {
+    use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
     pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
         match d {
             Some(d) => super::dur::serialize(d, s),
             None => s.serialize_none(),
         }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|s| humantime::parse_duration(&s).map_err(serde::de::Error::custom))
+            .transpose()
     }
 }

@@ -5,12 +5,12 @@ use super::{seed, Outputs, PlanError, Result};
 use crate::cli::MetaArgs;
 use crate::engine::{EngineKind, UringOpts};
 use crate::units;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::path::PathBuf;
 
 /// Order of a pass over the files, as bonnie++ names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     Seq,
@@ -27,7 +27,7 @@ impl Order {
 }
 
 /// Extra phases run after the stat phase of each order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExtraPhase {
     Getxattr,
@@ -37,9 +37,9 @@ pub enum ExtraPhase {
 }
 
 /// One extended attribute written on every file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct XattrSpec {
-    #[serde(serialize_with = "cstring_str")]
+    #[serde(serialize_with = "cstring_str", deserialize_with = "str_cstring")]
     pub name: CString,
     pub size: usize,
 }
@@ -48,8 +48,12 @@ fn cstring_str<S: serde::Serializer>(c: &CString, s: S) -> std::result::Result<S
     s.serialize_str(&c.to_string_lossy())
 }
 
+fn str_cstring<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<CString, D::Error> {
+    CString::new(String::deserialize(d)?).map_err(serde::de::Error::custom)
+}
+
 /// bonnie++'s `-n files:max:min:dirs`, kept for the CSV header fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BonnieSpec {
     /// In units of 1024 files.
     pub files_k: u64,
@@ -108,7 +112,7 @@ impl BonnieSpec {
 const FD_HEADROOM: u64 = 64;
 
 /// A validated `fslab meta` run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MetaPlan {
     pub target: PathBuf,
     /// Files per job.

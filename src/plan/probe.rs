@@ -5,12 +5,12 @@ use super::{duration, seed, IoPlan, Outputs, PlanError, Result};
 use crate::cli::{IoArgs, ProbeArgs};
 use crate::units;
 use clap::Parser;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// The operation each probe performs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProbeOp {
     /// open(O_CREAT|O_EXCL|O_TRUNC) + close + unlink, as in the seed thread.
@@ -25,7 +25,7 @@ pub enum ProbeOp {
 }
 
 /// The background load.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Load {
     /// A `dd`: `size` bytes written sequentially in `bs` blocks, per thread its own file.
@@ -41,30 +41,26 @@ pub enum Load {
 }
 
 /// A named phase and its length.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PhaseSpec {
     pub name: String,
-    #[serde(serialize_with = "ser_dur")]
+    #[serde(with = "super::io::dur")]
     pub duration: Duration,
     /// The load runs during this phase.
     pub load: bool,
 }
 
-fn ser_dur<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&humantime::format_duration(*d).to_string())
-}
-
 /// A validated `fslab probe` run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProbePlan {
     pub target: PathBuf,
     pub op: ProbeOp,
-    #[serde(serialize_with = "ser_dur")]
+    #[serde(with = "super::io::dur")]
     pub interval: Duration,
     pub phases: Vec<PhaseSpec>,
     /// Probes stop after this many (in addition to the phases' end).
     pub count: Option<u64>,
-    #[serde(serialize_with = "ser_dur")]
+    #[serde(with = "super::io::dur")]
     pub stall: Duration,
     pub load: Option<Load>,
     /// `--load` as given.

@@ -4,29 +4,35 @@ use super::loadfile::LoadFile;
 use super::{duration, seed, Outputs, PlanError, Result};
 use crate::cli::ReplayArgs;
 use crate::units;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn ser_dur<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&humantime::format_duration(*d).to_string())
-}
 
 fn ser_loadfile<S: serde::Serializer>(l: &Arc<LoadFile>, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(&l.name)
 }
 
+/// A result file records the load file by its name only: read back, the
+/// plan's load file has that name and no lines (it cannot be replayed from
+/// the result; the name says which file to replay again).
+fn de_loadfile<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Arc<LoadFile>, D::Error> {
+    Ok(Arc::new(LoadFile {
+        name: String::deserialize(d)?,
+        ..LoadFile::default()
+    }))
+}
+
 /// A validated `fslab replay` run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReplayPlan {
-    #[serde(serialize_with = "ser_loadfile")]
+    #[serde(serialize_with = "ser_loadfile", deserialize_with = "de_loadfile")]
     pub loadfile: Arc<LoadFile>,
     pub target: PathBuf,
     pub clients: u32,
-    #[serde(serialize_with = "ser_dur")]
+    #[serde(with = "super::io::dur")]
     pub time: Duration,
-    #[serde(serialize_with = "ser_dur")]
+    #[serde(with = "super::io::dur")]
     pub warmup: Duration,
     /// dbench -x: `user.DosAttrib` of `xattr_size` bytes on create and
     /// SET_FILE_INFORMATION, read by the QUERY operations.

@@ -8,7 +8,8 @@
 //! option, so fslab marks its xattr runs in the name field, which both tools
 //! print: `xa256-host` (one 256-byte xattr), `xa2x44-host` (two, largest 44 B).
 
-use super::{Cell, DirResult, Report, Reporter};
+use super::Reporter;
+use crate::model::{Cell, DirResult, Report};
 
 pub struct BonnieCsv;
 
@@ -26,11 +27,10 @@ fn latency(ns: u64) -> String {
 
 fn name(r: &Report, c: &Cell) -> String {
     let host = r.host.hostname.replace(',', "_");
-    let sizes: Vec<u64> = c
+    let sizes: Vec<usize> = c
         .plan
-        .get("xattrs")
-        .and_then(|v| v.as_array())
-        .map(|xs| xs.iter().filter_map(|x| x["size"].as_u64()).collect())
+        .meta()
+        .map(|p| p.xattrs.iter().map(|x| x.size).collect())
         .unwrap_or_default();
     match sizes.len() {
         0 => host,
@@ -40,27 +40,21 @@ fn name(r: &Report, c: &Cell) -> String {
 }
 
 fn line(r: &Report, c: &Cell) -> String {
-    let p = &c.plan;
-    let u = |k: &str| p.get(k).and_then(|v| v.as_u64());
+    let p = c.plan.meta();
     let mut f: Vec<String> = vec![String::new(); 50];
     f[0] = "1.98".into();
     f[1] = format!("fslab-{}", r.fslab_version);
     f[2] = name(r, c);
-    f[3] = u("jobs").unwrap_or(1).to_string();
+    f[3] = p.map_or(1, |p| p.jobs).to_string();
     // bonnie++ prints a C int; keep the low 31 bits of fslab's 64-bit seed.
-    f[4] = (u("seed").unwrap_or(0) & 0x7fff_ffff).to_string();
-    let b = p.get("bonnie").filter(|v| !v.is_null());
-    let files = u("files").unwrap_or(0);
+    f[4] = (c.plan.seed() & 0x7fff_ffff).to_string();
+    let files = p.map_or(0, |p| p.files);
     // files in units of 1024, as bonnie++ counts them (rounded up)
-    f[21] = b
-        .and_then(|b| b["files_k"].as_u64())
-        .unwrap_or(files.div_ceil(1024))
+    f[21] = p
+        .and_then(|p| p.bonnie)
+        .map_or(files.div_ceil(1024), |b| b.files_k)
         .to_string();
-    let (min, max, dirs) = (
-        u("size_min").unwrap_or(0),
-        u("size_max").unwrap_or(0),
-        u("dirs").unwrap_or(1),
-    );
+    let (min, max, dirs) = p.map_or((0, 0, 1), |p| (p.size_min, p.size_max, p.dirs));
     if max > 0 {
         f[22] = max.to_string();
         f[23] = min.to_string();

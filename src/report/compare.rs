@@ -4,7 +4,7 @@
 //! p < 0.05). A pure function of reports, shared by `fslab run` (at the end
 //! of a plan) and `fslab compare` (from saved results).
 
-use super::{Cell, Report};
+use crate::model::{Cell, CellKind, Report};
 use crate::stats::confidence::{welch_p, Estimate};
 use crate::units::{fmt_rate, Bytes, Nanos};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
@@ -62,13 +62,8 @@ pub fn metrics(c: &Cell) -> Vec<Metric> {
         }
         return out;
     }
-    if c.plan.get("loadfile").is_some() {
-        out.push(m(
-            "throughput MB/s".into(),
-            crate::app::throughput_mb_s(c),
-            Unit::MBs,
-            true,
-        ));
+    if c.kind() == CellKind::Replay {
+        out.push(m("throughput MB/s".into(), c.dbench_mb_s(), Unit::MBs, true));
         out.push(m(
             "operations/s".into(),
             c.directions.iter().map(|d| d.iops).sum(),

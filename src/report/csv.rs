@@ -4,7 +4,8 @@
 //! (filesystem, workload and repeat are empty outside `fslab run`; cells that
 //! could not run have no rows).
 
-use super::{Report, Reporter};
+use super::Reporter;
+use crate::model::Report;
 use std::fmt::Write;
 
 pub struct Csv;

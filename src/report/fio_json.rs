@@ -4,7 +4,8 @@
 //! iops, iops_stddev, lat_ns, the latency_ns/us/ms buckets, usr_cpu/sys_cpu).
 //! Each fslab cell is one job, as fio reports with group_reporting.
 
-use super::{Cell, DirResult, LatSummary, Report, Reporter};
+use super::Reporter;
+use crate::model::{Cell, DirResult, LatSummary, Report};
 use crate::stats::{LatHist, OpKind};
 use serde_json::{json, Map, Value};
 
@@ -52,10 +53,9 @@ fn dir_obj(c: &Cell, d: &DirResult) -> Value {
     // fio's percentile_list, when the job had one
     let pcts: Vec<f64> = c
         .plan
-        .get("lat_percentiles")
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
-        .filter(|v: &Vec<f64>| !v.is_empty())
+        .io()
+        .map(|p| p.lat_percentiles.clone())
+        .filter(|v| !v.is_empty())
         .unwrap_or_else(|| FIO_PCTS.to_vec());
     // per-second samples, as fio's bw/iops logs at 1 s
     let ops: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).ops as f64).collect();
@@ -159,34 +159,25 @@ pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
     out
 }
 
+/// One io or fio cell as a fio job.
 fn job(c: &Cell, id: usize) -> Value {
-    let p = &c.plan;
-    let s = |k: &str| {
-        p.get(k)
-            .map(|v| v.to_string().trim_matches('"').to_string())
-            .unwrap_or_default()
+    let Some(p) = c.plan.io() else {
+        return Value::Null;
     };
-    let engine = match s("engine").as_str() {
-        "sync" => "psync".to_string(),
-        "uring" => "io_uring".to_string(),
-        e => e.to_string(),
+    let engine = match p.engine.name() {
+        "sync" => "psync",
+        "uring" => "io_uring",
+        e => e,
     };
     let mut opts = Map::new();
     for (k, v) in [
-        ("rw", s("rw")),
-        ("bs", s("bs")),
-        ("iodepth", s("iodepth")),
-        ("numjobs", s("jobs")),
-        ("rwmixread", s("rwmixread")),
-        (
-            "direct",
-            if p.get("direct").and_then(|v| v.as_bool()) == Some(true) {
-                "1".into()
-            } else {
-                "0".into()
-            },
-        ),
-        ("ioengine", engine),
+        ("rw", p.rw.name().to_string()),
+        ("bs", p.bs.to_string()),
+        ("iodepth", p.iodepth.to_string()),
+        ("numjobs", p.jobs.to_string()),
+        ("rwmixread", p.rwmixread.to_string()),
+        ("direct", if p.direct { "1" } else { "0" }.to_string()),
+        ("ioengine", engine.to_string()),
     ] {
         opts.insert(k.into(), json!(v));
     }
@@ -204,10 +195,10 @@ fn job(c: &Cell, id: usize) -> Value {
         .map(|(label, pct)| (label.to_string(), json!(pct)))
         .collect();
     // `fslab fio` cells carry fio's group and the job's own options
-    let fio = c.plan.get("fio");
-    let id = fio.and_then(|f| f["groupid"].as_u64()).unwrap_or(id as u64);
-    if let Some(o) = fio.and_then(|f| f["options"].as_object()) {
-        opts = o.clone();
+    let fio = c.plan.fio();
+    let id = fio.map_or(id, |f| f.groupid);
+    if let Some(f) = fio {
+        opts = f.options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     }
     let mut j = json!({
         "jobname": c.name, "groupid": id, "error": 0, "elapsed": secs.round() as u64,
@@ -238,7 +229,8 @@ impl Reporter for FioJson {
         let jobs: Vec<Value> = r
             .cells
             .iter()
-            .filter(|c| c.plan.get("rw").is_some())
+            // io and fio cells that ran (a lab cell that failed has no job)
+            .filter(|c| c.error.is_none() && c.plan.io().is_some())
             .enumerate()
             .map(|(i, c)| job(c, i))
             .collect();

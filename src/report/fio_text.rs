@@ -3,7 +3,8 @@
 //! percentile block, CPU and I/O depths; then "Run status group N" lines.
 //! Close enough that people find their numbers where they look for them.
 
-use super::{Cell, DirResult, LatSummary, Report, Reporter};
+use super::Reporter;
+use crate::model::{Cell, DirResult, LatSummary, Report};
 use crate::stats::{LatHist, OpKind};
 use std::fmt::Write;
 
@@ -81,21 +82,24 @@ fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
 }
 
 fn job(s: &mut String, c: &Cell) {
-    let fio = &c.plan["fio"];
+    let fio = c.plan.fio();
     let pcts: Vec<f64> = c
         .plan
-        .get("lat_percentiles")
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
-        .filter(|v: &Vec<f64>| !v.is_empty())
+        .io()
+        .map(|p| p.lat_percentiles.clone())
+        .filter(|v| !v.is_empty())
         .unwrap_or_else(|| PCTS.to_vec());
+    // only fio cells have fio's group (others print as fio prints a missing value)
+    let (groupid, jobs) = fio.map_or(("null".into(), "null".into()), |f| {
+        (f.groupid.to_string(), f.jobs.to_string())
+    });
     let errors: u64 = c.directions.iter().map(|d| d.errors.values().sum::<u64>()).sum();
     let _ = writeln!(
         s,
         "{}: (groupid={}, jobs={}): err={:>2}: pid={}",
         c.name,
-        fio["groupid"],
-        fio["jobs"],
+        groupid,
+        jobs,
         errors,
         std::process::id()
     );
@@ -137,17 +141,17 @@ impl Reporter for FioText {
         for c in &r.cells {
             job(&mut s, c);
         }
-        let mut groups: Vec<u64> = r
+        let mut groups: Vec<usize> = r
             .cells
             .iter()
-            .filter_map(|c| c.plan["fio"]["groupid"].as_u64())
+            .filter_map(|c| c.plan.fio().map(|f| f.groupid))
             .collect();
         groups.dedup();
         for g in groups {
             let cells: Vec<&Cell> = r
                 .cells
                 .iter()
-                .filter(|c| c.plan["fio"]["groupid"].as_u64() == Some(g))
+                .filter(|c| c.plan.fio().map(|f| f.groupid) == Some(g))
                 .collect();
             let _ = writeln!(s, "Run status group {g} (all jobs):");
             for (label, dir) in [("READ", OpKind::Read), ("WRITE", OpKind::Write)] {

@@ -7,7 +7,8 @@
 
 use super::compare::{self, Comparison, Unit};
 use super::svg::{self, esc, Band, Bar, Scale, Series, XyChart, PALETTE};
-use super::{Cell, Report, Reporter};
+use super::Reporter;
+use crate::model::{Cell, CellKind, LatSummary, Report};
 use crate::units::{fmt_rate, Bytes, Nanos};
 use std::fmt::Write;
 
@@ -220,7 +221,7 @@ fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
 }
 
 /// The percentiles a cell reports for one operation, from p50 up.
-fn percentile_points(l: &super::LatSummary) -> Vec<(f64, f64)> {
+fn percentile_points(l: &LatSummary) -> Vec<(f64, f64)> {
     let mut v: Vec<(f64, f64)> = l
         .percentiles
         .iter()
@@ -451,7 +452,7 @@ fn op_tables(s: &mut String, sources: &[(String, &Report)]) {
         .iter()
         .flat_map(|(_, r)| r.cells.iter())
         .filter(|c| {
-            c.error.is_none() && (c.plan.get("loadfile").is_some() || c.directions.iter().any(|d| d.phase.is_some()))
+            c.error.is_none() && (c.kind() == CellKind::Replay || c.directions.iter().any(|d| d.phase.is_some()))
         })
         .filter(|c| c.probe.is_none())
         .collect();
@@ -460,13 +461,13 @@ fn op_tables(s: &mut String, sources: &[(String, &Report)]) {
     }
     s.push_str("<h2 id=\"operations\">Operations</h2>\n");
     for c in cells {
-        let replay = c.plan.get("loadfile").is_some();
+        let replay = c.kind() == CellKind::Replay;
         let _ = write!(
             s,
             "<details open><summary>{}{}</summary>\n<table><tr><th>{}</th><th>ops</th><th>ops/s</th>{}<th>mean</th><th>p99</th><th>max</th><th>errors</th></tr>\n",
             esc(&c.name),
             if replay {
-                format!(": {:.1} MB/s (dbench throughput)", crate::app::throughput_mb_s(c))
+                format!(": {:.1} MB/s (dbench throughput)", c.dbench_mb_s())
             } else {
                 String::new()
             },

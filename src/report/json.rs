@@ -1,6 +1,7 @@
 //! The result JSON (schema in docs/results.md).
 
-use super::{Report, Reporter};
+use super::Reporter;
+use crate::model::Report;
 
 pub struct Json;
 

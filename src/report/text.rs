@@ -1,6 +1,8 @@
 //! The human report: what was measured, then one table row per direction.
 
-use super::{Cell, Report, Reporter};
+use super::Reporter;
+use crate::model::probe::ProbeData;
+use crate::model::{Cell, CellKind, DirResult, Report};
 use crate::units::{fmt_rate, Bytes, Nanos};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
 use std::fmt::Write;
@@ -51,32 +53,23 @@ impl Reporter for Text {
     }
 }
 
+/// The header line of an io (or fio) cell.
 fn describe_plan(c: &Cell) -> String {
-    let p = &c.plan;
-    let g = |k: &str| {
-        p.get(k)
-            .map(|v| v.to_string().trim_matches('"').to_string())
-            .unwrap_or_default()
+    let Some(p) = c.plan.io() else {
+        return c.kind().name().to_string();
     };
-    let mut d = format!(
-        "{} {} ",
-        g("rw"),
-        Bytes(p.get("bs").and_then(|v| v.as_u64()).unwrap_or(0))
-    );
-    if p.get("rw")
-        .and_then(|v| v.as_str())
-        .is_some_and(|rw| rw.ends_with("rw"))
-    {
-        let _ = write!(d, "({}% reads) ", g("rwmixread"));
+    let mut d = format!("{} {} ", p.rw.name(), Bytes(p.bs));
+    if p.rw.name().ends_with("rw") {
+        let _ = write!(d, "({}% reads) ", p.rwmixread);
     }
-    let _ = write!(d, "{} job(s), {} engine", g("jobs"), g("engine"));
-    if g("engine") == "uring" {
-        let _ = write!(d, " at depth {} (batch {})", g("iodepth"), g("iodepth_batch"));
+    let _ = write!(d, "{} job(s), {} engine", p.jobs, p.engine.name());
+    if p.engine.name() == "uring" {
+        let _ = write!(d, " at depth {} (batch {})", p.iodepth, p.iodepth_batch);
     }
-    if p.get("direct").and_then(|v| v.as_bool()) == Some(true) {
+    if p.direct {
         d.push_str(", O_DIRECT");
     }
-    if let Some(r) = p.get("rate_iops").and_then(|v| v.as_u64()) {
+    if let Some(r) = p.rate_iops {
         let _ = write!(d, ", paced at {r} IOPS/job");
     }
     d
@@ -84,10 +77,11 @@ fn describe_plan(c: &Cell) -> String {
 
 /// The header line of a metadata cell.
 fn describe_meta(c: &Cell) -> String {
-    let p = &c.plan;
-    let u = |k: &str| p.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
-    let mut d = format!("{} files/job in {} dir(s)", u("files"), u("dirs"));
-    let (lo, hi) = (u("size_min"), u("size_max"));
+    let Some(p) = c.plan.meta() else {
+        return c.kind().name().to_string();
+    };
+    let mut d = format!("{} files/job in {} dir(s)", p.files, p.dirs);
+    let (lo, hi) = (p.size_min, p.size_max);
     if hi > 0 {
         if lo == hi {
             let _ = write!(d, ", {} each", Bytes(hi));
@@ -95,20 +89,16 @@ fn describe_meta(c: &Cell) -> String {
             let _ = write!(d, ", {}..{}", Bytes(lo), Bytes(hi));
         }
     }
-    if let Some(xs) = p.get("xattrs").and_then(|v| v.as_array()).filter(|x| !x.is_empty()) {
-        let names: Vec<String> = xs
+    if !p.xattrs.is_empty() {
+        let names: Vec<String> = p
+            .xattrs
             .iter()
-            .map(|x| format!("{}:{}", x["name"].as_str().unwrap_or("?"), x["size"]))
+            .map(|x| format!("{}:{}", x.name.to_string_lossy(), x.size))
             .collect();
         let _ = write!(d, ", xattr {}", names.join(" "));
     }
-    let _ = write!(
-        d,
-        ", {} job(s), {} engine",
-        u("jobs"),
-        p.get("engine").and_then(|v| v.as_str()).unwrap_or("?")
-    );
-    if p.get("fsync").and_then(|v| v.as_bool()) == Some(true) {
+    let _ = write!(d, ", {} job(s), {} engine", p.jobs, p.engine.name());
+    if p.fsync {
         d.push_str(", fsync");
     }
     d
@@ -151,7 +141,7 @@ fn meta_table(c: &Cell) -> Table {
     tab
 }
 
-fn errors_text(d: &super::DirResult) -> String {
+fn errors_text(d: &DirResult) -> String {
     if d.errors.is_empty() {
         "0".into()
     } else {
@@ -165,7 +155,7 @@ fn errors_text(d: &super::DirResult) -> String {
 
 /// A probe cell: one row per phase, the stalls, then the worst probe of
 /// every second as a sparkline (log scale) with the page cache beside it.
-fn probe_text(s: &mut String, c: &Cell, p: &super::probe::ProbeData) {
+fn probe_text(s: &mut String, c: &Cell, p: &ProbeData) {
     let _ = writeln!(
         s,
         "{}: {} probe every {} (stall ≥ {}){}, measured {:.2} s",
@@ -305,18 +295,18 @@ fn target_line(s: &mut String, c: &Cell) {
 /// A replay cell, shaped like dbench's summary: per operation Count, mean,
 /// p99 and max latency in ms, and mismatches; then the throughput line.
 fn replay_text(s: &mut String, c: &Cell) {
-    let p = &c.plan;
-    let g = |k: &str| {
-        p.get(k)
-            .map(|v| v.to_string().trim_matches('"').to_string())
-            .unwrap_or_default()
-    };
-    let mut what = format!("{} with {} client(s) for {}", g("loadfile"), g("clients"), g("time"));
-    if p.get("xattr").and_then(|v| v.as_bool()) == Some(true) {
-        let _ = write!(what, ", {}-byte user.DosAttrib", g("xattr_size"));
+    let Some(p) = c.plan.replay() else { return };
+    let mut what = format!(
+        "{} with {} client(s) for {}",
+        p.loadfile.name,
+        p.clients,
+        humantime::format_duration(p.time)
+    );
+    if p.xattr {
+        let _ = write!(what, ", {}-byte user.DosAttrib", p.xattr_size);
     }
-    for (k, label) in [("sync", "O_SYNC"), ("fsync", "fsync after writes")] {
-        if p.get(k).and_then(|v| v.as_bool()) == Some(true) {
+    for (set, label) in [(p.sync, "O_SYNC"), (p.fsync, "fsync after writes")] {
+        if set {
             let _ = write!(what, ", {label}");
         }
     }
@@ -347,18 +337,13 @@ fn replay_text(s: &mut String, c: &Cell) {
         }
     }
     let _ = writeln!(s, "{tab}");
-    let mb: f64 = c
-        .directions
-        .iter()
-        .filter(|d| matches!(d.dir, crate::stats::OpKind::ReadX | crate::stats::OpKind::WriteX))
-        .map(|d| d.mb_s)
-        .sum();
+    let mb = c.dbench_mb_s();
     let max = c.directions.iter().map(|d| d.lat.max_ns).max().unwrap_or(0);
     let _ = writeln!(
         s,
         "Throughput {mb:.2} MB/sec  {} clients  {} procs  max_latency={:.3} ms",
-        g("clients"),
-        g("clients"),
+        p.clients,
+        p.clients,
         max as f64 / 1e6
     );
     s.push_str("(as dbench: bytes of ReadX and WriteX per second, 1 MB = 10^6 bytes)\n");
@@ -374,12 +359,12 @@ fn cell(s: &mut String, c: &Cell) {
         probe_text(s, c, p);
         return;
     }
-    if c.plan.get("loadfile").is_some() {
+    if c.kind() == CellKind::Replay {
         replay_text(s, c);
         return;
     }
     let t = &c.target;
-    let is_meta = c.directions.iter().any(|d| d.phase.is_some()) || c.plan.get("files").is_some();
+    let is_meta = c.kind() == CellKind::Meta || c.directions.iter().any(|d| d.phase.is_some());
     let what = if is_meta { describe_meta(c) } else { describe_plan(c) };
     let _ = writeln!(s, "{}: {}, measured {:.2} s", c.name, what, c.elapsed_ns as f64 / 1e9);
     target_line(s, c);

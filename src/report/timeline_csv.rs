@@ -1,7 +1,8 @@
 //! `--output timeline-csv:PATH`: every probe sample as one CSV row, for
 //! spreadsheets and plotting: `t_s,phase,lat_ms,sched_lat_ms,missed_after,errno`.
 
-use super::{Report, Reporter};
+use super::Reporter;
+use crate::model::Report;
 use std::fmt::Write;
 
 pub struct TimelineCsv;

@@ -3,36 +3,8 @@
 //! alignment. Results must say what was measured, so this is recorded in every
 //! result file.
 
-use serde::{Deserialize, Serialize};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-
-/// Where and on what a run happened.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct TargetInfo {
-    /// The path given with --target.
-    pub path: PathBuf,
-    /// "directory", "file" or "block-device".
-    pub kind: String,
-    /// Filesystem type from mountinfo ("raw" for a block device target).
-    pub fs_type: String,
-    pub mount_point: Option<PathBuf>,
-    /// Per-mount and superblock options, as mountinfo lists them.
-    pub mount_options: Option<String>,
-    /// The device: the mount source, or the block device itself.
-    pub device: Option<String>,
-    /// For a loop device: its backing file and whether it does direct I/O to it.
-    pub loop_backing_file: Option<String>,
-    pub loop_direct_io: Option<bool>,
-    /// statx DIOALIGN (0 when the filesystem reports none).
-    pub dio_mem_align: u32,
-    pub dio_offset_align: u32,
-    /// The run opened its files with O_DIRECT.
-    pub direct: bool,
-    /// With --direct: whether the target really bypasses the page cache (a
-    /// misaligned O_DIRECT read is refused). tmpfs accepts O_DIRECT and ignores it.
-    pub direct_honoured: Option<bool>,
-}
 
 /// One line of /proc/self/mountinfo, the parts fslab uses.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,7 +13,7 @@ pub mod safety;
 pub mod scratch;
 pub mod workdir;
 
-pub use info::TargetInfo;
+use crate::model::TargetInfo;
 pub use workdir::make_workdir;
 pub(crate) use workdir::remove_marked;
 

@@ -13,6 +13,7 @@
 //! mount behind, never an orphaned loop device nobody holds.
 
 use super::{io_err, make_workdir, refused, TargetError, MARKER};
+use crate::model::ScratchInfo;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -162,20 +163,6 @@ impl Drop for LoopDev {
             unsafe { libc::ioctl(f.as_raw_fd(), LOOP_CLR_FD as _) };
         }
     }
-}
-
-/// What a scratch cell ran on, recorded in the result.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq)]
-pub struct ScratchInfo {
-    /// ext4, xfs, btrfs, tmpfs, raw.
-    pub fs_type: String,
-    pub mkfs_args: Vec<String>,
-    pub mount_options: Option<String>,
-    /// Image size in bytes (the loop device's size).
-    pub size: u64,
-    pub device: Option<String>,
-    /// Whether the loop device does direct I/O to its image.
-    pub loop_direct_io: Option<bool>,
 }
 
 /// A scratch filesystem (or raw loop device), undone when dropped.

@@ -1,0 +1,151 @@
+//! What a cell is (`CellKind`) and its typed plan (`CellPlan`). Reporters
+//! match on these; they never look a plan's field up by name.
+
+use crate::plan::{IoPlan, MetaPlan, ProbePlan, ReplayPlan};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The kinds of cell: which workload measured it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CellKind {
+    Io,
+    Meta,
+    Replay,
+    Probe,
+    /// A job of `fslab fio`: an io workload with fio's job info.
+    Fio,
+}
+
+impl CellKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CellKind::Io => "io",
+            CellKind::Meta => "meta",
+            CellKind::Replay => "replay",
+            CellKind::Probe => "probe",
+            CellKind::Fio => "fio",
+        }
+    }
+}
+
+/// A cell's plan, tagged by its kind. In a result file it is two fields of
+/// the cell, `"kind": "io"` and `"plan": {...}`; the plan object is the
+/// workload's plan as it serialises, with its keys sorted (as schema 1
+/// wrote it: it went through a `serde_json::Value`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", content = "plan", rename_all = "lowercase")]
+pub enum CellPlan {
+    Io(IoPlan),
+    Meta(MetaPlan),
+    Replay(ReplayPlan),
+    Probe(ProbePlan),
+    Fio(FioCellPlan),
+}
+
+/// A `fslab fio` job's cell: the io plan it was mapped to, and under `fio`
+/// what fio reports about the job.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FioCellPlan {
+    #[serde(flatten)]
+    pub io: IoPlan,
+    pub fio: FioJob,
+}
+
+/// fio's view of a job: its reporting group, how many clones the cell
+/// covers (numjobs, or the group's jobs with group_reporting) and the
+/// options as written in the job file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FioJob {
+    pub groupid: usize,
+    pub jobs: usize,
+    pub options: BTreeMap<String, String>,
+}
+
+impl CellPlan {
+    pub fn kind(&self) -> CellKind {
+        match self {
+            CellPlan::Io(_) => CellKind::Io,
+            CellPlan::Meta(_) => CellKind::Meta,
+            CellPlan::Replay(_) => CellKind::Replay,
+            CellPlan::Probe(_) => CellKind::Probe,
+            CellPlan::Fio(_) => CellKind::Fio,
+        }
+    }
+
+    /// The io plan of an io or fio cell.
+    pub fn io(&self) -> Option<&IoPlan> {
+        match self {
+            CellPlan::Io(p) => Some(p),
+            CellPlan::Fio(f) => Some(&f.io),
+            _ => None,
+        }
+    }
+
+    /// fio's job info of a fio cell.
+    pub fn fio(&self) -> Option<&FioJob> {
+        match self {
+            CellPlan::Fio(f) => Some(&f.fio),
+            _ => None,
+        }
+    }
+
+    pub fn meta(&self) -> Option<&MetaPlan> {
+        match self {
+            CellPlan::Meta(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn replay(&self) -> Option<&ReplayPlan> {
+        match self {
+            CellPlan::Replay(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The seed the plan's random choices came from.
+    pub fn seed(&self) -> u64 {
+        match self {
+            CellPlan::Io(p) => p.seed,
+            CellPlan::Meta(p) => p.seed,
+            CellPlan::Replay(p) => p.seed,
+            CellPlan::Probe(p) => p.seed,
+            CellPlan::Fio(p) => p.io.seed,
+        }
+    }
+
+    /// The plan object alone, as it appears under `plan`.
+    pub fn to_value(&self) -> serde_json::Result<serde_json::Value> {
+        match self {
+            CellPlan::Io(p) => serde_json::to_value(p),
+            CellPlan::Meta(p) => serde_json::to_value(p),
+            CellPlan::Replay(p) => serde_json::to_value(p),
+            CellPlan::Probe(p) => serde_json::to_value(p),
+            CellPlan::Fio(p) => serde_json::to_value(p),
+        }
+    }
+}
+
+impl Serialize for CellPlan {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeStruct};
+        // through a Value: sorted keys, the plan object exactly as schema 1 had it
+        let plan = self.to_value().map_err(S::Error::custom)?;
+        let mut st = s.serialize_struct("CellPlan", 2)?;
+        st.serialize_field("kind", &self.kind())?;
+        st.serialize_field("plan", &plan)?;
+        st.end()
+    }
+}
+
+impl From<crate::plan::CellPlan> for CellPlan {
+    fn from(p: crate::plan::CellPlan) -> Self {
+        match p {
+            crate::plan::CellPlan::Io(p) => CellPlan::Io(p),
+            crate::plan::CellPlan::Meta(p) => CellPlan::Meta(p),
+            crate::plan::CellPlan::Replay(p) => CellPlan::Replay(p),
+            crate::plan::CellPlan::Probe(p) => CellPlan::Probe(p),
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! The result model: everything a run measured and the context needed to
+//! trust and repeat it, as typed data. The runner's output becomes a `Cell`
+//! (`app::cell`), cells make a `Report`, and reporters (`report`) are pure
+//! functions of it. This module knows nothing of how a run is made: it
+//! imports plans (a cell records its plan), stats, units and errno only.
+//!
+//! Layout of a result file: docs/results.md (schema 2; `read` also takes
+//! schema 1, see `v1`).
+
+mod cell_plan;
+mod dir;
+mod host;
+pub mod probe;
+pub mod ranks;
+mod read;
+mod target;
+mod v1;
+
+pub use cell_plan::{CellKind, CellPlan, FioCellPlan, FioJob};
+pub use dir::{pct_key, DirResult, LatBucket, LatSummary};
+pub use host::HostInfo;
+pub use read::{parse_report, read_results};
+pub use target::{ScratchInfo, TargetInfo};
+
+use crate::stats::series::IntervalPoint;
+use crate::stats::OpKind;
+use serde::{Deserialize, Serialize};
+
+/// Version of the result JSON layout (docs/results.md). 2: cells carry
+/// their `kind` and a typed plan; 1 is still read (`v1`).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Percentiles reported: fio's default list plus 99.999.
+pub const PERCENTILES: [f64; 18] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99, 99.999,
+];
+
+/// A whole result file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub fslab_version: String,
+    /// The subcommand that produced it ("io", "run").
+    pub command: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub host: HostInfo,
+    pub interrupted: bool,
+    pub cells: Vec<Cell>,
+    /// Peak resident set size of fslab over the whole run.
+    pub max_rss_kib: u64,
+    /// Lab runs (`fslab run`): the plan and its shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<LabInfo>,
+}
+
+/// What a lab run was asked to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LabInfo {
+    pub name: String,
+    /// The plan file, None for the built-in quick suite.
+    pub file: Option<String>,
+    pub repeat: u32,
+    /// The filesystem others are compared with (the first one unless the plan names one).
+    pub baseline: Option<String>,
+    pub fresh: bool,
+    pub filesystems: Vec<String>,
+    pub workloads: Vec<String>,
+    /// The validated plan, so the run can be repeated (as `plan::LabPlan`
+    /// serialises it; kept untyped: no reporter reads it).
+    pub plan: serde_json::Value,
+}
+
+/// One measured configuration (a single `fslab io` run is one cell).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cell {
+    pub name: String,
+    /// What the cell is and its exact plan, so it can be re-run: in the
+    /// JSON, `"kind": "io"` and `"plan": {...}` beside the name.
+    #[serde(flatten)]
+    pub plan: CellPlan,
+    pub target: TargetInfo,
+    pub warnings: Vec<String>,
+    pub interrupted: bool,
+    /// Measured time (after ramp), the longest job's.
+    pub elapsed_ns: u64,
+    pub directions: Vec<DirResult>,
+    pub cpu: CpuSummary,
+    /// Per second since measurement started, all jobs merged.
+    pub series: Vec<IntervalPoint>,
+    /// Errors that ended a job early.
+    pub job_errors: Vec<String>,
+    /// Queueing engines: operations in flight at each submission, counting
+    /// the new one (`inflight_depth[d]` = submissions that made the depth d).
+    pub inflight_depth: Vec<u64>,
+    /// Probe runs: samples, stalls, context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<probe::ProbeData>,
+    /// Lab runs: which filesystem, workload and repeat this cell is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<LabTag>,
+    /// Set when the cell could not run (mkfs refused an option, the
+    /// filesystem lacks O_DIRECT): nothing was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A lab cell's place in the plan.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LabTag {
+    /// The filesystem's name in the plan ("ext4-i512").
+    pub filesystem: String,
+    /// ext4, xfs, btrfs, tmpfs, dir, raw.
+    pub fs_type: String,
+    pub workload: String,
+    /// io, meta, replay, probe.
+    pub kind: String,
+    /// 1-based.
+    pub repeat: u32,
+    /// How the scratch filesystem was made (None for an existing directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<ScratchInfo>,
+}
+
+/// CPU use: total and per job, as user/sys time and % of one core.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CpuSummary {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// (user+sys)/elapsed*100 for the whole process (bonnie++'s %CP).
+    pub percent_of_core: f64,
+    pub jobs: Vec<JobCpu>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobCpu {
+    pub job: usize,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub percent_of_core: f64,
+}
+
+impl Cell {
+    /// A cell that could not run: the reason, nothing measured.
+    pub fn failed(name: &str, plan: CellPlan, target: TargetInfo, error: String) -> Self {
+        Cell {
+            name: name.to_string(),
+            plan,
+            target,
+            warnings: vec![],
+            interrupted: false,
+            elapsed_ns: 0,
+            directions: vec![],
+            cpu: CpuSummary::default(),
+            series: vec![],
+            job_errors: vec![],
+            inflight_depth: vec![],
+            probe: None,
+            lab: None,
+            error: Some(error),
+        }
+    }
+
+    /// What the cell measured: io, meta, replay, probe or fio.
+    pub fn kind(&self) -> CellKind {
+        self.plan.kind()
+    }
+
+    pub fn dir(&self, d: OpKind) -> Option<&DirResult> {
+        self.directions.iter().find(|r| r.dir == d)
+    }
+
+    /// dbench's throughput: bytes of ReadX and WriteX per second, in 10^6 B/s.
+    pub fn dbench_mb_s(&self) -> f64 {
+        self.directions
+            .iter()
+            .filter(|d| matches!(d.dir, OpKind::ReadX | OpKind::WriteX))
+            .map(|d| d.mb_s)
+            .sum()
+    }
+}
+
+impl Report {
+    pub fn new(command: &str, started: std::time::SystemTime) -> Self {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            fslab_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: command.to_string(),
+            started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            host: HostInfo::read(),
+            interrupted: false,
+            cells: Vec::new(),
+            max_rss_kib: 0,
+            lab: None,
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! What a cell ran on: the target as found (`target::info` fills it) and,
+//! for lab cells, how the scratch filesystem was made (`target::scratch`).
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Where and on what a run happened.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// The path given with --target.
+    pub path: PathBuf,
+    /// "directory", "file" or "block-device".
+    pub kind: String,
+    /// Filesystem type from mountinfo ("raw" for a block device target).
+    pub fs_type: String,
+    pub mount_point: Option<PathBuf>,
+    /// Per-mount and superblock options, as mountinfo lists them.
+    pub mount_options: Option<String>,
+    /// The device: the mount source, or the block device itself.
+    pub device: Option<String>,
+    /// For a loop device: its backing file and whether it does direct I/O to it.
+    pub loop_backing_file: Option<String>,
+    pub loop_direct_io: Option<bool>,
+    /// statx DIOALIGN (0 when the filesystem reports none).
+    pub dio_mem_align: u32,
+    pub dio_offset_align: u32,
+    /// The run opened its files with O_DIRECT.
+    pub direct: bool,
+    /// With --direct: whether the target really bypasses the page cache (a
+    /// misaligned O_DIRECT read is refused). tmpfs accepts O_DIRECT and ignores it.
+    pub direct_honoured: Option<bool>,
+}
+
+/// What a scratch cell ran on, recorded in the result.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ScratchInfo {
+    /// ext4, xfs, btrfs, tmpfs, raw.
+    pub fs_type: String,
+    pub mkfs_args: Vec<String>,
+    pub mount_options: Option<String>,
+    /// Image size in bytes (the loop device's size).
+    pub size: u64,
+    pub device: Option<String>,
+    /// Whether the loop device does direct I/O to its image.
+    pub loop_direct_io: Option<bool>,
+}
