@@ -32,12 +32,21 @@ fn snap(name: &str, extra: &[(&str, &dyn Reporter)]) {
     let r = fixture(name);
     let written = render(&r, &json::Json);
     let again = parse_report(&written).unwrap_or_else(|e| panic!("{name}: schema 2 does not read back: {e}"));
-    assert_eq!(render(&again, &json::Json), written, "{name}: a schema-2 round trip changes it");
+    assert_eq!(
+        render(&again, &json::Json),
+        written,
+        "{name}: a schema-2 round trip changes it"
+    );
     let mut v2: serde_json::Value = serde_json::from_str(&written).unwrap();
     let mut v1: serde_json::Value = serde_json::from_str(&fixture_text(name)).unwrap();
     assert_eq!(v2["schema_version"], 2);
     v1["schema_version"] = 2.into();
-    for (c2, c1) in v2["cells"].as_array_mut().unwrap().iter_mut().zip(v1["cells"].as_array_mut().unwrap()) {
+    for (c2, c1) in v2["cells"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .zip(v1["cells"].as_array_mut().unwrap())
+    {
         assert!(c2["kind"].is_string(), "{name}: a cell without its kind");
         c2.as_object_mut().unwrap().remove("kind");
         // every field the fixture's plan has is kept as it was
@@ -105,10 +114,19 @@ fn schema_1_fixtures_are_read_with_their_kind() {
     assert_eq!(io.cells[0].directions[0].ops, 1883072);
     let lab = fixture("lab");
     let kinds: Vec<CellKind> = lab.cells.iter().map(|c| c.kind()).collect();
-    assert!(kinds.contains(&CellKind::Meta) && kinds.contains(&CellKind::Io), "{kinds:?}");
+    assert!(
+        kinds.contains(&CellKind::Meta) && kinds.contains(&CellKind::Io),
+        "{kinds:?}"
+    );
     let replay = fixture("replay");
     assert!(replay.cells[0].dbench_mb_s() > 0.0);
-    assert!(replay.cells[0].plan.replay().unwrap().loadfile.name.ends_with("load.txt"));
+    assert!(replay.cells[0]
+        .plan
+        .replay()
+        .unwrap()
+        .loadfile
+        .name
+        .ends_with("load.txt"));
 }
 
 /// A schema-1 cell that failed in a lab run recorded the lab's plan enum

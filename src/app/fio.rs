@@ -4,9 +4,9 @@
 //! group_reporting.
 
 use super::AppError;
+use crate::model::{CellPlan, FioCellPlan, FioJob, Report};
 use crate::plan::fio::{FioFormat, FioPlan};
 use crate::plan::{OutputFormat, OutputSpec, Outputs};
-use crate::model::{CellPlan, FioCellPlan, FioJob, Report};
 use crate::report;
 use crate::runner::{self, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, TargetError};
@@ -142,8 +142,15 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             let grouped = members.iter().any(|&k| jobs[k].group_reporting);
             let emit = |k: usize, ws: Vec<WorkerOut>, series: bool, numjobs: usize| {
                 let j = jobs[k];
-                let fio = FioJob { groupid: j.group, jobs: numjobs, options: j.options.iter().cloned().collect() };
-                let plan = CellPlan::Fio(FioCellPlan { io: j.plan.clone(), fio });
+                let fio = FioJob {
+                    groupid: j.group,
+                    jobs: numjobs,
+                    options: j.options.iter().cloned().collect(),
+                };
+                let plan = CellPlan::Fio(FioCellPlan {
+                    io: j.plan.clone(),
+                    fio,
+                });
                 let sub = subset(ws, &out, series);
                 super::cell::from_run(
                     &j.name,

@@ -7,8 +7,8 @@
 //! goes on.
 
 use super::{io_cell, meta_cell, probe_cell, replay_cell, AppError};
-use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs};
 use crate::model::{self, Cell, LabTag, Report, TargetInfo};
+use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs};
 use crate::report;
 use crate::target::scratch::{self, Scratch, ScratchSpec};
 use crate::target::TargetError;

@@ -3,8 +3,8 @@
 
 use super::{io_err, refused, AppError};
 use crate::engine::UringOpts;
-use crate::plan::{ExtraPhase, MetaPlan, Order};
 use crate::model::{Cell, CellPlan, CpuSummary, DirResult, Report, TargetInfo};
+use crate::plan::{ExtraPhase, MetaPlan, Order};
 use crate::runner::{self, Progress, RunConfig};
 use crate::stats::cpu::CpuTimes;
 use crate::target;

@@ -15,8 +15,8 @@ pub use probe::{probe_cell, run_probe};
 pub use replay::{replay_cell, run_replay};
 
 use crate::engine::EngineKind;
-use crate::plan::IoPlan;
 use crate::model::{Cell, CellPlan, Report};
+use crate::plan::IoPlan;
 use crate::report;
 use crate::runner::{self, Progress, RunConfig};
 use crate::target::{self, TargetError};
@@ -151,7 +151,13 @@ fn measure_io(name: &str, plan: &IoPlan, stop: &AtomicBool, publish: bool) -> Re
             .map_err(|e| format!("job {j}: {e}"))?;
         Ok((engine, wl))
     });
-    let cell = cell::from_run(name, CellPlan::Io(plan.clone()), prepared.info.clone(), prepared.warnings.clone(), out);
+    let cell = cell::from_run(
+        name,
+        CellPlan::Io(plan.clone()),
+        prepared.info.clone(),
+        prepared.warnings.clone(),
+        out,
+    );
     if publish {
         // measured: an abort while the files go must not lose it
         crate::interrupt::publish_cell(&cell);

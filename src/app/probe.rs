@@ -3,9 +3,9 @@
 
 use super::{io_err, io_load_cell, refused, AppError};
 use crate::errno::errno_name;
-use crate::plan::{Load, ProbeOp, ProbePlan};
 use crate::model::probe::{ContextPoint, ProbeData, ProbePhase, ProbeSample, Stall};
 use crate::model::{self, Cell, CellPlan, CpuSummary, LatSummary, Report, TargetInfo};
+use crate::plan::{Load, ProbeOp, ProbePlan};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::Instant;
 use crate::stats::LatStats;

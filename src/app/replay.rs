@@ -3,8 +3,8 @@
 
 use super::{io_err, AppError};
 use crate::engine::NullEngine;
-use crate::plan::ReplayPlan;
 use crate::model::{Cell, CellPlan, Report};
+use crate::plan::ReplayPlan;
 use crate::runner::{self, Progress, RunConfig};
 use crate::target;
 use crate::workload::replay::ReplayClient;

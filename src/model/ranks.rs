@@ -82,7 +82,14 @@ impl StonewallRates {
     /// The rates of `ops` and `bytes` at a stonewall that fell at `at_ns`
     /// (by `rule`, the job and rank that finished first) with the last job
     /// stopping at `last_ns`.
-    pub fn of(rule: String, at_ns: u64, last_ns: u64, by: (Option<usize>, Option<usize>), ops: u64, bytes: u64) -> Self {
+    pub fn of(
+        rule: String,
+        at_ns: u64,
+        last_ns: u64,
+        by: (Option<usize>, Option<usize>),
+        ops: u64,
+        bytes: u64,
+    ) -> Self {
         StonewallRates {
             rule,
             at_ns,
@@ -138,7 +145,14 @@ mod tests {
 
     #[test]
     fn stonewall_rates_divide_all_ops_by_each_moment() {
-        let w = StonewallRates::of("first".into(), 2_000_000_000, 2_500_000_000, (Some(3), Some(0)), 10_000, 1 << 20);
+        let w = StonewallRates::of(
+            "first".into(),
+            2_000_000_000,
+            2_500_000_000,
+            (Some(3), Some(0)),
+            10_000,
+            1 << 20,
+        );
         assert_eq!((w.ops_per_s_at_stonewall, w.ops_per_s_at_last), (5000.0, 4000.0));
         assert_eq!(w.bytes_per_s_at_stonewall, (1 << 19) as f64);
         assert_eq!(w.describe(), "first finisher: rank 3 job 0");

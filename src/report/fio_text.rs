@@ -141,11 +141,7 @@ impl Reporter for FioText {
         for c in &r.cells {
             job(&mut s, c);
         }
-        let mut groups: Vec<usize> = r
-            .cells
-            .iter()
-            .filter_map(|c| c.plan.fio().map(|f| f.groupid))
-            .collect();
+        let mut groups: Vec<usize> = r.cells.iter().filter_map(|c| c.plan.fio().map(|f| f.groupid)).collect();
         groups.dedup();
         for g in groups {
             let cells: Vec<&Cell> = r

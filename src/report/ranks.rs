@@ -90,4 +90,3 @@ pub fn text(c: &Cell) -> String {
     }
     s
 }
-
