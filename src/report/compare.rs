@@ -180,15 +180,20 @@ fn describe_fs(c: &Cell) -> String {
     d
 }
 
-/// Builds the comparison of every (label, report) given; `baseline`
-/// overrides the reports' own.
-pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Comparison {
+/// Values of one workload: per metric (name, unit, higher is better, values
+/// per filesystem), and the (filesystem, reason) of cells that failed.
+struct Samples {
+    name: String,
+    rows: Vec<(String, Unit, bool, Vec<Vec<f64>>)>,
+    failed: Vec<(String, String)>,
+}
+
+/// Every cell's metrics, grouped by workload and filesystem; with the
+/// filesystems in order of appearance and what each was.
+fn collect(sources: &[(String, &Report)]) -> (Vec<String>, Vec<(String, String)>, Vec<Samples>) {
     let mut filesystems: Vec<String> = Vec::new();
     let mut environment: Vec<(String, String)> = Vec::new();
-    // workload -> (metric, unit, higher is better, values per filesystem), failures
-    type Samples = Vec<(String, Unit, bool, Vec<Vec<f64>>)>;
-    type Failures = Vec<(String, String)>;
-    let mut workloads: Vec<(String, Samples, Failures)> = Vec::new();
+    let mut workloads: Vec<Samples> = Vec::new();
     for (label, r) in sources {
         if let Some(l) = &r.lab {
             for f in &l.filesystems {
@@ -203,15 +208,19 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
                 filesystems.push(fs.clone());
             }
             let fi = filesystems.iter().position(|f| *f == fs).expect("added");
-            let wi = match workloads.iter().position(|w| w.0 == wl) {
+            let wi = match workloads.iter().position(|w| w.name == wl) {
                 Some(i) => i,
                 None => {
-                    workloads.push((wl.clone(), Vec::new(), Vec::new()));
+                    workloads.push(Samples {
+                        name: wl.clone(),
+                        rows: Vec::new(),
+                        failed: Vec::new(),
+                    });
                     workloads.len() - 1
                 }
             };
             if let Some(e) = &c.error {
-                workloads[wi].2.push((fs, e.clone()));
+                workloads[wi].failed.push((fs, e.clone()));
                 continue;
             }
             if c.interrupted {
@@ -221,7 +230,7 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
                 environment.push((fs.clone(), describe_fs(c)));
             }
             for mt in metrics(c) {
-                let rows = &mut workloads[wi].1;
+                let rows = &mut workloads[wi].rows;
                 let ri = match rows.iter().position(|r| r.0 == mt.name) {
                     Some(i) => i,
                     None => {
@@ -237,6 +246,39 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
             }
         }
     }
+    (filesystems, environment, workloads)
+}
+
+/// One metric's row: each filesystem's estimate, with its ratio to the
+/// baseline (`bi`) and the p-value of the difference.
+fn row(metric: String, unit: Unit, hib: bool, per_fs: &[Vec<f64>], n_fs: usize, bi: Option<usize>) -> Row {
+    let ests: Vec<Option<Estimate>> = (0..n_fs).map(|i| per_fs.get(i).and_then(|v| Estimate::of(v))).collect();
+    let base = bi.and_then(|b| ests[b]);
+    let cols = ests
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let est = (*e)?;
+            let vs_base = base.filter(|_| Some(i) != bi);
+            Some(Col {
+                est,
+                ratio: vs_base.filter(|b| b.mean != 0.0).map(|b| est.mean / b.mean),
+                p: vs_base.and_then(|b| welch_p(&est, &b)),
+            })
+        })
+        .collect();
+    Row {
+        metric,
+        unit,
+        higher_is_better: hib,
+        cols,
+    }
+}
+
+/// Builds the comparison of every (label, report) given; `baseline`
+/// overrides the reports' own.
+pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Comparison {
+    let (filesystems, environment, workloads) = collect(sources);
     let baseline = baseline
         .map(String::from)
         .or_else(|| sources.iter().find_map(|(_, r)| r.lab.as_ref()?.baseline.clone()))
@@ -246,37 +288,19 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
     let bi = filesystems.iter().position(|f| *f == baseline);
     let workloads = workloads
         .into_iter()
-        .map(|(name, rows, mut failed)| {
+        .map(|w| {
+            let mut failed = w.failed;
             failed.dedup();
-            let rows = rows
+            let rows = w
+                .rows
                 .into_iter()
-                .map(|(metric, unit, hib, per_fs)| {
-                    let ests: Vec<Option<Estimate>> = (0..filesystems.len())
-                        .map(|i| per_fs.get(i).and_then(|v| Estimate::of(v)))
-                        .collect();
-                    let base = bi.and_then(|b| ests[b]);
-                    let cols = ests
-                        .iter()
-                        .enumerate()
-                        .map(|(i, e)| {
-                            let est = (*e)?;
-                            let vs_base = base.filter(|_| Some(i) != bi);
-                            Some(Col {
-                                est,
-                                ratio: vs_base.filter(|b| b.mean != 0.0).map(|b| est.mean / b.mean),
-                                p: vs_base.and_then(|b| welch_p(&est, &b)),
-                            })
-                        })
-                        .collect();
-                    Row {
-                        metric,
-                        unit,
-                        higher_is_better: hib,
-                        cols,
-                    }
-                })
+                .map(|(metric, unit, hib, per_fs)| row(metric, unit, hib, &per_fs, filesystems.len(), bi))
                 .collect();
-            WorkloadCmp { name, rows, failed }
+            WorkloadCmp {
+                name: w.name,
+                rows,
+                failed,
+            }
         })
         .collect();
     Comparison {

@@ -140,6 +140,27 @@ fn extent(scale: Scale, vals: impl Iterator<Item = f64>) -> (f64, f64) {
     }
 }
 
+/// Where a chart's data goes on the page: the scaled extent of each axis.
+struct Frame {
+    x_scale: Scale,
+    y_scale: Scale,
+    fx0: f64,
+    fx1: f64,
+    fy0: f64,
+    fy1: f64,
+    y0: f64,
+}
+
+impl Frame {
+    fn px(&self, x: f64) -> f64 {
+        ML + (fwd(self.x_scale, x) - self.fx0) / (self.fx1 - self.fx0) * (W - ML - MR)
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        H - MB - (fwd(self.y_scale, y.max(self.y0)) - self.fy0) / (self.fy1 - self.fy0) * (H - MT - MB)
+    }
+}
+
 fn header(s: &mut String, title: &str, w: f64, h: f64) {
     let _ = write!(
         s,
@@ -157,20 +178,32 @@ impl XyChart {
             pts().map(|p| p.0).chain(self.bands.iter().flat_map(|b| [b.from, b.to])),
         );
         let (y0, y1) = extent(self.y_scale, pts().map(|p| p.1));
-        let (fx0, fx1) = (
-            fwd(self.x_scale, x0),
-            fwd(self.x_scale, x1).max(fwd(self.x_scale, x0) + 1e-9),
-        );
-        let (fy0, fy1) = (
-            fwd(self.y_scale, y0),
-            fwd(self.y_scale, y1).max(fwd(self.y_scale, y0) + 1e-9),
-        );
-        let px = |x: f64| ML + (fwd(self.x_scale, x) - fx0) / (fx1 - fx0) * (W - ML - MR);
-        let py = |y: f64| H - MB - (fwd(self.y_scale, y.max(y0)) - fy0) / (fy1 - fy0) * (H - MT - MB);
+        let f = Frame {
+            x_scale: self.x_scale,
+            y_scale: self.y_scale,
+            fx0: fwd(self.x_scale, x0),
+            fx1: fwd(self.x_scale, x1).max(fwd(self.x_scale, x0) + 1e-9),
+            fy0: fwd(self.y_scale, y0),
+            fy1: fwd(self.y_scale, y1).max(fwd(self.y_scale, y0) + 1e-9),
+            y0,
+        };
         let mut s = String::new();
         header(&mut s, &self.title, W, H);
+        self.draw_bands(&mut s, &f);
+        self.draw_axes(&mut s, &f, (x0, x1), (y0, y1));
+        self.draw_series(&mut s, &f);
+        legend(
+            &mut s,
+            self.series.iter().map(|x| (x.label.as_str(), x.color.as_str())),
+            H - 12.0,
+        );
+        s.push_str("</svg>");
+        s
+    }
+
+    fn draw_bands(&self, s: &mut String, f: &Frame) {
         for b in &self.bands {
-            let (a, c) = (px(b.from), px(b.to));
+            let (a, c) = (f.px(b.from), f.px(b.to));
             let _ = write!(
                 s,
                 r#"<rect x="{a:.1}" y="{MT}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="{}"><title>{}</title></rect>"#,
@@ -190,7 +223,10 @@ impl XyChart {
                 );
             }
         }
-        // axes and grid
+    }
+
+    /// Axes, grid, ticks and the axis labels.
+    fn draw_axes(&self, s: &mut String, f: &Frame, (x0, x1): (f64, f64), (y0, y1): (f64, f64)) {
         let _ = write!(
             s,
             r##"<path d="M{ML} {MT}V{yb}H{xr}" fill="none" stroke="#333"/>"##,
@@ -198,7 +234,7 @@ impl XyChart {
             xr = W - MR
         );
         for t in ticks(self.y_scale, y0, y1) {
-            let y = py(t);
+            let y = f.py(t);
             let _ = write!(
                 s,
                 r##"<line x1="{ML}" x2="{xr}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{tx}" y="{ty:.1}" text-anchor="end" class="k">{}</text>"##,
@@ -209,7 +245,7 @@ impl XyChart {
             );
         }
         for t in ticks(self.x_scale, x0, x1) {
-            let x = px(t);
+            let x = f.px(t);
             let _ = write!(
                 s,
                 r##"<line x1="{x:.1}" x2="{x:.1}" y1="{yb}" y2="{yt}" stroke="#333"/><text x="{x:.1}" y="{ty}" text-anchor="middle" class="k">{}</text>"##,
@@ -228,6 +264,10 @@ impl XyChart {
             y = H - MB + 32.0,
             ym = (MT + H - MB) / 2.0
         );
+    }
+
+    /// Each series as dots or a line.
+    fn draw_series(&self, s: &mut String, f: &Frame) {
         for sr in &self.series {
             let mut visible = sr.points.iter().filter(|p| self.y_scale != Scale::Log || p.1 > 0.0);
             if sr.dots {
@@ -235,15 +275,15 @@ impl XyChart {
                     let _ = write!(
                         s,
                         r#"<circle cx="{:.1}" cy="{:.1}" r="2" fill="{}"/>"#,
-                        px(p.0),
-                        py(p.1),
+                        f.px(p.0),
+                        f.py(p.1),
                         sr.color
                     );
                 }
             } else if let Some(first) = visible.next() {
-                let mut d = format!("M{:.1} {:.1}", px(first.0), py(first.1));
+                let mut d = format!("M{:.1} {:.1}", f.px(first.0), f.py(first.1));
                 for p in visible {
-                    let _ = write!(d, "L{:.1} {:.1}", px(p.0), py(p.1));
+                    let _ = write!(d, "L{:.1} {:.1}", f.px(p.0), f.py(p.1));
                 }
                 let _ = write!(
                     s,
@@ -253,13 +293,6 @@ impl XyChart {
                 );
             }
         }
-        legend(
-            &mut s,
-            self.series.iter().map(|x| (x.label.as_str(), x.color.as_str())),
-            H - 12.0,
-        );
-        s.push_str("</svg>");
-        s
     }
 }
 

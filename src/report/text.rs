@@ -167,6 +167,37 @@ fn probe_text(s: &mut String, c: &Cell, p: &ProbeData) {
         c.elapsed_ns as f64 / 1e9
     );
     target_line(s, c);
+    let _ = writeln!(s, "{}", probe_table(p));
+    s.push_str("(sched: from the scheduled slot; a probe that overran counts the slots it missed)\n");
+    for st in p.stalls.iter().take(10) {
+        let _ = writeln!(
+            s,
+            "stall at {:.3} s ({}): {} at most, {} at least, {} slot(s) missed",
+            st.start_ns as f64 / 1e9,
+            st.phase,
+            Nanos(st.max_ns),
+            Nanos(st.min_ns),
+            st.missed
+        );
+    }
+    if p.stalls.len() > 10 {
+        let _ = writeln!(s, "... {} stalls in all (see the JSON)", p.stalls.len());
+    }
+    sparkline(s, c, p);
+    if let Some(m) = p.context.iter().map(|x| x.dirty_kib).max() {
+        let wb = p.context.iter().map(|x| x.writeback_kib).max().unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "page cache: Dirty up to {}, Writeback up to {}",
+            Bytes(m * 1024),
+            Bytes(wb * 1024)
+        );
+    }
+    trailer(s, c);
+}
+
+/// A probe cell's phases, one row each.
+fn probe_table(p: &ProbeData) -> Table {
     let mut tab = Table::new();
     tab.load_style(UTF8_BORDERS_ONLY);
     tab.set_header([
@@ -210,22 +241,11 @@ fn probe_text(s: &mut String, c: &Cell, p: &ProbeData) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let _ = writeln!(s, "{tab}");
-    s.push_str("(sched: from the scheduled slot; a probe that overran counts the slots it missed)\n");
-    for st in p.stalls.iter().take(10) {
-        let _ = writeln!(
-            s,
-            "stall at {:.3} s ({}): {} at most, {} at least, {} slot(s) missed",
-            st.start_ns as f64 / 1e9,
-            st.phase,
-            Nanos(st.max_ns),
-            Nanos(st.min_ns),
-            st.missed
-        );
-    }
-    if p.stalls.len() > 10 {
-        let _ = writeln!(s, "... {} stalls in all (see the JSON)", p.stalls.len());
-    }
+    tab
+}
+
+/// The worst probe of every second as a sparkline, the phases marked under it.
+fn sparkline(s: &mut String, c: &Cell, p: &ProbeData) {
     // worst probe per second, on a log scale from 10 µs to 10 s
     let secs = (c.elapsed_ns / 1_000_000_000 + 1) as usize;
     let mut worst = vec![0u64; secs];
@@ -257,16 +277,6 @@ fn probe_text(s: &mut String, c: &Cell, p: &ProbeData) {
         marks.push_str(&ph.name);
     }
     let _ = writeln!(s, "  {marks}");
-    if let Some(m) = p.context.iter().map(|x| x.dirty_kib).max() {
-        let wb = p.context.iter().map(|x| x.writeback_kib).max().unwrap_or(0);
-        let _ = writeln!(
-            s,
-            "page cache: Dirty up to {}, Writeback up to {}",
-            Bytes(m * 1024),
-            Bytes(wb * 1024)
-        );
-    }
-    trailer(s, c);
 }
 
 fn target_line(s: &mut String, c: &Cell) {
@@ -397,6 +407,13 @@ fn cell(s: &mut String, c: &Cell) {
         trailer(s, c);
         return;
     }
+    let _ = writeln!(s, "{}", io_table(c));
+    trailer(s, c);
+}
+
+/// An io cell: one row per direction (and its scheduled, submission and
+/// completion latency under it), with the share within each latency bucket.
+fn io_table(c: &Cell) -> Table {
     let buckets: Vec<u64> = c
         .directions
         .first()
@@ -446,8 +463,7 @@ fn cell(s: &mut String, c: &Cell) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let _ = writeln!(s, "{tab}");
-    trailer(s, c);
+    tab
 }
 
 /// CPU, queue depths, warnings and errors under a cell's table.
