@@ -151,3 +151,30 @@ fn unknown_schema_versions_are_refused() {
     let e = parse_report(&v.to_string()).unwrap_err();
     assert!(e.msg.contains("schema_version 3"), "{e}");
 }
+
+/// A fio job's cell: the io plan with fio's job info under `fio`, typed,
+/// written and read back unchanged; fio-json takes its group and options.
+#[test]
+fn fio_cells_round_trip_and_report_their_job() {
+    let mut v: serde_json::Value = serde_json::from_str(&fixture_text("io")).unwrap();
+    v["cells"][0]["plan"]["fio"] = serde_json::json!({
+        "groupid": 3, "jobs": 2, "options": {"bs": "4k", "rw": "randrw"}
+    });
+    let r = parse_report(&v.to_string()).unwrap();
+    let c = &r.cells[0];
+    assert_eq!(c.kind(), CellKind::Fio);
+    let fio = c.plan.fio().unwrap();
+    assert_eq!((fio.groupid, fio.jobs, fio.options["bs"].as_str()), (3, 2, "4k"));
+    let written = render(&r, &json::Json);
+    let w: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(w["cells"][0]["kind"], "fio");
+    assert_eq!(w["cells"][0]["plan"]["fio"], v["cells"][0]["plan"]["fio"]);
+    let again = parse_report(&written).unwrap();
+    assert_eq!(render(&again, &json::Json), written);
+    let job: serde_json::Value = serde_json::from_str(&render(&r, &fio_json::FioJson)).unwrap();
+    assert_eq!(job["jobs"][0]["groupid"], 3);
+    assert_eq!(
+        job["jobs"][0]["job options"],
+        serde_json::json!({"bs": "4k", "rw": "randrw"})
+    );
+}
