@@ -81,10 +81,13 @@ impl Engine for SyncEngine {
             xattr_at: getxattrat_works(),
         }
     }
+    /// # Safety
+    /// As [`Engine::submit`]; the op is done when this returns.
     #[inline]
-    fn submit(&mut self, op: &Op, _token: u64) -> Submit {
-        // SAFETY: the caller guarantees fds are open for the call and buffers
-        // and paths valid (Engine's contract); a bad fd yields EBADF.
+    unsafe fn submit(&mut self, op: &Op, _token: u64) -> Submit {
+        // SAFETY: the caller guarantees buffers and paths valid and
+        // unaliased for the call (Engine::submit's contract); borrowing a
+        // raw fd is sound for the call, and a bad one yields EBADF.
         Submit::Done(unsafe {
             match *op {
                 Op::Read {
