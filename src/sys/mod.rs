@@ -6,7 +6,8 @@
 //! queueing engines and so are `unsafe` to submit. What is here takes
 //! borrowed fds, `&CStr` and slices, so its callers need no `unsafe`:
 //! getxattrat(2) (Linux 6.13, in neither rustix 1.1 nor libc), byte-range
-//! `fcntl` locks (rustix has whole-file locks only), a close that reports its
+//! `fcntl` locks (rustix has whole-file locks only), getdents64 into the
+//! caller's buffer (rustix's `Dir` sizes its own), a close that reports its
 //! error, and the fd-walking tree removal both `target::rmtree` and replay's
 //! Deltree use ([`tree`]).
 
@@ -90,6 +91,21 @@ pub fn getxattrat_works() -> bool {
     })
 }
 
+/// getdents64(2) into `buf`: the bytes of `struct linux_dirent64` records
+/// written, 0 at the end of the directory. rustix's `Dir` owns a buffer that
+/// starts at 768 bytes and grows by as much per call; this reads with the
+/// caller's (the metadata walk's 32 KiB, as glibc's readdir).
+pub fn getdents(dir: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
+    // SAFETY: getdents64 writes at most buf.len() bytes into buf; a bad fd
+    // is EBADF.
+    let n = unsafe { libc::syscall(libc::SYS_getdents64, dir.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+    if n < 0 {
+        Err(last_errno())
+    } else {
+        Ok(n as usize)
+    }
+}
+
 /// A byte-range lock request for [`set_lock`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lock {
@@ -122,4 +138,47 @@ pub fn close(fd: OwnedFd) -> Result<(), Errno> {
     // SAFETY: `fd` is owned and consumed here, so it is closed exactly once
     // and used by no one afterwards, whatever close returns.
     unsafe { rustix::io::try_close(fd.into_raw_fd()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::fd::AsFd;
+
+    #[test]
+    fn byte_range_locks_and_a_checked_close() {
+        let f = tempfile::tempfile().unwrap();
+        set_lock(f.as_fd(), Lock::Write, 10, 20).unwrap();
+        set_lock(f.as_fd(), Lock::Unlock, 10, 20).unwrap();
+        let fd: OwnedFd = f.into();
+        close(fd).unwrap();
+    }
+
+    #[test]
+    fn getdents_reads_the_entries() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("entry"), b"").unwrap();
+        let d = rustix::fs::open(t.path(), tree::DIR_OPEN, rustix::fs::Mode::empty()).unwrap();
+        let mut buf = vec![0u8; 4096];
+        let n = getdents(d.as_fd(), &mut buf).unwrap();
+        assert!(n > 0 && buf[..n].windows(6).any(|w| w == b"entry\0"));
+        assert_eq!(getdents(d.as_fd(), &mut buf), Ok(0), "the end");
+    }
+
+    /// getxattrat where the kernel has it: a missing attribute is ENODATA
+    /// (or the filesystem has none), the same answer as by path.
+    #[test]
+    fn getxattrat_agrees_with_getxattr() {
+        if !getxattrat_works() {
+            eprintln!("skipped: no getxattrat(2) on this kernel");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("f"), b"").unwrap();
+        let d = rustix::fs::open(t.path(), tree::DIR_OPEN, rustix::fs::Mode::empty()).unwrap();
+        let mut b = [0u8; 8];
+        let at = getxattrat(d.as_fd(), c"f", AtFlags::SYMLINK_NOFOLLOW, c"user.none", &mut b);
+        let by_path = rustix::fs::getxattr(t.path().join("f"), c"user.none", &mut b);
+        assert_eq!(at, by_path);
+    }
 }

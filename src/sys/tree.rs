@@ -196,3 +196,66 @@ fn descend<R: Removal>(stack: &mut Vec<Level>, fd: OwnedFd, name: &CStr, r: &mut
     stack.push(level);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::fd::AsFd;
+
+    /// A policy that records the order entries are met in, puts `marker`
+    /// last at the top, and classifies by d_type alone.
+    struct Record {
+        seen: Vec<PathBuf>,
+    }
+
+    impl Removal for Record {
+        type Error = Errno;
+        fn fail(&mut self, e: Errno, _: &Trail<'_>) -> Errno {
+            e
+        }
+        fn classify(&mut self, _: BorrowedFd<'_>, _: &CStr, d_type: FileType, at: &Trail<'_>) -> Result<Entry, Errno> {
+            self.seen.push(at.path());
+            Ok(if d_type == FileType::Directory {
+                Entry::Dir
+            } else {
+                Entry::Unknown
+            })
+        }
+        fn order_top(&mut self, names: &mut [(CString, FileType)]) {
+            names.sort_by_key(|(n, _)| n.as_bytes() == b"marker");
+        }
+    }
+
+    /// The top's entries go in the policy's order, each subtree before the
+    /// next entry, so the last entry of the top is the last removed.
+    #[test]
+    fn the_policys_last_entry_goes_last_and_nothing_is_left() {
+        let t = tempfile::tempdir().unwrap();
+        let top = t.path().join("top");
+        std::fs::create_dir_all(top.join("z/deep/er")).unwrap();
+        for f in ["marker", "a", "z/deep/f", "z/deep/er/g"] {
+            std::fs::write(top.join(f), b"x").unwrap();
+        }
+        std::os::unix::fs::symlink(t.path(), top.join("z/up")).unwrap();
+        let parent = rustix::fs::open(t.path(), DIR_OPEN, Mode::empty()).unwrap();
+        let mut r = Record { seen: Vec::new() };
+        remove(parent.as_fd(), c"top", &mut r).unwrap();
+        assert!(!top.exists() && t.path().exists(), "the symlink was not followed");
+        assert_eq!(r.seen.last().unwrap(), &PathBuf::from("top/marker"), "{:?}", r.seen);
+        assert_eq!(r.seen.len(), 8, "{:?}", r.seen);
+        assert_eq!(remove(parent.as_fd(), c"top", &mut r), Err(Errno::NOENT));
+    }
+
+    /// A symlink in the top's place is refused, not followed.
+    #[test]
+    fn a_symlink_at_the_top_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("real")).unwrap();
+        std::fs::write(t.path().join("real/keep"), b"x").unwrap();
+        std::os::unix::fs::symlink("real", t.path().join("link")).unwrap();
+        let parent = rustix::fs::open(t.path(), DIR_OPEN, Mode::empty()).unwrap();
+        let e = remove(parent.as_fd(), c"link", &mut Record { seen: Vec::new() }).unwrap_err();
+        assert!([Errno::LOOP, Errno::NOTDIR].contains(&e), "{e:?}");
+        assert!(t.path().join("real/keep").exists());
+    }
+}

@@ -192,19 +192,11 @@ impl DirWalk {
     /// The next entry's name, None at the end (or on an error: the walk ends).
     fn next(&mut self) -> Option<&CStr> {
         if self.pos >= self.len {
-            // SAFETY: getdents64 writes at most buf.len() bytes into buf.
-            let n = unsafe {
-                libc::syscall(
-                    libc::SYS_getdents64,
-                    self.fd.as_raw_fd(),
-                    self.buf.as_mut_ptr(),
-                    self.buf.len(),
-                )
+            let n = match crate::sys::getdents(rustix::fd::AsFd::as_fd(&self.fd), &mut self.buf) {
+                Ok(n) if n > 0 => n,
+                _ => return None,
             };
-            if n <= 0 {
-                return None;
-            }
-            (self.pos, self.len) = (0, n as usize);
+            (self.pos, self.len) = (0, n);
         }
         // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name
         let rec = &self.buf[self.pos..self.len];
