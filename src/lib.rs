@@ -18,6 +18,7 @@ pub mod plan;
 pub mod report;
 pub mod runner;
 pub mod stats;
+mod sys;
 pub mod target;
 pub mod units;
 pub mod workload;

@@ -123,12 +123,16 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             let shared = prep.files.len() == prep.per_job && p.jobs > 1;
             let wl = IoWorkload::new(p, c, files, prep.file_size, shared, p.iodepth as usize);
             let mut engine = p.engine.build(&p.uring).map_err(|e| format!("{}: {e}", jobs[k].name))?;
-            engine
-                .register(
+            // SAFETY: the buffers are the workload's heap allocations, which
+            // do not move with it and live until the runner drops the
+            // workload, after the engine (runner::drive); its files stay open as long.
+            unsafe {
+                engine.register(
                     &crate::workload::Workload::files(&wl),
                     &crate::workload::Workload::buffers(&wl),
                 )
-                .map_err(|e| format!("{}: {e}", jobs[k].name))?;
+            }
+            .map_err(|e| format!("{}: {e}", jobs[k].name))?;
             Ok((engine, wl))
         });
         let mut workers: Vec<Option<WorkerOut>> = std::mem::take(&mut out.jobs).into_iter().map(Some).collect();

@@ -146,9 +146,10 @@ fn measure_io(name: &str, plan: &IoPlan, stop: &AtomicBool, publish: bool) -> Re
             .with_base(prepared.region_base)
             .for_rank(crate::dist::coordinator().rank());
         let mut engine = plan.engine.build(&plan.uring).map_err(|e| format!("job {j}: {e}"))?;
-        engine
-            .register(&wl.files(), &wl.buffers())
-            .map_err(|e| format!("job {j}: {e}"))?;
+        // SAFETY: the buffers are the workload's heap allocations, which do
+        // not move with it and live until the runner drops the workload,
+        // after the engine (runner::drive); its files stay open as long.
+        unsafe { engine.register(&wl.files(), &wl.buffers()) }.map_err(|e| format!("job {j}: {e}"))?;
         Ok((engine, wl))
     });
     let cell = cell::from_run(

@@ -20,7 +20,9 @@ use std::os::fd::RawFd;
 pub const NO_BUF_INDEX: u16 = u16::MAX;
 
 /// One operation. Buffers and paths are raw so queueing engines can hold them
-/// across calls; the caller guarantees they outlive the operation's completion.
+/// across calls; whoever submits it guarantees they outlive the operation's
+/// completion (the `# Safety` of [`Engine::submit`]). Paths and names are
+/// NUL-terminated.
 #[derive(Clone, Copy, Debug)]
 pub enum Op {
     /// `buf_index`: the buffer's index among those passed to `Engine::register`
@@ -94,9 +96,19 @@ pub enum Op {
 }
 
 /// Runs one operation to completion on any engine (queueing engines at depth 1).
+///
+/// # Safety
+/// As for [`Engine::submit`], until this call returns: `op`'s buffers and
+/// paths valid and not otherwise accessed. Nothing else may be in flight on
+/// `e` (the completion reaped is taken to be `op`'s). Should the engine fail
+/// to reap (an error, not a completion), `op` may still be in flight: the
+/// buffers must then stay valid until `e` is dropped, as a workload's own
+/// buffers do (the worker drops its engine first).
 #[inline]
-pub fn exec(e: &mut dyn Engine, op: &Op) -> i64 {
-    match e.submit(op, 0) {
+pub unsafe fn exec(e: &mut dyn Engine, op: &Op) -> i64 {
+    // SAFETY: the caller's contract is submit's, for the length of this call,
+    // which reaps the completion before it returns.
+    match unsafe { e.submit(op, 0) } {
         Submit::Done(r) => r,
         _ => exec_pending(e),
     }
@@ -146,11 +158,22 @@ pub trait Engine {
     fn name(&self) -> &'static str;
     fn caps(&self) -> Caps;
 
-    /// Starts `op`. Sync engines perform it and return `Done`.
+    /// Starts `op`. Sync engines perform it and return `Done`; queueing
+    /// engines return `Queued` (its completion, carrying `token`, comes from
+    /// `reap`) or `Busy` (not started: submit it again after a reap).
     ///
-    /// # Safety contract
-    /// The buffer in `op` must stay valid until the op completes.
-    fn submit(&mut self, op: &Op, token: u64) -> Submit;
+    /// # Safety
+    /// As io-uring's `SubmissionQueue::push`: every pointer in `op` (data
+    /// buffer, path, xattr name and value, statx buffer) must be valid for
+    /// its length, paths and names NUL-terminated, and the memory must not be
+    /// accessed otherwise (the kernel writes a read's buffer, and may read a
+    /// write's at any time) from this call until `op`'s completion has been
+    /// handed back: by this call (`Done`), or by `reap` (`Queued`), or, if
+    /// `reap` fails, until the engine is dropped. A `buf_index` other than
+    /// [`NO_BUF_INDEX`] names the registered buffer (see
+    /// [`Engine::register`]) that holds `buf..buf+len`. Fds need not be
+    /// valid (a bad one is EBADF), but `Close` only of an fd the caller owns.
+    unsafe fn submit(&mut self, op: &Op, token: u64) -> Submit;
 
     /// Pushes queued operations to the kernel.
     fn commit(&mut self) -> std::io::Result<()> {
@@ -164,7 +187,14 @@ pub trait Engine {
 
     /// Registers the files and buffers the worker will use, for engines that
     /// can pre-register them (io_uring's fixed files and buffers).
-    fn register(&mut self, _fds: &[RawFd], _bufs: &[(*mut u8, usize)]) -> std::io::Result<()> {
+    ///
+    /// # Safety
+    /// As io-uring's `Submitter::register_buffers`: each `(ptr, len)` of
+    /// `bufs` must be valid for `len` bytes until the engine is dropped (the
+    /// kernel pins and may use it for any op naming its index), and be
+    /// accessed otherwise only while no op using it is in flight. The `fds`
+    /// must stay open while ops use them.
+    unsafe fn register(&mut self, _fds: &[RawFd], _bufs: &[(*mut u8, usize)]) -> std::io::Result<()> {
         Ok(())
     }
 }
@@ -229,8 +259,12 @@ mod conformance {
     }
 
     /// Runs one operation to completion on any engine.
-    fn run(e: &mut dyn Engine, op: Op, token: u64) -> i64 {
-        match e.submit(&op, token) {
+    ///
+    /// # Safety
+    /// As [`Engine::submit`] until this returns (it reaps the completion).
+    unsafe fn run(e: &mut dyn Engine, op: Op, token: u64) -> i64 {
+        // SAFETY: the caller's contract, and the completion is reaped below.
+        match unsafe { e.submit(&op, token) } {
             Submit::Done(r) => r,
             Submit::Queued => {
                 let mut out = Vec::new();
@@ -255,6 +289,9 @@ mod conformance {
 
     #[test]
     fn round_trip_short_read_and_errno() {
+        // SAFETY (each `run` below): the ops' buffers and paths are locals
+        // that outlive the call, which reaps the op's completion before it
+        // returns, and nothing else touches them meanwhile.
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&[7u8; 8192]).unwrap();
         let fd = f.as_raw_fd();
@@ -269,21 +306,31 @@ mod conformance {
                 len: 4096,
                 buf_index: NO_BUF_INDEX,
             };
-            assert_eq!(run(e, w, 1), 4096, "{}", e.name());
-            assert_eq!(run(e, read(fd, 4096, &mut back), 2), 4096, "{}", e.name());
-            assert_eq!(run(e, Op::Fsync { fd }, 3), 0, "{}", e.name());
-            assert_eq!(run(e, Op::Fdatasync { fd }, 4), 0, "{}", e.name());
+            assert_eq!(unsafe { run(e, w, 1) }, 4096, "{}", e.name());
+            assert_eq!(unsafe { run(e, read(fd, 4096, &mut back), 2) }, 4096, "{}", e.name());
+            assert_eq!(unsafe { run(e, Op::Fsync { fd }, 3) }, 0, "{}", e.name());
+            assert_eq!(unsafe { run(e, Op::Fdatasync { fd }, 4) }, 0, "{}", e.name());
             if e.caps().real_io {
                 assert_eq!(back, data, "{}", e.name());
                 assert_eq!(
-                    run(e, read(fd, 6144, &mut back), 5),
+                    unsafe { run(e, read(fd, 6144, &mut back), 5) },
                     2048,
                     "{}: short read at EOF",
                     e.name()
                 );
-                assert_eq!(run(e, read(fd, 8192, &mut back), 6), 0, "{}: read at EOF", e.name());
+                assert_eq!(
+                    unsafe { run(e, read(fd, 8192, &mut back), 6) },
+                    0,
+                    "{}: read at EOF",
+                    e.name()
+                );
                 let bad = read(999_999, 0, &mut back);
-                assert_eq!(run(e, bad, 7), -(libc::EBADF as i64), "{}: errno propagates", e.name());
+                assert_eq!(
+                    unsafe { run(e, bad, 7) },
+                    -(libc::EBADF as i64),
+                    "{}: errno propagates",
+                    e.name()
+                );
             }
         }
     }
@@ -304,7 +351,9 @@ mod conformance {
                 // token i reads block i: its first byte tells the block
                 let op = read(fd, i as u64 * 512, b);
                 loop {
-                    match e.submit(&op, 1000 + i as u64) {
+                    // SAFETY: `bufs` outlives every op, each op its own
+                    // buffer, and all are reaped before `bufs` is read.
+                    match unsafe { e.submit(&op, 1000 + i as u64) } {
                         Submit::Done(r) => {
                             results.insert(1000 + i as u64, r);
                             break;
@@ -342,6 +391,9 @@ mod conformance {
 
     #[test]
     fn metadata_operations() {
+        // SAFETY (each `run` below): the ops' buffers and paths are locals
+        // that outlive the call, which reaps the op's completion before it
+        // returns, and nothing else touches them meanwhile.
         let dir = tempfile::tempdir().unwrap();
         let d = std::fs::File::open(dir.path()).unwrap();
         let dfd = d.as_raw_fd();
@@ -357,31 +409,39 @@ mod conformance {
                 flags: libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY,
                 mode: 0o644,
             };
-            let fd = run(e, open, 1);
+            let fd = unsafe { run(e, open, 1) };
             assert!(fd >= 0, "{}: openat {fd}", e.name());
-            assert_eq!(run(e, open, 2), -(libc::EEXIST as i64), "{}: O_EXCL", e.name());
+            assert_eq!(
+                unsafe { run(e, open, 2) },
+                -(libc::EEXIST as i64),
+                "{}: O_EXCL",
+                e.name()
+            );
             let mut st: libc::statx = unsafe { std::mem::zeroed() };
             let stat = Op::Statx {
                 dirfd: dfd,
                 path: name.as_ptr(),
                 buf: &mut st,
             };
-            assert_eq!(run(e, stat, 3), 0, "{}", e.name());
+            assert_eq!(unsafe { run(e, stat, 3) }, 0, "{}", e.name());
             assert_eq!(st.stx_mode as u32 & libc::S_IFMT, libc::S_IFREG, "{}", e.name());
-            assert_eq!(run(e, Op::Close { fd: fd as RawFd }, 4), 0, "{}", e.name());
+            assert_eq!(unsafe { run(e, Op::Close { fd: fd as RawFd }, 4) }, 0, "{}", e.name());
             let unlink = Op::UnlinkAt {
                 dirfd: dfd,
                 path: name.as_ptr(),
                 flags: 0,
             };
-            assert_eq!(run(e, unlink, 5), 0, "{}", e.name());
-            assert_eq!(run(e, unlink, 6), -(libc::ENOENT as i64), "{}", e.name());
-            assert_eq!(run(e, stat, 7), -(libc::ENOENT as i64), "{}", e.name());
+            assert_eq!(unsafe { run(e, unlink, 5) }, 0, "{}", e.name());
+            assert_eq!(unsafe { run(e, unlink, 6) }, -(libc::ENOENT as i64), "{}", e.name());
+            assert_eq!(unsafe { run(e, stat, 7) }, -(libc::ENOENT as i64), "{}", e.name());
         }
     }
 
     #[test]
     fn uring_registered_files_and_buffers() {
+        // SAFETY (each `run` below): the ops' buffers and paths are locals
+        // that outlive the call, which reaps the op's completion before it
+        // returns, and nothing else touches them meanwhile.
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&[5u8; 8192]).unwrap();
         let fd = f.as_raw_fd();
@@ -393,7 +453,9 @@ mod conformance {
         };
         let mut e = EngineKind::Uring.build(&o).unwrap();
         let mut buf = crate::workload::AlignedBuf::new(4096, 4096);
-        e.register(&[fd], &[(buf.as_ptr(), 4096)]).unwrap();
+        // SAFETY: `buf` stays valid until `e` is dropped (explicitly, below)
+        // and is read only after the op's completion.
+        unsafe { e.register(&[fd], &[(buf.as_ptr(), 4096)]) }.unwrap();
         let op = Op::Read {
             fd,
             offset: 0,
@@ -401,7 +463,9 @@ mod conformance {
             len: 4096,
             buf_index: 0,
         };
-        assert_eq!(run(e.as_mut(), op, 9), 4096);
+        assert_eq!(unsafe { run(e.as_mut(), op, 9) }, 4096);
         assert!(buf.as_mut_slice().iter().all(|&b| b == 5));
+        drop(e);
+        drop(buf);
     }
 }

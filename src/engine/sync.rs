@@ -28,74 +28,12 @@ unsafe fn cstr<'a>(p: *const libc::c_char) -> &'a CStr {
     CStr::from_ptr(p)
 }
 
-/// getxattrat(2)'s syscall number (Linux 6.13), the same on every
-/// architecture; libc has no wrapper for it yet.
-const SYS_GETXATTRAT: libc::c_long = 464;
-
-/// `struct xattr_args`, version 0.
-#[repr(C)]
-struct XattrArgs {
-    value: u64,
-    size: u32,
-    flags: u32,
-}
-
 /// getxattr of a name relative to a directory fd: without it, a getxattr
 /// phase resolves every file's absolute path from `/`, which on tmpfs
 /// under /tmp costs ~25 % of the getxattr itself (C loop, 100k files:
 /// 536k vs 668k calls/s), and that is path walking, not xattr work.
-///
-/// # Safety
-/// `path` and `name` as for [`cstr`]; `buf` valid for `len` bytes.
-unsafe fn getxattrat(
-    dirfd: i32,
-    path: *const libc::c_char,
-    name: *const libc::c_char,
-    buf: *mut u8,
-    len: usize,
-) -> i64 {
-    let mut args = XattrArgs {
-        value: buf as u64,
-        size: len.min(u32::MAX as usize) as u32,
-        flags: 0,
-    };
-    let r = libc::syscall(
-        SYS_GETXATTRAT,
-        dirfd,
-        path,
-        0u32,
-        name,
-        &mut args as *mut XattrArgs,
-        std::mem::size_of::<XattrArgs>(),
-    );
-    if r < 0 {
-        -(*libc::__errno_location() as i64)
-    } else {
-        r
-    }
-}
-
-/// Whether this kernel has getxattrat(2) (asked once).
-pub fn getxattrat_works() -> bool {
-    static WORKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WORKS.get_or_init(|| {
-        let mut b = [0u8; 1];
-        // SAFETY: NUL-terminated literals and a 1-byte buffer.
-        let r = unsafe {
-            getxattrat(
-                libc::AT_FDCWD,
-                c"/".as_ptr(),
-                c"user.fslab-probe".as_ptr(),
-                b.as_mut_ptr(),
-                1,
-            )
-        };
-        // "no such attribute" (or it exists, or / has no user xattrs) means
-        // the call ran; ENOSYS, or EPERM from a seccomp filter that does
-        // not know it, means use paths
-        r >= 0 || [libc::ENODATA, libc::EOPNOTSUPP, libc::ERANGE].contains(&(-r as i32))
-    })
-}
+/// (The syscall itself is [`crate::sys::getxattrat`].)
+pub use crate::sys::getxattrat_works;
 
 /// The basic stats of `path` into a statx buffer, through fstatat(2): the
 /// same information as statx(STATX_BASIC_STATS) and ~5 % cheaper in the
@@ -143,10 +81,13 @@ impl Engine for SyncEngine {
             xattr_at: getxattrat_works(),
         }
     }
+    /// # Safety
+    /// As [`Engine::submit`]; the op is done when this returns.
     #[inline]
-    fn submit(&mut self, op: &Op, _token: u64) -> Submit {
-        // SAFETY: the caller guarantees fds are open for the call and buffers
-        // and paths valid (Engine's contract); a bad fd yields EBADF.
+    unsafe fn submit(&mut self, op: &Op, _token: u64) -> Submit {
+        // SAFETY: the caller guarantees buffers and paths valid and
+        // unaliased for the call (Engine::submit's contract); borrowing a
+        // raw fd is sound for the call, and a bad one yields EBADF.
         Submit::Done(unsafe {
             match *op {
                 Op::Read {
@@ -223,7 +164,13 @@ impl Engine for SyncEngine {
                     name,
                     buf,
                     len,
-                } => getxattrat(dirfd, path, name, buf, len),
+                } => res(crate::sys::getxattrat(
+                    BorrowedFd::borrow_raw(dirfd),
+                    cstr(path),
+                    AtFlags::empty(),
+                    cstr(name),
+                    std::slice::from_raw_parts_mut(buf, len),
+                )),
             }
         })
     }

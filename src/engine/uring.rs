@@ -241,8 +241,11 @@ impl Engine for UringEngine {
         }
     }
 
+    /// # Safety
+    /// As [`Engine::submit`]: the kernel uses `op`'s memory until its
+    /// completion is reaped.
     #[inline]
-    fn submit(&mut self, op: &Op, token: u64) -> Submit {
+    unsafe fn submit(&mut self, op: &Op, token: u64) -> Submit {
         let sqe = self.sqe(op).user_data(token);
         // SAFETY: Engine's contract keeps buffers, paths and fds valid until
         // the completion for `token` has been reaped.
@@ -283,7 +286,9 @@ impl Engine for UringEngine {
         Ok(())
     }
 
-    fn register(&mut self, fds: &[RawFd], bufs: &[(*mut u8, usize)]) -> io::Result<()> {
+    /// # Safety
+    /// As [`Engine::register`]: the buffers outlive the ring.
+    unsafe fn register(&mut self, fds: &[RawFd], bufs: &[(*mut u8, usize)]) -> io::Result<()> {
         if self.want_fixed_files && !fds.is_empty() {
             self.ring.submitter().register_files(fds)?;
             self.fixed_fds = fds.to_vec();
@@ -296,7 +301,8 @@ impl Engine for UringEngine {
                     iov_len: l,
                 })
                 .collect();
-            // SAFETY: the worker keeps these buffers alive as long as the ring.
+            // SAFETY: the caller keeps these buffers valid until the engine,
+            // and so the ring, is dropped (register's contract).
             unsafe { self.ring.submitter().register_buffers(&iov) }.map_err(|e| {
                 io::Error::new(
                     e.kind(),

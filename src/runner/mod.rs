@@ -438,6 +438,9 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
             let mut out = worker(ctx, engine.as_mut(), &mut wl);
             out.notes = wl.notes();
             out.items = wl.items_done();
+            // the engine before the workload: buffers it registered are the
+            // workload's (Engine::register's contract)
+            drop(engine);
             if let Some(e) = wl.error() {
                 // a fatal workload error ends the siblings too
                 ctx.halt.store(true, Ordering::Relaxed);

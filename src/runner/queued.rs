@@ -89,7 +89,12 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
                 }
             }
             let t_prep = Instant::now();
-            match engine.submit(&next.op, slot as u64) {
+            // SAFETY: `next.op` names slot `slot`'s buffer, which the
+            // workload does not reuse until that slot's completion went
+            // through `on_complete` (Workload::next_op's contract); the loop
+            // reaps all in flight unless the ring breaks, and even then the
+            // workload outlives the engine (runner::drive drops it first).
+            match unsafe { engine.submit(&next.op, slot as u64) } {
                 Submit::Queued => {
                     inflight += 1;
                     rec.note_depth(inflight);

@@ -6,13 +6,15 @@
 //! boundary (another filesystem, or a bind mount of the same one: the mount
 //! id tells them apart where the device number cannot). Before it starts it
 //! also refuses a tree that has anything mounted in it, so the common case
-//! fails before a single file is gone.
+//! fails before a single file is gone. The walk is [`crate::sys::tree`],
+//! shared with replay's Deltree; this file is its policy for work directories.
 
 use super::info;
+use crate::sys::tree::{self, Entry, Trail};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, StatxFlags, CWD};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, StatxFlags, CWD};
 use rustix::io::Errno;
-use std::ffi::{CString, OsStr};
+use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -62,7 +64,7 @@ struct Where {
     mnt_id: Option<u64>,
 }
 
-fn where_at(dirfd: BorrowedFd<'_>, name: &CString, flags: AtFlags) -> Result<(Where, FileType), Errno> {
+fn where_at(dirfd: BorrowedFd<'_>, name: &CStr, flags: AtFlags) -> Result<(Where, FileType), Errno> {
     let st = rustix::fs::statx(dirfd, name, flags, StatxFlags::TYPE | StatxFlags::MNT_ID)?;
     let mnt_id = (st.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id);
     Ok((
@@ -75,19 +77,7 @@ fn where_at(dirfd: BorrowedFd<'_>, name: &CString, flags: AtFlags) -> Result<(Wh
 }
 
 fn where_fd(fd: BorrowedFd<'_>) -> Result<Where, Errno> {
-    where_at(fd, &CString::default(), AtFlags::EMPTY_PATH).map(|(w, _)| w)
-}
-
-/// Opens directory `name` in `dirfd` without following a symlink and
-/// without crossing into another mount.
-fn open_dir_beneath(dirfd: BorrowedFd<'_>, name: &CString) -> Result<OwnedFd, Errno> {
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let how = ResolveFlags::NO_XDEV | ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH;
-    match rustix::fs::openat2(dirfd, name, flags, Mode::empty(), how) {
-        // kernels before 5.6: the caller compares mounts of what it opened
-        Err(Errno::NOSYS) => rustix::fs::openat(dirfd, name, flags, Mode::empty()),
-        r => r,
-    }
+    where_at(fd, c"", AtFlags::EMPTY_PATH).map(|(w, _)| w)
 }
 
 /// Removes directory `top` and everything in it, refusing (before removing
@@ -138,7 +128,8 @@ fn walk_and_remove(top: &Path, real: &Path) -> Result<(), RemoveError> {
             })
         }
     };
-    let name = cstr(name);
+    // names from the filesystem hold no NUL
+    let name = CString::new(name.as_bytes()).unwrap_or_default();
     let pfd = rustix::fs::openat(
         CWD,
         parent,
@@ -147,93 +138,100 @@ fn walk_and_remove(top: &Path, real: &Path) -> Result<(), RemoveError> {
     )
     .map_err(io(parent))?;
     let here = where_fd(pfd.as_fd()).map_err(io(parent))?;
-    let fd = open_dir_beneath(pfd.as_fd(), &name).map_err(|e| boundary(e, real, top))?;
-    if where_fd(fd.as_fd()).map_err(io(real))? != here {
-        return Err(crossing(real, top));
+    let mut policy = OneMount { here, parent, top };
+    tree::remove(pfd.as_fd(), &name, &mut policy)
+}
+
+/// rmtree's policy for the shared walk: everything on the mount `here`
+/// (the top's parent's), compared by statx for each entry and for each
+/// directory opened, so also a kernel without openat2 never crosses a
+/// mount; the marker last; errors that name their path.
+struct OneMount<'a> {
+    here: Where,
+    /// The top's parent, canonical: the walk's trails are relative to it.
+    parent: &'a Path,
+    /// `remove_tree`'s argument, for messages.
+    top: &'a Path,
+}
+
+impl OneMount<'_> {
+    fn path(&self, at: &Trail<'_>) -> PathBuf {
+        self.parent.join(at.path())
     }
-    empty_dir(fd, real, here, top, true)?;
-    rustix::fs::unlinkat(pfd.as_fd(), &name, AtFlags::REMOVEDIR).map_err(io(real))
-}
 
-fn cstr(name: &OsStr) -> CString {
-    // names from the filesystem hold no NUL
-    CString::new(name.as_bytes()).unwrap_or_default()
-}
-
-/// The error for a mount found at `path` while walking.
-fn crossing(path: &Path, top: &Path) -> RemoveError {
-    let what = info::mounts()
-        .iter()
-        .rev()
-        .find(|m| m.mount_point == path)
-        .map(describe)
-        .unwrap_or_else(|| "another filesystem".into());
-    RemoveError::Mount {
-        path: path.to_path_buf(),
-        what,
-        top: top.to_path_buf(),
-    }
-}
-
-fn boundary(e: Errno, path: &Path, top: &Path) -> RemoveError {
-    match e {
-        Errno::XDEV => crossing(path, top),
-        e => io(path)(e),
-    }
-}
-
-/// Removes everything in the directory open as `fd` (at `path`), all of it on
-/// the mount `here`.
-fn empty_dir(fd: OwnedFd, path: &Path, here: Where, top: &Path, outermost: bool) -> Result<(), RemoveError> {
-    // All names first: removing entries while reading the directory may make
-    // readdir skip some.
-    let mut names = Vec::new();
-    for e in rustix::fs::Dir::read_from(&fd).map_err(io(path))? {
-        let e = e.map_err(io(path))?;
-        let n = e.file_name();
-        if n.to_bytes() != b"." && n.to_bytes() != b".." {
-            names.push(n.to_owned());
+    /// The error for a mount found at `at` while walking.
+    fn crossing(&self, at: &Trail<'_>) -> RemoveError {
+        let path = self.path(at);
+        let what = info::mounts()
+            .iter()
+            .rev()
+            .find(|m| m.mount_point == path)
+            .map(describe)
+            .unwrap_or_else(|| "another filesystem".into());
+        RemoveError::Mount {
+            path,
+            what,
+            top: self.top.to_path_buf(),
         }
     }
-    if outermost {
-        // the marker last: a removal that fails half-way leaves a directory
-        // `fslab cleanup` still knows as fslab's
-        names.sort_by_key(|n| n.to_bytes() == super::MARKER.as_bytes());
+}
+
+impl tree::Removal for OneMount<'_> {
+    type Error = RemoveError;
+
+    /// EXDEV (an open refused at a mount point) and EBUSY (an rmdir of one)
+    /// are a mount; anything else is an I/O error at that path.
+    fn fail(&mut self, e: Errno, at: &Trail<'_>) -> RemoveError {
+        match e {
+            Errno::XDEV | Errno::BUSY => self.crossing(at),
+            e => io(&self.path(at))(e),
+        }
     }
-    for name in names {
-        let p = path.join(OsStr::from_bytes(name.as_bytes()));
-        let (w, ft) = match where_at(fd.as_fd(), &name, AtFlags::SYMLINK_NOFOLLOW) {
+
+    fn classify(
+        &mut self,
+        dir: BorrowedFd<'_>,
+        name: &CStr,
+        _: FileType,
+        at: &Trail<'_>,
+    ) -> Result<Entry, RemoveError> {
+        let (w, ft) = match where_at(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(x) => x,
-            Err(Errno::NOENT) => continue, // removed meanwhile (fslab's own workers)
-            Err(e) => return Err(io(&p)(e)),
+            Err(Errno::NOENT) => return Ok(Entry::Gone), // removed meanwhile (fslab's own workers)
+            Err(e) => return Err(io(&self.path(at))(e)),
         };
         // a mount point, even of a file, is reached as the mounted file
-        if w != here {
-            return Err(crossing(&p, top));
+        if w != self.here {
+            return Err(self.crossing(at));
         }
-        if ft == FileType::Directory {
-            let sub = match open_dir_beneath(fd.as_fd(), &name) {
-                Ok(s) => s,
-                Err(Errno::NOENT) => continue,
-                Err(e) => return Err(boundary(e, &p, top)),
-            };
-            // a mount made, or a directory swapped, since the statx
-            if where_fd(sub.as_fd()).map_err(io(&p))? != here {
-                return Err(crossing(&p, top));
-            }
-            empty_dir(sub, &p, here, top, false)?;
-        }
-        let flags = match ft {
-            FileType::Directory => AtFlags::REMOVEDIR,
-            _ => AtFlags::empty(),
-        };
-        match rustix::fs::unlinkat(fd.as_fd(), &name, flags) {
-            Ok(()) | Err(Errno::NOENT) => {}
-            Err(Errno::BUSY) => return Err(crossing(&p, top)),
-            Err(e) => return Err(io(&p)(e)),
+        Ok(if ft == FileType::Directory {
+            Entry::Dir
+        } else {
+            Entry::Other
+        })
+    }
+
+    fn open_dir(&mut self, dir: BorrowedFd<'_>, name: &CStr) -> Result<OwnedFd, Errno> {
+        match tree::open_subdir(dir, name) {
+            // kernels before 5.6: `entered` compares mounts of what it opened
+            Err(Errno::NOSYS) => rustix::fs::openat(dir, name, tree::DIR_OPEN, Mode::empty()),
+            r => r,
         }
     }
-    Ok(())
+
+    /// A mount made, or a directory swapped, since the statx.
+    fn entered(&mut self, dir: BorrowedFd<'_>, at: &Trail<'_>) -> Result<(), RemoveError> {
+        if where_fd(dir).map_err(|e| io(&self.path(at))(e))? != self.here {
+            return Err(self.crossing(at));
+        }
+        Ok(())
+    }
+
+    /// The marker last: a removal that fails half-way leaves a directory
+    /// `fslab cleanup` still knows as fslab's.
+    fn order_top(&mut self, names: &mut [(CString, FileType)]) {
+        names.sort_by_key(|(n, _)| n.to_bytes() == super::MARKER.as_bytes());
+    }
 }
 
 #[cfg(test)]

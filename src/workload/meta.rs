@@ -192,19 +192,11 @@ impl DirWalk {
     /// The next entry's name, None at the end (or on an error: the walk ends).
     fn next(&mut self) -> Option<&CStr> {
         if self.pos >= self.len {
-            // SAFETY: getdents64 writes at most buf.len() bytes into buf.
-            let n = unsafe {
-                libc::syscall(
-                    libc::SYS_getdents64,
-                    self.fd.as_raw_fd(),
-                    self.buf.as_mut_ptr(),
-                    self.buf.len(),
-                )
+            let n = match crate::sys::getdents(rustix::fd::AsFd::as_fd(&self.fd), &mut self.buf) {
+                Ok(n) if n > 0 => n,
+                _ => return None,
             };
-            if n <= 0 {
-                return None;
-            }
-            (self.pos, self.len) = (0, n as usize);
+            (self.pos, self.len) = (0, n);
         }
         // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name
         let rec = &self.buf[self.pos..self.len];
@@ -344,7 +336,8 @@ impl MetaWorkload {
             flags: libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY,
             mode: 0o644,
         };
-        let fd = exec(e, &open);
+        // SAFETY: `name` lives in `nb`, a local that outlives the op, which exec completes.
+        let fd = unsafe { exec(e, &open) };
         if fd < 0 {
             return fd;
         }
@@ -358,7 +351,9 @@ impl MetaWorkload {
                 len: size as usize,
                 buf_index: crate::engine::NO_BUF_INDEX,
             };
-            r = exec(e, &w);
+            // SAFETY: `self.data` holds at least `size` bytes (size_max) and is untouched until
+            // exec returns, the op done.
+            r = unsafe { exec(e, &w) };
         }
         for x in &self.xattrs {
             if r < 0 {
@@ -370,18 +365,24 @@ impl MetaWorkload {
                 value: self.xvalue.as_ptr(),
                 len: x.size,
             };
-            let s = exec(e, &set);
+            // SAFETY: `x.name` (a CString of the plan) and `self.xvalue` (sized for the largest
+            // xattr) outlive the op, which exec completes.
+            let s = unsafe { exec(e, &set) };
             if s < 0 {
                 r = s;
             }
         }
         if r >= 0 && self.fsync {
-            r = exec(e, &Op::Fsync { fd }).min(0).min(exec(e, &Op::Fsync { fd: dirfd }));
+            // SAFETY: fsyncs carry no pointers.
+            r = unsafe { exec(e, &Op::Fsync { fd }) }
+                .min(0)
+                .min(unsafe { exec(e, &Op::Fsync { fd: dirfd }) });
             if r == 0 {
                 r = size as i64;
             }
         }
-        let c = exec(e, &Op::Close { fd });
+        // SAFETY: no pointers; `fd` is the file this call opened.
+        let c = unsafe { exec(e, &Op::Close { fd }) };
         if r < 0 {
             r
         } else if c < 0 {
@@ -411,7 +412,9 @@ impl MetaWorkload {
                 buf: self.xread.as_mut_ptr(),
                 len: self.xread.len(),
             };
-            let r = exec(e, &g);
+            // SAFETY: `path` (the caller's `name`, or `self.path`), `x.name` and `self.xread`
+            // outlive the op, which exec completes.
+            let r = unsafe { exec(e, &g) };
             if r < 0 {
                 return r;
             }
@@ -427,44 +430,56 @@ impl MetaWorkload {
         let dirfd = self.dirfd(d);
         let name_ptr = name.as_ptr();
         let buf: *mut libc::statx = &mut *self.st;
-        let r = exec(
-            e,
-            &Op::Statx {
-                dirfd,
-                path: name_ptr,
-                buf,
-            },
-        );
+        // SAFETY: `name` is the caller's and `self.st` a box of this workload; both outlive the
+        // op, which exec completes.
+        let r = unsafe {
+            exec(
+                e,
+                &Op::Statx {
+                    dirfd,
+                    path: name_ptr,
+                    buf,
+                },
+            )
+        };
         if r < 0 {
             return r;
         }
         let size = self.st.stx_size;
         let mut moved = 0;
         if size > 0 {
-            let fd = exec(
-                e,
-                &Op::OpenAt {
-                    dirfd,
-                    path: name_ptr,
-                    flags: libc::O_RDONLY,
-                    mode: 0,
-                },
-            );
+            // SAFETY: `name` is the caller's and outlives the op, which exec completes.
+            let fd = unsafe {
+                exec(
+                    e,
+                    &Op::OpenAt {
+                        dirfd,
+                        path: name_ptr,
+                        flags: libc::O_RDONLY,
+                        mode: 0,
+                    },
+                )
+            };
             if fd < 0 {
                 return fd;
             }
             let len = (size as usize).min(self.data.len());
-            let rd = exec(
-                e,
-                &Op::Read {
-                    fd: fd as RawFd,
-                    offset: 0,
-                    buf: self.data.as_ptr(),
-                    len,
-                    buf_index: crate::engine::NO_BUF_INDEX,
-                },
-            );
-            let c = exec(e, &Op::Close { fd: fd as RawFd });
+            // SAFETY: `self.data` holds `len` bytes (at most its length) and is untouched until
+            // exec returns, the op done.
+            let rd = unsafe {
+                exec(
+                    e,
+                    &Op::Read {
+                        fd: fd as RawFd,
+                        offset: 0,
+                        buf: self.data.as_ptr(),
+                        len,
+                        buf_index: crate::engine::NO_BUF_INDEX,
+                    },
+                )
+            };
+            // SAFETY: no pointers; `fd` is the file this call opened.
+            let c = unsafe { exec(e, &Op::Close { fd: fd as RawFd }) };
             if rd < 0 {
                 return rd;
             }
@@ -597,14 +612,18 @@ impl Workload for MetaWorkload {
                     }
                     PhaseKind::Delete => {
                         let name = self.name(&mut nb, idx, renamed);
-                        exec(
-                            e,
-                            &Op::UnlinkAt {
-                                dirfd: self.dirs.fds[d].as_raw_fd(),
-                                path: name.as_ptr(),
-                                flags: 0,
-                            },
-                        )
+                        // SAFETY: `name` lives in `nb`, a local that outlives the op, which exec
+                        // completes.
+                        unsafe {
+                            exec(
+                                e,
+                                &Op::UnlinkAt {
+                                    dirfd: self.dirs.fds[d].as_raw_fd(),
+                                    path: name.as_ptr(),
+                                    flags: 0,
+                                },
+                            )
+                        }
                     }
                     PhaseKind::Getxattr => {
                         let name = self.name(&mut nb, idx, renamed);
@@ -614,31 +633,40 @@ impl Workload for MetaWorkload {
                         let dirfd = self.dirs.fds[d].as_raw_fd();
                         let old = self.name(&mut nb, idx, renamed).as_ptr();
                         let new = self.name(&mut nb2, idx, !renamed).as_ptr();
-                        exec(
-                            e,
-                            &Op::RenameAt {
-                                olddirfd: dirfd,
-                                oldpath: old,
-                                newdirfd: dirfd,
-                                newpath: new,
-                            },
-                        )
+                        // SAFETY: both names live in locals (`nb`, `nb2`) that outlive the op,
+                        // which exec completes.
+                        unsafe {
+                            exec(
+                                e,
+                                &Op::RenameAt {
+                                    olddirfd: dirfd,
+                                    oldpath: old,
+                                    newdirfd: dirfd,
+                                    newpath: new,
+                                },
+                            )
+                        }
                     }
                     PhaseKind::OpenClose => {
                         let name = self.name(&mut nb, idx, renamed);
-                        let fd = exec(
-                            e,
-                            &Op::OpenAt {
-                                dirfd: self.dirs.fds[d].as_raw_fd(),
-                                path: name.as_ptr(),
-                                flags: libc::O_RDONLY,
-                                mode: 0,
-                            },
-                        );
+                        // SAFETY: `name` lives in `nb`, a local that outlives the op, which exec
+                        // completes.
+                        let fd = unsafe {
+                            exec(
+                                e,
+                                &Op::OpenAt {
+                                    dirfd: self.dirs.fds[d].as_raw_fd(),
+                                    path: name.as_ptr(),
+                                    flags: libc::O_RDONLY,
+                                    mode: 0,
+                                },
+                            )
+                        };
                         if fd < 0 {
                             fd
                         } else {
-                            exec(e, &Op::Close { fd: fd as RawFd })
+                            // SAFETY: no pointers; `fd` is the file just opened.
+                            unsafe { exec(e, &Op::Close { fd: fd as RawFd }) }
                         }
                     }
                     PhaseKind::Readdir => unreachable!("handled above"),

@@ -38,6 +38,12 @@ pub trait Workload {
     /// The next operation, using the resources of in-flight slot `slot`
     /// (`0..depth`; a slot is reused only after its operation completed), or
     /// None when the workload is done.
+    ///
+    /// The runner submits the op to its engine (`unsafe`, see
+    /// [`Engine::submit`]) relying on this: every buffer and path in it
+    /// belongs to the workload, stays valid while the workload lives, and is
+    /// not touched by the workload until the op's result came back through
+    /// [`Workload::on_complete`].
     fn next_op(&mut self, slot: usize) -> Option<NextOp>;
 
     /// Called with the result of every completed operation (`< 0` is -errno);
@@ -59,7 +65,9 @@ pub trait Workload {
     #[inline]
     fn step(&mut self, engine: &mut dyn Engine) -> Option<Step> {
         let next = self.next_op(0)?;
-        let result = match engine.submit(&next.op, 0) {
+        // SAFETY: the op names this workload's own buffers, left alone until
+        // `on_complete` (next_op's contract); it completes before this returns.
+        let result = match unsafe { engine.submit(&next.op, 0) } {
             Submit::Done(r) => r,
             _ => crate::engine::exec_pending(engine),
         };

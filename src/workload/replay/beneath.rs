@@ -19,21 +19,17 @@
 //! directory), so a cached fd always names the directory its path names.
 
 use crate::plan::loadfile::ROOT_DIR;
+use crate::sys::{self, tree, tree::Entry};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{openat2, AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 
 /// Parent directories: beneath the root, through no symlink at all (also
 /// not a trailing one) and no /proc magic link.
 const DIR_RESOLVE: ResolveFlags = ResolveFlags::BENEATH
     .union(ResolveFlags::NO_SYMLINKS)
     .union(ResolveFlags::NO_MAGICLINKS);
-
-/// Deltree's descent: as [`DIR_RESOLVE`], and no mount point crossed
-/// (`RESOLVE_NO_XDEV` also catches bind mounts of the same filesystem,
-/// which an st_dev comparison would miss).
-const TREE_RESOLVE: ResolveFlags = DIR_RESOLVE.union(ResolveFlags::NO_XDEV);
 
 /// Opens of a file in its resolved parent: a symlink is followed only while
 /// it stays beneath that parent.
@@ -134,24 +130,35 @@ impl DirCache {
     }
 }
 
-/// Opens subdirectory `name` of `dir` for reading, refusing a symlink and a
-/// mount point (EXDEV).
-fn open_subdir(dir: BorrowedFd<'_>, name: &CStr) -> Result<OwnedFd, Errno> {
-    openat2(
-        dir,
-        name,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-        TREE_RESOLVE,
-    )
+/// Deltree's policy for the shared walk ([`crate::sys::tree`]): entries
+/// classified by their d_type alone (no stat per file: an unknown type is
+/// unlinked, and descended into if that says EISDIR), directories opened
+/// with [`tree::TREE_RESOLVE`] (no symlink, no mount point crossed: EXDEV
+/// stops the removal before anything behind the mount is touched), errors
+/// as the errno.
+struct Deltree;
+
+impl tree::Removal for Deltree {
+    type Error = Errno;
+
+    fn fail(&mut self, e: Errno, _: &tree::Trail<'_>) -> Errno {
+        e
+    }
+
+    fn classify(&mut self, _: BorrowedFd<'_>, _: &CStr, d_type: FileType, _: &tree::Trail<'_>) -> Result<Entry, Errno> {
+        Ok(if d_type == FileType::Directory {
+            Entry::Dir
+        } else {
+            Entry::Unknown
+        })
+    }
 }
 
 /// Removes `name` in `dir` and everything beneath it, as
 /// `std::fs::remove_dir_all` does (a symlink is removed, not followed; a
 /// missing `name` is ENOENT, a file ENOTDIR), but through directory fds
 /// only and never across a mount point: a mount inside the tree stops the
-/// removal with EXDEV before anything behind it is touched. Iterative: a
-/// deep tree costs one fd per level, not stack.
+/// removal with EXDEV before anything behind it is touched.
 pub fn remove_tree(dir: BorrowedFd<'_>, name: &CStr) -> Result<(), Errno> {
     let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
     match FileType::from_raw_mode(st.st_mode) {
@@ -159,49 +166,8 @@ pub fn remove_tree(dir: BorrowedFd<'_>, name: &CStr) -> Result<(), Errno> {
         FileType::Symlink => return rustix::fs::unlinkat(dir, name, AtFlags::empty()),
         _ => return Err(Errno::NOTDIR),
     }
-    let mut stack: Vec<(rustix::fs::Dir, CString)> =
-        vec![(rustix::fs::Dir::new(open_subdir(dir, name)?)?, name.to_owned())];
-    loop {
-        let next = match stack.last_mut() {
-            Some((d, _)) => d.read(),
-            None => return Ok(()),
-        };
-        match next {
-            Some(Err(e)) => return Err(e),
-            Some(Ok(entry)) => {
-                let n = entry.file_name();
-                if n == c"." || n == c".." {
-                    continue;
-                }
-                let Some((d, _)) = stack.last() else { return Ok(()) };
-                let fd = d.fd()?;
-                if entry.file_type() != FileType::Directory {
-                    // unlink(2) of a directory is EISDIR: a d_type of
-                    // DT_UNKNOWN costs no stat
-                    match rustix::fs::unlinkat(fd, n, AtFlags::empty()) {
-                        Ok(()) | Err(Errno::NOENT) => continue,
-                        Err(Errno::ISDIR) => {}
-                        Err(e) => return Err(e),
-                    }
-                }
-                let sub = rustix::fs::Dir::new(open_subdir(fd, n)?)?;
-                stack.push((sub, n.to_owned()));
-            }
-            None => {
-                let Some((_, n)) = stack.pop() else { return Ok(()) };
-                let parent = match stack.last() {
-                    Some((p, _)) => p.fd()?,
-                    None => dir,
-                };
-                rustix::fs::unlinkat(parent, &n, AtFlags::REMOVEDIR)?;
-            }
-        }
-    }
+    tree::remove(dir, name, &mut Deltree)
 }
-
-/// getxattrat(2)'s syscall number (Linux 6.13, the same on every
-/// architecture); neither rustix 1.1 nor libc wraps it.
-const SYS_GETXATTRAT: libc::c_long = 464;
 
 /// getxattr of `attr` on `name` in `dir`, not following a final symlink
 /// (lgetxattr semantics, relative to a directory fd): the value's size.
@@ -209,40 +175,8 @@ const SYS_GETXATTRAT: libc::c_long = 464;
 /// refuses it), the file is opened beneath `dir` without following a
 /// symlink and read with fgetxattr.
 pub fn lgetxattr_at(dir: BorrowedFd<'_>, name: &CStr, attr: &CStr, buf: &mut [u8]) -> Result<usize, Errno> {
-    use rustix::fd::AsRawFd;
-    if crate::engine::getxattrat_works() {
-        /// `struct xattr_args`, version 0.
-        #[repr(C)]
-        struct XattrArgs {
-            value: u64,
-            size: u32,
-            flags: u32,
-        }
-        let mut args = XattrArgs {
-            value: buf.as_mut_ptr() as u64,
-            size: buf.len().min(u32::MAX as usize) as u32,
-            flags: 0,
-        };
-        // SAFETY: NUL-terminated `name` and `attr` that outlive the call, a
-        // live fd, and `args` pointing at `buf`, valid for `size` bytes.
-        let r = unsafe {
-            libc::syscall(
-                SYS_GETXATTRAT,
-                dir.as_raw_fd(),
-                name.as_ptr(),
-                libc::AT_SYMLINK_NOFOLLOW as libc::c_uint,
-                attr.as_ptr(),
-                &mut args as *mut XattrArgs,
-                std::mem::size_of::<XattrArgs>(),
-            )
-        };
-        return if r < 0 {
-            Err(Errno::from_raw_os_error(
-                std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO),
-            ))
-        } else {
-            Ok(r as usize)
-        };
+    if sys::getxattrat_works() {
+        return sys::getxattrat(dir, name, AtFlags::SYMLINK_NOFOLLOW, attr, buf);
     }
     let fd = match openat2(
         dir,

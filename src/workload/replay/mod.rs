@@ -13,8 +13,9 @@ use crate::plan::loadfile::{Expect, Kind, LoadFile, NO_PATH};
 use crate::plan::ReplayPlan;
 use crate::stats::Instant;
 use crate::stats::OpKind;
+use crate::sys;
 use beneath::{DirCache, OPEN_RESOLVE};
-use rustix::fd::{AsFd, IntoRawFd, OwnedFd};
+use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::collections::HashMap;
@@ -191,176 +192,182 @@ impl ReplayClient {
     fn exec(&mut self, dir: OpKind, path: u32, path2: u32, a: [u32; 4]) -> Result<u64, i32> {
         match dir {
             OpKind::NtCreateX => self.nt_create(path, a),
-            OpKind::NbClose => {
-                let fd = self.handles.remove(&a[0]).ok_or(libc::EBADF)?;
-                // SAFETY: the fd is this client's, taken out of its table,
-                // and not used again whatever close returns.
-                unsafe { rustix::io::try_close(fd.into_raw_fd()) }.map_err(errno)?;
-                Ok(0)
-            }
-            OpKind::ReadX | OpKind::WriteX => {
-                let (off, size, want) = (a[1] as u64, a[2] as usize, a[3] as usize);
-                self.grow(size);
-                let fd = self.handles.get(&a[0]).ok_or(libc::EBADF)?;
-                let n = if dir == OpKind::ReadX {
-                    rustix::io::pread(fd, &mut self.buf[..size], off)
-                } else {
-                    rustix::io::pwrite(fd, &self.buf[..size], off)
-                }
-                .map_err(errno)?;
-                if dir == OpKind::WriteX && self.fsync {
-                    rustix::fs::fsync(fd).map_err(errno)?;
-                }
-                if n != want {
-                    // a short transfer where the load file expects the full size
-                    return Err(libc::EIO);
-                }
-                Ok(n as u64)
-            }
+            OpKind::NbClose => self.close(a[0]),
+            OpKind::ReadX | OpKind::WriteX => self.transfer(dir == OpKind::WriteX, a),
             OpKind::Flush => {
                 rustix::fs::fsync(self.fd(a[0])?).map_err(errno)?;
                 Ok(0)
             }
-            OpKind::LockX | OpKind::UnlockX => {
-                use rustix::fd::AsRawFd;
-                let fd = self.fd(a[0])?;
-                // rustix has whole-file locks only; byte ranges need fcntl
-                // SAFETY: a zeroed flock is a valid value of the plain C struct.
-                let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-                fl.l_type = if dir == OpKind::LockX {
-                    libc::F_WRLCK
-                } else {
-                    libc::F_UNLCK
-                } as i16;
-                fl.l_whence = libc::SEEK_SET as i16;
-                fl.l_start = a[1] as i64;
-                fl.l_len = a[2] as i64;
-                // SAFETY: a live fd of this client and a flock that outlives the call.
-                if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETLK, &fl) } != 0 {
-                    return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
-                }
-                Ok(0)
-            }
+            OpKind::LockX | OpKind::UnlockX => self.lock(dir == OpKind::LockX, a),
             OpKind::NbUnlink => {
                 let (d, name) = self.at(path)?;
                 rustix::fs::unlinkat(d, name, AtFlags::empty()).map_err(errno)?;
                 Ok(0)
             }
-            // as dbench: an existing directory is fine (the load file
-            // makes \clients once per pass and never removes it)
-            OpKind::NbMkdir => {
-                let (d, name) = self.at(path)?;
-                match rustix::fs::mkdirat(d, name, Mode::RWXU) {
-                    Ok(()) | Err(Errno::EXIST) => Ok(0),
-                    Err(e) => Err(errno(e)),
-                }
-            }
-            OpKind::NbRmdir => {
-                let (d, name) = self.at(path)?;
-                let r = rustix::fs::unlinkat(d, name, AtFlags::REMOVEDIR);
-                if r.is_ok() {
-                    self.dirs.clear();
-                }
-                r.map_err(errno)?;
-                Ok(0)
-            }
-            OpKind::Deltree => {
-                // as rm -rf (and dbench): nothing there, not even a parent, is done
-                let (d, name) = match self.at(path) {
-                    Err(libc::ENOENT) => return Ok(0),
-                    r => r?,
-                };
-                let r = beneath::remove_tree(d, name);
-                // also a partial removal may have taken cached directories
-                self.dirs.clear();
-                match r {
-                    Ok(()) | Err(Errno::NOENT) => Ok(0),
-                    Err(e) => Err(errno(e)),
-                }
-            }
+            OpKind::NbMkdir => self.mkdir(path),
+            OpKind::NbRmdir => self.rmdir(path),
+            OpKind::Deltree => self.deltree(path),
             OpKind::NbRename => self.rename(path, path2),
-            OpKind::QueryPath => {
-                let dd = self.parent(path)?;
-                let d = self.dirs.get(dd).ok_or(libc::EBADF)?;
-                let name = leaf_of(&self.lf, &self.me_c, path);
-                // the file itself: a planted symlink is not followed out
-                rustix::fs::statat(d, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)?;
-                if self.xattr.is_some() {
-                    match beneath::lgetxattr_at(d, name, DOS_ATTRIB, &mut self.buf[..256]) {
-                        Ok(_) | Err(Errno::NODATA) => {}
-                        Err(e) => return Err(errno(e)),
-                    }
-                }
-                Ok(0)
-            }
-            OpKind::QueryFile => {
-                let fd = self.handles.get(&a[0]).ok_or(libc::EBADF)?;
-                rustix::fs::fstat(fd).map_err(errno)?;
-                if self.xattr.is_some() {
-                    match rustix::fs::fgetxattr(fd, DOS_ATTRIB, &mut self.buf[..256]) {
-                        Ok(_) | Err(Errno::NODATA) => {}
-                        Err(e) => return Err(errno(e)),
-                    }
-                }
-                Ok(0)
-            }
-            OpKind::SetFile => {
-                let fd = self.fd(a[0])?;
-                let now = rustix::fs::Timespec {
-                    tv_sec: 0,
-                    tv_nsec: rustix::fs::UTIME_NOW,
-                };
-                rustix::fs::futimens(
-                    fd,
-                    &rustix::fs::Timestamps {
-                        last_access: now,
-                        last_modification: now,
-                    },
-                )
-                .map_err(errno)?;
-                if let Some(x) = &self.xattr {
-                    rustix::fs::fsetxattr(fd, DOS_ATTRIB, x, rustix::fs::XattrFlags::empty()).map_err(errno)?;
-                }
-                Ok(0)
-            }
+            OpKind::QueryPath => self.query_path(path),
+            OpKind::QueryFile => self.query_file(a[0]),
+            OpKind::SetFile => self.set_file(a[0]),
             OpKind::QueryFs => {
                 rustix::fs::fstatvfs(self.dirs.root()).map_err(errno)?;
                 Ok(0)
             }
-            OpKind::FindFirst => {
-                let (d, mask) = self.at(path)?;
-                // a stream of its own: the cached fd is O_PATH
-                let fd = rustix::fs::openat(
-                    d,
-                    c".",
-                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(errno)?;
-                let mask = mask.to_bytes();
-                let mut dir = rustix::fs::Dir::new(fd).map_err(errno)?;
-                let mut found = 0u32;
-                while let Some(e) = dir.read() {
-                    let e = e.map_err(errno)?;
-                    let n = e.file_name().to_bytes();
-                    if n != b"." && n != b".." && wild_match(mask, n) {
-                        found += 1;
-                        if found >= a[1].max(1) {
-                            break;
-                        }
-                    }
-                }
-                if found == 0 {
-                    return Err(libc::ENOENT);
-                }
-                Ok(0)
-            }
+            OpKind::FindFirst => self.find_first(path, a[1]),
             OpKind::Sleep => {
                 std::thread::sleep(Duration::from_micros(a[0] as u64));
                 Ok(0)
             }
             _ => Err(libc::ENOSYS),
         }
+    }
+
+    /// Close: the handle leaves the table, and close(2)'s own error counts.
+    fn close(&mut self, fnum: u32) -> Result<u64, i32> {
+        let fd = self.handles.remove(&fnum).ok_or(libc::EBADF)?;
+        sys::close(fd).map_err(errno)?;
+        Ok(0)
+    }
+
+    /// ReadX / WriteX of `a = [fnum, offset, size, expected]`: a short
+    /// transfer where the load file expects the full size is EIO.
+    fn transfer(&mut self, write: bool, a: [u32; 4]) -> Result<u64, i32> {
+        let (off, size, want) = (a[1] as u64, a[2] as usize, a[3] as usize);
+        self.grow(size);
+        let fd = self.handles.get(&a[0]).ok_or(libc::EBADF)?;
+        let n = if write {
+            rustix::io::pwrite(fd, &self.buf[..size], off)
+        } else {
+            rustix::io::pread(fd, &mut self.buf[..size], off)
+        }
+        .map_err(errno)?;
+        if write && self.fsync {
+            rustix::fs::fsync(fd).map_err(errno)?;
+        }
+        if n != want {
+            return Err(libc::EIO);
+        }
+        Ok(n as u64)
+    }
+
+    /// LockX / UnlockX of `a = [fnum, offset, length]`: a byte-range lock.
+    fn lock(&mut self, lock: bool, a: [u32; 4]) -> Result<u64, i32> {
+        let how = if lock { sys::Lock::Write } else { sys::Lock::Unlock };
+        sys::set_lock(self.fd(a[0])?, how, a[1] as u64, a[2] as u64).map_err(errno)?;
+        Ok(0)
+    }
+
+    /// As dbench: an existing directory is fine (the load file makes
+    /// \clients once per pass and never removes it).
+    fn mkdir(&mut self, path: u32) -> Result<u64, i32> {
+        let (d, name) = self.at(path)?;
+        match rustix::fs::mkdirat(d, name, Mode::RWXU) {
+            Ok(()) | Err(Errno::EXIST) => Ok(0),
+            Err(e) => Err(errno(e)),
+        }
+    }
+
+    fn rmdir(&mut self, path: u32) -> Result<u64, i32> {
+        let (d, name) = self.at(path)?;
+        let r = rustix::fs::unlinkat(d, name, AtFlags::REMOVEDIR);
+        if r.is_ok() {
+            self.dirs.clear();
+        }
+        r.map_err(errno)?;
+        Ok(0)
+    }
+
+    /// As rm -rf (and dbench): nothing there, not even a parent, is done.
+    fn deltree(&mut self, path: u32) -> Result<u64, i32> {
+        let (d, name) = match self.at(path) {
+            Err(libc::ENOENT) => return Ok(0),
+            r => r?,
+        };
+        let r = beneath::remove_tree(d, name);
+        // also a partial removal may have taken cached directories
+        self.dirs.clear();
+        match r {
+            Ok(()) | Err(Errno::NOENT) => Ok(0),
+            Err(e) => Err(errno(e)),
+        }
+    }
+
+    /// QueryPath: stat of the file itself (a planted symlink is not
+    /// followed out), and its DOS attribute when xattrs are on.
+    fn query_path(&mut self, path: u32) -> Result<u64, i32> {
+        let dd = self.parent(path)?;
+        let d = self.dirs.get(dd).ok_or(libc::EBADF)?;
+        let name = leaf_of(&self.lf, &self.me_c, path);
+        rustix::fs::statat(d, name, AtFlags::SYMLINK_NOFOLLOW).map_err(errno)?;
+        if self.xattr.is_some() {
+            match beneath::lgetxattr_at(d, name, DOS_ATTRIB, &mut self.buf[..256]) {
+                Ok(_) | Err(Errno::NODATA) => {}
+                Err(e) => return Err(errno(e)),
+            }
+        }
+        Ok(0)
+    }
+
+    fn query_file(&mut self, fnum: u32) -> Result<u64, i32> {
+        let fd = self.handles.get(&fnum).ok_or(libc::EBADF)?;
+        rustix::fs::fstat(fd).map_err(errno)?;
+        if self.xattr.is_some() {
+            match rustix::fs::fgetxattr(fd, DOS_ATTRIB, &mut self.buf[..256]) {
+                Ok(_) | Err(Errno::NODATA) => {}
+                Err(e) => return Err(errno(e)),
+            }
+        }
+        Ok(0)
+    }
+
+    /// SetFileInformation: times to now, and the DOS attribute.
+    fn set_file(&mut self, fnum: u32) -> Result<u64, i32> {
+        let fd = self.fd(fnum)?;
+        let now = rustix::fs::Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_NOW,
+        };
+        let times = rustix::fs::Timestamps {
+            last_access: now,
+            last_modification: now,
+        };
+        rustix::fs::futimens(fd, &times).map_err(errno)?;
+        if let Some(x) = &self.xattr {
+            rustix::fs::fsetxattr(fd, DOS_ATTRIB, x, rustix::fs::XattrFlags::empty()).map_err(errno)?;
+        }
+        Ok(0)
+    }
+
+    /// FindFirst: at least `want` (min 1) names in the directory match the mask.
+    fn find_first(&mut self, path: u32, want: u32) -> Result<u64, i32> {
+        let (d, mask) = self.at(path)?;
+        // a stream of its own: the cached fd is O_PATH
+        let fd = rustix::fs::openat(
+            d,
+            c".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(errno)?;
+        let mask = mask.to_bytes();
+        let mut dir = rustix::fs::Dir::new(fd).map_err(errno)?;
+        let mut found = 0u32;
+        while let Some(e) = dir.read() {
+            let e = e.map_err(errno)?;
+            let n = e.file_name().to_bytes();
+            if n != b"." && n != b".." && wild_match(mask, n) {
+                found += 1;
+                if found >= want.max(1) {
+                    break;
+                }
+            }
+        }
+        if found == 0 {
+            return Err(libc::ENOENT);
+        }
+        Ok(0)
     }
 
     /// NTCreateX: dbench fileio's open, with the create dispositions
