@@ -56,7 +56,7 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
     let plan_json = serde_json::to_value(plan).expect("plans serialise");
     let cell = Cell::from_run(cell_name, plan_json, info, warnings, out);
     // measured: an abort while the files go must not lose it
-    crate::interrupt::publish_cell(&cell);
+    crate::app::abort::publish_cell(&cell);
     guard.finish();
     Ok(cell)
 }

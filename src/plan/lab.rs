@@ -6,9 +6,9 @@
 //! plan accepts exactly what the CLI accepts, and every error names the plan
 //! file and the line of the offending key.
 
+use super::MKFS_TYPES;
 use super::{CellPlan, IoPlan, MetaPlan, Outputs, PlanError, ProbePlan, ReplayPlan, Result};
 use crate::cli::{Cli, Command, RunArgs};
-use crate::target::scratch::MKFS_TYPES;
 use crate::units;
 use clap::{CommandFactory, Parser};
 use std::path::{Path, PathBuf};
@@ -572,7 +572,7 @@ impl LabPlan {
             self.scratch_dir = PathBuf::from(d);
         }
         let needs_scratch = self.filesystems.iter().any(|f| !matches!(f.kind, FsKind::Dir { .. }));
-        if needs_scratch && !crate::target::scratch::is_root() {
+        if needs_scratch && !crate::host_facts::is_root() {
             return Err(PlanError::new(
                 if self.file.is_some() { "PLAN" } else { "--scratch" },
                 "scratch filesystems (loop devices, mkfs, mount) need root; run as root, or use type = \"dir\" filesystems",
@@ -608,37 +608,8 @@ impl LabPlan {
                     format!("{} (filesystem '{}') is not a block device", dev.display(), f.name),
                 ));
             }
-            // The claim (O_EXCL) is held across the checks and released
-            // before the run: each cell claims and checks the device again
-            // (target::scratch), then releases it just before mkfs, which
-            // opens it O_EXCL itself.
-            use crate::target::safety::{self, SafetyError};
-            let verb = match f.kind {
-                FsKind::Raw { .. } => "write to",
-                _ => "format",
-            };
-            let refusal = |why: String| {
-                format!(
-                    "refusing to {verb} {} for filesystem '{}': {why}",
-                    dev.display(),
-                    f.name
-                )
-            };
-            match safety::device_refusal(dev, &crate::target::info::mounts()) {
-                Err(SafetyError::Io { what, source }) => {
-                    return Err(PlanError::new("--allow-device", format!("{what}: {source}")))
-                }
-                Err(why) => return Err(PlanError::new("--allow-device", refusal(why.to_string()))),
-                Ok(Some(why)) if !a.force_overwrite => {
-                    return Err(PlanError::new(
-                        "--force-overwrite",
-                        format!("{}; add --force-overwrite if its data may be destroyed", refusal(why)),
-                    ))
-                }
-                Ok(_) => {}
-            }
-            safety::consent(dev, a.force_overwrite)
-                .map_err(|e| PlanError::new("--allow-device", format!("{}: {e}", dev.display())))?;
+            // The device's signatures (blkid) are checked by
+            // `target::safety::check_plan_devices`, right after validation.
         }
         self.outputs = Outputs::from_args(&a.common, "run")?;
         self.quiet = a.common.quiet;
