@@ -1,5 +1,5 @@
 //! Facts about the host that every layer may ask: the mount table, whether
-//! a path is on a kernel pseudo filesystem, whether fslab runs as root. Read
+//! a path is on a kernel pseudo filesystem, whether fslab runs as root, the host name. Read
 //! only, no fslab types: `plan` validates with them, `target` prepares with
 //! them, so they sit at the bottom.
 
@@ -121,6 +121,11 @@ pub fn pseudo_fs(path: &Path) -> Option<&'static str> {
         return Some("devtmpfs");
     }
     None
+}
+
+/// This machine's host name (uname's nodename).
+pub fn hostname() -> String {
+    rustix::system::uname().nodename().to_string_lossy().into_owned()
 }
 
 /// True when running as root (mount, mkfs and loop devices need it).
