@@ -607,7 +607,7 @@ fn check_direct(
         } else {
             4096
         };
-        if plan.bs % align != 0 {
+        if !plan.bs.is_multiple_of(align) {
             return Err(refused(
                 "--bs",
                 format!(
