@@ -12,14 +12,10 @@
 //! through one of them (a result file cut short, an unmount racing a lazy
 //! detach). Holding the lock for good, the abort writes the latest results
 //! the run published, marked interrupted, detaches fslab's mounts, removes
-//! its directories and exits with 130.
-//!
-//! The results are published as they come: the report so far (each write of
-//! the outputs publishes what it wrote) and the cell being finished, before
-//! its files are removed. So an abort loses only a measurement in progress.
+//! its directories and exits with 130. What it writes and removes is the
+//! abort action `app` installs (`set_abort_action`, see `app::abort`): this
+//! module imports nothing of fslab's.
 
-use crate::model::{Cell, LabTag, Report};
-use crate::plan::Outputs;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::ThreadId;
@@ -136,72 +132,30 @@ pub fn is_polling() -> bool {
     POLLING.load(Ordering::SeqCst) > 0
 }
 
-/// What an abort writes.
-struct Pending {
-    outputs: Outputs,
-    report: Report,
-    /// The cell being finished, not yet in `report`.
-    cell: Option<Cell>,
-    /// Lab runs: the tag the cell being measured gets.
-    tag: Option<LabTag>,
-}
-
-static PENDING: Mutex<Option<Pending>> = Mutex::new(None);
-
 /// How long an abort waits for the main thread to leave a step it must not
 /// interrupt.
 const ABORT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The final results are written: an abort from now on writes nothing (it
-/// would mark a complete result interrupted).
-pub fn results_written() {
-    *lock(&PENDING) = None;
+/// What an abort does once it holds the lock (or gave up waiting for it):
+/// write the results so far and remove fslab's files. The argument says
+/// whether the lock is held; without it, stdout may be what blocks the main
+/// thread. Installed by `app` at start-up: this module sits below everything
+/// an abort touches.
+pub type AbortAction = Box<dyn Fn(bool) + Send + Sync>;
+
+static ACTION: Mutex<Option<AbortAction>> = Mutex::new(None);
+
+/// Installs what `abort()` does before exiting (replacing any earlier one).
+pub fn set_abort_action(action: AbortAction) {
+    *lock(&ACTION) = Some(action);
 }
 
-/// The run is validated and about to work: from now on an abort writes
-/// `report` (and what is published later) to `outputs`.
-pub fn expect_results(report: &Report, outputs: &Outputs) {
-    *lock(&PENDING) = Some(Pending {
-        outputs: outputs.clone(),
-        report: report.clone(),
-        cell: None,
-        tag: None,
-    });
-}
-
-/// The report so far (it holds every cell measured): called by every write
-/// of the outputs.
-pub fn publish_report(report: &Report) {
-    if let Some(p) = lock(&PENDING).as_mut() {
-        p.report = report.clone();
-        p.cell = None;
-    }
-}
-
-/// The cell being finished (or, marked interrupted, the part measured so
-/// far), before its files are removed and it joins the report.
-pub fn publish_cell(cell: &Cell) {
-    if let Some(p) = lock(&PENDING).as_mut() {
-        let mut c = cell.clone();
-        if c.lab.is_none() {
-            c.lab = p.tag.clone();
-        }
-        p.cell = Some(c);
-    }
-}
-
-/// Lab runs: the place in the plan of the cell measured next.
-pub fn next_cell_tag(tag: &LabTag) {
-    if let Some(p) = lock(&PENDING).as_mut() {
-        p.tag = Some(tag.clone());
-    }
-}
-
-/// Ends the process now, on a signal: writes the results published so far
-/// marked interrupted, detaches fslab's mounts, removes its directories and
-/// exits with 130. The serial lock is never released, so the main thread
-/// stops at its next creation, removal or write and cannot end the process
-/// (or touch a result file) before this is done.
+/// Ends the process now, on a signal: runs the installed abort action
+/// (which writes the results published so far marked interrupted, detaches
+/// fslab's mounts and removes its directories) and exits with 130. The
+/// serial lock is never released, so the main thread stops at its next
+/// creation, removal or write and cannot end the process (or touch a result
+/// file) before this is done.
 pub fn abort() -> ! {
     // The main thread holds the lock only for short steps, but one of them
     // may block (stdout a stalled pipe, a mkfs that discards a large
@@ -222,26 +176,9 @@ pub fn abort() -> ! {
             false
         }
     };
-    // results first: they are what the user waits for, and they are quick
-    let pending = lock(&PENDING).take();
-    if let Some(p) = pending {
-        let mut r = p.report;
-        r.cells.extend(p.cell);
-        r.interrupted = true;
-        r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-        // without the lock, stdout may be what blocks the main thread
-        let written = crate::report::write_files(&r, &p.outputs).and_then(|()| {
-            if locked {
-                crate::report::write_stdout(&r, &p.outputs)
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = written {
-            eprintln!("fslab: error: writing results: {e}");
-        }
+    if let Some(action) = lock(&ACTION).as_ref() {
+        action(locked);
     }
-    crate::target::live::abort_cleanup();
     std::process::exit(EXIT_INTERRUPTED)
 }
 

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod dist;
 pub mod engine;
 pub mod errno;
+pub mod host_facts;
 pub mod interrupt;
 pub mod model;
 pub mod plan;

@@ -35,6 +35,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> ExitCode {
     let stop = Arc::new(AtomicBool::new(false));
+    app::abort::install();
     handle_signals(&stop);
     let coord = dist::coordinator();
     if coord.size() > 1 && !matches!(cli.command, Command::Io(_) | Command::Meta(_) | Command::Replay(_)) {
@@ -71,7 +72,9 @@ fn run(cli: Cli) -> ExitCode {
         Command::Cleanup(a) => return cleanup(a),
         Command::Compare(a) => return compare(a),
         Command::Report(a) => return report(a),
-        Command::Run(a) => match plan::quick_suite(a) {
+        Command::Run(a) => match plan::quick_suite(a)
+            .and_then(|s| fslab::target::safety::check_plan_devices(&s, a.force_overwrite).map(|()| s))
+        {
             Ok(s) => app::run_lab(s, &stop),
             Err(e) => return usage(e),
         },
@@ -125,7 +128,8 @@ fn validated<T>(r: Result<T, plan::PlanError>) -> Result<T, ExitCode> {
 /// removes what it made and writes the results so far); a second one, or a
 /// first one while no phase polls the stop flag (validation, mkfs, mount),
 /// aborts at once: the results so far are written, marked interrupted,
-/// fslab's mounts detached and its directories removed (`interrupt::abort`).
+/// fslab's mounts detached and its directories removed (`interrupt::abort`,
+/// `app::abort`).
 fn handle_signals(stop: &Arc<AtomicBool>) {
     use signal_hook::consts::{SIGINT, SIGTERM};
     for sig in [SIGINT, SIGTERM] {

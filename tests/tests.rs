@@ -11,6 +11,7 @@ mod fio;
 mod html;
 mod io;
 mod lab;
+mod layering;
 mod meta;
 mod mpi;
 mod probe;

@@ -7,7 +7,6 @@ use super::AppError;
 use crate::model::{CellPlan, FioCellPlan, FioJob, Report};
 use crate::plan::fio::{FioFormat, FioPlan};
 use crate::plan::{OutputFormat, OutputSpec, Outputs};
-use crate::report;
 use crate::runner::{self, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, TargetError};
 use crate::workload::io::IoWorkload;
@@ -59,7 +58,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
         },
         path: plan.output.clone(),
     }]);
-    crate::interrupt::expect_results(&r, &outputs);
+    crate::app::abort::expect_results(&r, &outputs);
     let segments = plan.jobs.iter().map(|j| j.segment).max().unwrap_or(0) + 1;
     'segments: for seg in 0..segments {
         let jobs: Vec<_> = plan.jobs.iter().filter(|j| j.segment == seg).collect();
@@ -183,7 +182,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
         }
         r.interrupted |= out.interrupted;
         // measured: an abort while the files go must not lose it
-        crate::interrupt::publish_report(&r);
+        crate::app::abort::publish_report(&r);
         drop(prepared);
         if r.interrupted {
             break;
@@ -195,5 +194,5 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
 
 fn write(r: &mut Report, outputs: &mut Outputs) -> Result<(), AppError> {
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    report::write_outputs(r, outputs, true).map_err(AppError::Output)
+    crate::app::abort::write_outputs(r, outputs, true).map_err(AppError::Output)
 }

@@ -9,7 +9,6 @@
 use super::{io_cell, meta_cell, probe_cell, replay_cell, AppError};
 use crate::model::{self, Cell, LabTag, Report, TargetInfo};
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs};
-use crate::report;
 use crate::target::scratch::{self, Scratch, ScratchSpec};
 use crate::target::TargetError;
 use std::path::PathBuf;
@@ -102,7 +101,7 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
         workloads: lab.workloads.iter().map(|w| w.name.clone()).collect(),
         plan: serde_json::to_value(&lab).expect("plans serialise"),
     });
-    crate::interrupt::expect_results(&r, &outputs);
+    crate::app::abort::expect_results(&r, &outputs);
     let total = lab.repeat as usize * lab.filesystems.len() * lab.workloads.len();
     let can_drop = scratch::is_root();
     if lab.drop_caches && !can_drop && !lab.quiet {
@@ -178,7 +177,7 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
                 };
                 let mut tag = tag;
                 tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
-                crate::interrupt::next_cell_tag(&tag);
+                crate::app::abort::next_cell_tag(&tag);
                 if lab.drop_caches && can_drop {
                     let _ = scratch::drop_caches();
                 }
@@ -219,5 +218,5 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
 
 fn write(r: &mut Report, outputs: &mut Outputs, final_: bool) -> Result<(), AppError> {
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    report::write_outputs(r, outputs, final_).map_err(AppError::Output)
+    crate::app::abort::write_outputs(r, outputs, final_).map_err(AppError::Output)
 }

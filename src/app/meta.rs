@@ -232,7 +232,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         }
         // an abort from now on (a signal during the sync of the next phase,
         // say) writes the phases done
-        crate::interrupt::publish_cell(&partial(&directions, &job_errors, &warnings, cpu_total, elapsed_total));
+        crate::app::abort::publish_cell(&partial(&directions, &job_errors, &warnings, cpu_total, elapsed_total));
         if out.interrupted {
             interrupted = true;
             break;
@@ -248,7 +248,7 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
         ..partial(&directions, &job_errors, &warnings, cpu_total, elapsed_total)
     };
     // measured: an abort while the files go must not lose it
-    crate::interrupt::publish_cell(&cell);
+    crate::app::abort::publish_cell(&cell);
     guard.finish();
     Ok(cell)
 }

@@ -2,6 +2,7 @@
 //! report. Kept apart from `main` so tests and later commands reuse it.
 
 pub mod cell;
+pub mod abort;
 mod fio;
 mod lab;
 mod meta;
@@ -17,7 +18,6 @@ pub use replay::{replay_cell, run_replay};
 use crate::engine::EngineKind;
 use crate::model::{Cell, CellPlan, Report};
 use crate::plan::IoPlan;
-use crate::report;
 use crate::runner::{self, Progress, RunConfig};
 use crate::target::{self, TargetError};
 use crate::workload::io::IoWorkload;
@@ -48,7 +48,7 @@ pub(crate) fn io_err(what: String) -> impl FnOnce(std::io::Error) -> AppError {
 /// the cell as far as it got (see `interrupt`).
 pub(crate) fn start_report(command: &str, outputs: &crate::plan::Outputs) -> Report {
     let r = Report::new(command, SystemTime::now());
-    crate::interrupt::expect_results(&r, outputs);
+    crate::app::abort::expect_results(&r, outputs);
     r
 }
 
@@ -67,7 +67,7 @@ pub(crate) fn single_cell_report(
         None => r.interrupted = true,
     }
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    report::write_outputs(&r, outputs, true).map_err(AppError::Output)?;
+    crate::app::abort::write_outputs(&r, outputs, true).map_err(AppError::Output)?;
     Ok(r)
 }
 
@@ -161,7 +161,7 @@ fn measure_io(name: &str, plan: &IoPlan, stop: &AtomicBool, publish: bool) -> Re
     );
     if publish {
         // measured: an abort while the files go must not lose it
-        crate::interrupt::publish_cell(&cell);
+        crate::app::abort::publish_cell(&cell);
     }
     prepared.guard.finish();
     Ok(Some(cell))

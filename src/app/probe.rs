@@ -557,6 +557,6 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
         error: None,
     };
     // measured: an abort while the work directory goes must not lose it
-    crate::interrupt::publish_cell(&cell);
+    crate::app::abort::publish_cell(&cell);
     Ok(cell)
 }

@@ -46,7 +46,7 @@ pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Res
     }
     let cell = super::cell::from_run(cell_name, CellPlan::Replay(plan.clone()), info, warnings, out);
     // measured: an abort while the files go must not lose it
-    crate::interrupt::publish_cell(&cell);
+    crate::app::abort::publish_cell(&cell);
     guard.finish();
     Ok(cell)
 }

@@ -131,6 +131,10 @@ pub struct IoPlan {
     pub stonewall: Option<crate::plan::Stonewall>,
 }
 
+/// Bytes of the header every block written with `--verify` starts with
+/// (its layout: `workload::verify`).
+pub const VERIFY_HEADER: usize = 36;
+
 /// Default bytes per job for a directory target.
 pub const DEFAULT_SIZE: u64 = 256 << 20;
 
@@ -212,13 +216,10 @@ impl IoPlan {
                 "needs one block size (no range or --bssplit)",
             ));
         }
-        if verify && bs < crate::workload::verify::HEADER as u64 {
+        if verify && bs < VERIFY_HEADER as u64 {
             return Err(PlanError::new(
                 "--verify",
-                format!(
-                    "blocks of {bs} bytes cannot hold the {}-byte header",
-                    crate::workload::verify::HEADER
-                ),
+                format!("blocks of {bs} bytes cannot hold the {}-byte header", VERIFY_HEADER),
             ));
         }
         if a.verify_only && a.runtime.is_some() {

@@ -6,14 +6,17 @@
 //! plan accepts exactly what the CLI accepts, and every error names the plan
 //! file and the line of the offending key.
 
+use super::MKFS_TYPES;
 use super::{CellPlan, IoPlan, MetaPlan, Outputs, PlanError, ProbePlan, ReplayPlan, Result};
 use crate::cli::{Cli, Command, RunArgs};
-use crate::target::scratch::MKFS_TYPES;
 use crate::units;
 use clap::{CommandFactory, Parser};
 use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
+
+mod read;
+use read::Reader;
 
 /// Default scratch directory: on disk (not tmpfs), kept across reboots only
 /// by what fslab forgets, which `fslab cleanup` removes.
@@ -170,283 +173,6 @@ impl From<PlanError> for WorkloadError {
     }
 }
 
-/// Line (1-based) of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
-}
-
-/// Parses plan files, remembering the file's name and text for error lines.
-struct Reader<'a> {
-    file: String,
-    text: &'a str,
-    base: PathBuf,
-}
-
-type Key<'i> = Spanned<std::borrow::Cow<'i, str>>;
-type Val<'i> = Spanned<DeValue<'i>>;
-
-impl<'a> Reader<'a> {
-    fn err_at(&self, offset: usize, msg: impl std::fmt::Display) -> PlanError {
-        PlanError::new(format!("{}:{}", self.file, line_of(self.text, offset)), msg)
-    }
-
-    fn string(&self, k: &Key, v: &Val) -> Result<String> {
-        match v.get_ref() {
-            DeValue::String(s) => Ok(s.to_string()),
-            other => Err(self.err_at(
-                v.span().start,
-                format!("{} must be a string, not {}", k.get_ref(), other.type_str()),
-            )),
-        }
-    }
-
-    /// A size as a string ("4g") or a number of bytes.
-    fn size(&self, k: &Key, v: &Val) -> Result<u64> {
-        let text = match v.get_ref() {
-            DeValue::Integer(i) => i.as_str().to_string(),
-            _ => self.string(k, v)?,
-        };
-        units::parse_size(&text).map_err(|e| self.err_at(v.span().start, format!("{}: {e}", k.get_ref())))
-    }
-
-    fn bool(&self, k: &Key, v: &Val) -> Result<bool> {
-        v.get_ref().as_bool().ok_or_else(|| {
-            self.err_at(
-                v.span().start,
-                format!("{} must be true or false, not {}", k.get_ref(), v.get_ref().type_str()),
-            )
-        })
-    }
-
-    /// A path relative to the plan file's directory.
-    fn path(&self, k: &Key, v: &Val) -> Result<PathBuf> {
-        Ok(self.base.join(self.string(k, v)?))
-    }
-
-    /// Array of tables under `key` (`[[filesystem]]`).
-    fn tables<'t, 'i>(&self, k: &Key<'i>, v: &'t Val<'i>) -> Result<Vec<(usize, &'t DeTable<'i>)>> {
-        match v.get_ref() {
-            DeValue::Array(a) => a
-                .iter()
-                .map(|t| match t.get_ref() {
-                    DeValue::Table(tab) => Ok((t.span().start, tab)),
-                    o => Err(self.err_at(
-                        t.span().start,
-                        format!("each {} must be a table, not {}", k.get_ref(), o.type_str()),
-                    )),
-                })
-                .collect(),
-            DeValue::Table(t) => Ok(vec![(v.span().start, t)]),
-            o => Err(self.err_at(
-                v.span().start,
-                format!(
-                    "{} must be a list of tables ([[{}]]), not {}",
-                    k.get_ref(),
-                    k.get_ref(),
-                    o.type_str()
-                ),
-            )),
-        }
-    }
-
-    fn filesystem(&self, at: usize, t: &DeTable) -> Result<FsPlan> {
-        let (mut name, mut ty, mut mkfs, mut mount, mut size, mut path, mut device) =
-            (None, None, Vec::new(), None, DEFAULT_FS_SIZE, None, None);
-        for (k, v) in t {
-            match k.get_ref().as_ref() {
-                "name" => name = Some(self.string(k, v)?),
-                "type" => ty = Some((self.string(k, v)?, v.span().start)),
-                "mkfs" => {
-                    mkfs = match v.get_ref() {
-                        DeValue::Array(a) => a.iter().map(|x| self.string(k, x)).collect::<Result<Vec<_>>>()?,
-                        _ => self.string(k, v)?.split_whitespace().map(String::from).collect(),
-                    }
-                }
-                "mount" => mount = Some(self.string(k, v)?).filter(|m| !m.is_empty()),
-                "size" => size = self.size(k, v)?,
-                "path" => path = Some((self.path(k, v)?, v.span().start)),
-                "device" => device = Some(self.path(k, v)?),
-                other => {
-                    return Err(self.err_at(
-                        k.span().start,
-                        format!(
-                        "unknown key '{other}' in [[filesystem]] (known: name, type, mkfs, mount, size, path, device)"
-                    ),
-                    ))
-                }
-            }
-        }
-        let Some((ty, ty_at)) = ty else {
-            return Err(self.err_at(at, "[[filesystem]] needs a type: ext4, xfs, btrfs, tmpfs, dir or raw"));
-        };
-        let kind = match ty.as_str() {
-            t if MKFS_TYPES.contains(&t) => FsKind::Mkfs {
-                fs_type: t.to_string(),
-                device,
-            },
-            "tmpfs" => FsKind::Tmpfs,
-            "raw" => FsKind::Raw { device },
-            "dir" => {
-                let (path, path_at) =
-                    path.ok_or_else(|| self.err_at(at, "a filesystem of type dir needs path = \"DIR\""))?;
-                if let Some(why) = super::dir_target_problem(&path) {
-                    return Err(self.err_at(path_at, format!("path: {why}")));
-                }
-                FsKind::Dir { path }
-            }
-            t => {
-                return Err(self.err_at(
-                    ty_at,
-                    format!(
-                        "unknown filesystem type '{t}' (known: {}, tmpfs, dir, raw)",
-                        MKFS_TYPES.join(", ")
-                    ),
-                ))
-            }
-        };
-        if !mkfs.is_empty() && !matches!(kind, FsKind::Mkfs { .. }) {
-            return Err(self.err_at(at, format!("mkfs arguments given for a filesystem of type {ty}")));
-        }
-        if size < 64 << 20 {
-            return Err(self.err_at(at, "size must be at least 64m"));
-        }
-        Ok(FsPlan {
-            name: name.unwrap_or_else(|| ty.clone()),
-            kind,
-            mkfs,
-            mount,
-            size,
-        })
-    }
-
-    fn workload(&self, at: usize, t: &DeTable, index: usize) -> Result<WorkloadPlan> {
-        let mut kind = None;
-        let mut name = None;
-        for (k, v) in t {
-            match k.get_ref().as_ref() {
-                "type" => kind = Some((self.string(k, v)?, v.span().start)),
-                "name" => name = Some(self.string(k, v)?),
-                _ => {}
-            }
-        }
-        let Some((kind, kind_at)) = kind else {
-            return Err(self.err_at(at, "[[workload]] needs a type: io, meta, replay or probe"));
-        };
-        if !["io", "meta", "replay", "probe"].contains(&kind.as_str()) {
-            return Err(self.err_at(
-                kind_at,
-                format!("unknown workload type '{kind}' (known: io, meta, replay, probe)"),
-            ));
-        }
-        let cmd = Cli::command();
-        let sub = cmd.find_subcommand(&kind).expect("workload commands exist");
-        let mut args = Vec::new();
-        let mut loadfile = None;
-        // (flag, line) for mapping the plan's errors back to a line
-        let mut lines: Vec<(String, usize)> = Vec::new();
-        for (k, v) in t {
-            let key = k.get_ref().replace('_', "-");
-            let at = k.span().start;
-            match key.as_str() {
-                "type" | "name" => continue,
-                "loadfile" if kind == "replay" => {
-                    loadfile = Some(self.path(k, v)?.display().to_string());
-                    lines.push(("LOADFILE".into(), at));
-                    continue;
-                }
-                "target" => return Err(self.err_at(at, "target is set by each [[filesystem]], not by the workload")),
-                "output" | "quiet" => {
-                    return Err(self.err_at(
-                        at,
-                        format!("{key} applies to the whole run: give it to `fslab run` (--{key})"),
-                    ))
-                }
-                _ => {}
-            }
-            let Some(arg) = sub
-                .get_arguments()
-                .find(|a| a.get_long() == Some(key.as_str()) && !a.is_hide_set())
-            else {
-                let mut known: Vec<_> = sub
-                    .get_arguments()
-                    .filter_map(|a| a.get_long())
-                    .filter(|l| !["target", "output", "quiet", "help"].contains(l))
-                    .collect();
-                if kind == "replay" {
-                    known.push("loadfile");
-                }
-                return Err(self.err_at(
-                    at,
-                    format!(
-                        "unknown key '{}' for a {kind} workload (known: {})",
-                        k.get_ref(),
-                        known.join(", ")
-                    ),
-                ));
-            };
-            let flag = format!("--{key}");
-            lines.push((flag.clone(), at));
-            let takes_value = arg.get_action().takes_values();
-            let scalar = |v: &Val| -> Result<String> {
-                match v.get_ref() {
-                    DeValue::String(s) => Ok(s.to_string()),
-                    DeValue::Integer(i) => Ok(i.as_str().to_string()),
-                    DeValue::Float(f) => Ok(f.as_str().to_string()),
-                    o => Err(self.err_at(
-                        v.span().start,
-                        format!("{}: expected a string or number, not {}", k.get_ref(), o.type_str()),
-                    )),
-                }
-            };
-            match (v.get_ref(), takes_value) {
-                (DeValue::Boolean(b), false) => {
-                    if *b {
-                        args.push(flag);
-                    }
-                }
-                (_, false) => {
-                    return Err(self.err_at(at, format!("{} is a switch: write {} = true", k.get_ref(), k.get_ref())))
-                }
-                (DeValue::Array(a), true) => {
-                    for x in a.iter() {
-                        args.push(flag.clone());
-                        args.push(scalar(x)?);
-                    }
-                }
-                (_, true) => {
-                    args.push(flag);
-                    args.push(scalar(v)?);
-                }
-            }
-        }
-        if kind == "replay" {
-            let Some(lf) = loadfile else {
-                return Err(self.err_at(at, "a replay workload needs loadfile = \"PATH\""));
-            };
-            args.insert(0, lf);
-        }
-        let line_for = |flag: &str| lines.iter().find(|(f, _)| f == flag).map(|(_, at)| *at).unwrap_or(at);
-        let plan = workload_from_args(&kind, &args).map_err(|e| match e {
-            WorkloadError::Usage(m) => self.err_at(at, m),
-            WorkloadError::Plan(p) => {
-                // "--bs" -> the line of `bs = ...`; file:line errors of load files pass through
-                let key = p.flag.trim_start_matches("--");
-                if p.flag.contains(':') {
-                    p
-                } else {
-                    self.err_at(line_for(&p.flag), format!("{key}: {}", p.msg))
-                }
-            }
-        })?;
-        Ok(WorkloadPlan {
-            name: name.unwrap_or_else(|| format!("{kind}{}", index + 1)),
-            kind,
-            args,
-            plan,
-        })
-    }
-}
-
 impl LabPlan {
     /// Reads and validates a plan file; `a` carries the run's common flags.
     pub fn from_file(path: &str, a: &RunArgs) -> Result<LabPlan> {
@@ -572,7 +298,7 @@ impl LabPlan {
             self.scratch_dir = PathBuf::from(d);
         }
         let needs_scratch = self.filesystems.iter().any(|f| !matches!(f.kind, FsKind::Dir { .. }));
-        if needs_scratch && !crate::target::scratch::is_root() {
+        if needs_scratch && !crate::host_facts::is_root() {
             return Err(PlanError::new(
                 if self.file.is_some() { "PLAN" } else { "--scratch" },
                 "scratch filesystems (loop devices, mkfs, mount) need root; run as root, or use type = \"dir\" filesystems",
@@ -608,37 +334,8 @@ impl LabPlan {
                     format!("{} (filesystem '{}') is not a block device", dev.display(), f.name),
                 ));
             }
-            // The claim (O_EXCL) is held across the checks and released
-            // before the run: each cell claims and checks the device again
-            // (target::scratch), then releases it just before mkfs, which
-            // opens it O_EXCL itself.
-            use crate::target::safety::{self, SafetyError};
-            let verb = match f.kind {
-                FsKind::Raw { .. } => "write to",
-                _ => "format",
-            };
-            let refusal = |why: String| {
-                format!(
-                    "refusing to {verb} {} for filesystem '{}': {why}",
-                    dev.display(),
-                    f.name
-                )
-            };
-            match safety::device_refusal(dev, &crate::target::info::mounts()) {
-                Err(SafetyError::Io { what, source }) => {
-                    return Err(PlanError::new("--allow-device", format!("{what}: {source}")))
-                }
-                Err(why) => return Err(PlanError::new("--allow-device", refusal(why.to_string()))),
-                Ok(Some(why)) if !a.force_overwrite => {
-                    return Err(PlanError::new(
-                        "--force-overwrite",
-                        format!("{}; add --force-overwrite if its data may be destroyed", refusal(why)),
-                    ))
-                }
-                Ok(_) => {}
-            }
-            safety::consent(dev, a.force_overwrite)
-                .map_err(|e| PlanError::new("--allow-device", format!("{}: {e}", dev.display())))?;
+            // The device's signatures (blkid) are checked by
+            // `target::safety::check_plan_devices`, right after validation.
         }
         self.outputs = Outputs::from_args(&a.common, "run")?;
         self.quiet = a.common.quiet;

@@ -23,6 +23,9 @@ use crate::cli::{CommonArgs, RunArgs};
 use crate::units;
 use std::time::Duration;
 
+/// Filesystem types fslab knows how to make (`target::scratch` makes them).
+pub const MKFS_TYPES: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs"];
+
 /// A rejected input: the flag (or file:line) and why.
 #[derive(Debug, thiserror::Error)]
 #[error("{flag}: {msg}")]
@@ -176,7 +179,7 @@ pub(crate) fn refuse_pseudo_fs(flag: &str, path: &std::path::Path) -> Result<()>
         Ok(m) if m.is_dir() || m.is_file() => {}
         _ => return Ok(()),
     }
-    match crate::target::info::pseudo_fs(path) {
+    match crate::host_facts::pseudo_fs(path) {
         Some(fs) => Err(PlanError::new(
             flag,
             format!("'{}' is on {fs}, not a filesystem to measure", path.display()),
@@ -193,9 +196,7 @@ pub(crate) fn dir_target_problem(path: &std::path::Path) -> Option<String> {
     match std::fs::metadata(path) {
         Err(e) => Some(format!("'{p}': {e} (give an existing directory)")),
         Ok(m) if !m.is_dir() => Some(format!("'{p}' is not a directory")),
-        Ok(_) => {
-            crate::target::info::pseudo_fs(path).map(|fs| format!("'{p}' is on {fs}, not a filesystem to measure"))
-        }
+        Ok(_) => crate::host_facts::pseudo_fs(path).map(|fs| format!("'{p}' is on {fs}, not a filesystem to measure")),
     }
 }
 
@@ -352,7 +353,7 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
             .map(|t| {
                 let kind = match t {
                     "tmpfs" => FsKind::Tmpfs,
-                    t if crate::target::scratch::MKFS_TYPES.contains(&t) => FsKind::Mkfs {
+                    t if MKFS_TYPES.contains(&t) => FsKind::Mkfs {
                         fs_type: t.into(),
                         device: None,
                     },
@@ -361,7 +362,7 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
                             "--scratch",
                             format!(
                                 "'{t}' is not a filesystem fslab can make (known: {}, tmpfs)",
-                                crate::target::scratch::MKFS_TYPES.join(", ")
+                                MKFS_TYPES.join(", ")
                             ),
                         ))
                     }

@@ -538,7 +538,7 @@ fn ranks(s: &mut String, sources: &[(String, &Report)]) {
                     format!("{:.3} s", w.last_ns as f64 / 1e9),
                     fmt_rate(w.ops_per_s_at_last),
                 ]),
-                None => row.extend(std::iter::repeat(String::new()).take(5)),
+                None => row.extend(std::iter::repeat_n(String::new(), 5)),
             }
             let _ = writeln!(s, "<tr><td>{}</td></tr>", row.join("</td><td>"));
         }

@@ -36,26 +36,6 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
     }
 }
 
-/// Writes every requested output: each file is replaced atomically (see
-/// `plan::write_atomically`), so calling this again after each cell of a
-/// long run keeps a complete file on disk at every moment. stdout gets its
-/// output only with `final_`. The report becomes what an abort writes.
-pub fn write_outputs(r: &Report, outputs: &mut Outputs, final_: bool) -> std::io::Result<()> {
-    {
-        let _serial = crate::interrupt::serial();
-        crate::interrupt::publish_report(r);
-        write_files(r, outputs)?;
-        if final_ {
-            crate::interrupt::results_written();
-        }
-    }
-    // outside the lock: a stalled stdout pipe must not hold up an abort
-    if final_ {
-        write_stdout(r, outputs)?;
-    }
-    Ok(())
-}
-
 /// The outputs that go to files, each replaced atomically. The caller holds
 /// the serial lock (or is an abort that gave up waiting for it).
 pub fn write_files(r: &Report, outputs: &Outputs) -> std::io::Result<()> {

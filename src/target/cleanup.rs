@@ -159,7 +159,7 @@ fn live_rank(dir: &Path, this_host: &str) -> Option<String> {
 /// Looks for fslab work directories directly under each of `places`.
 pub fn scan(places: &[PathBuf]) -> Result<Found, CleanupError> {
     let mut f = Found::default();
-    let this_host = crate::model::HostInfo::read().hostname;
+    let this_host = crate::host_facts::hostname();
     for place in places {
         let place_err = |e| CleanupError::Place {
             path: place.clone(),

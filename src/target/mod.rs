@@ -6,6 +6,7 @@
 
 pub mod cleanup;
 pub mod info;
+mod layout;
 pub mod live;
 pub mod ranks;
 pub mod rmtree;
@@ -14,6 +15,8 @@ pub mod scratch;
 pub mod workdir;
 
 use crate::model::TargetInfo;
+pub use layout::lay_out_file;
+use layout::{check_direct, lay_out_blocks};
 pub use workdir::make_workdir;
 pub(crate) use workdir::remove_marked;
 
@@ -297,113 +300,181 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         direct: plan.direct,
         ..Default::default()
     };
-    let mut guard = Guard::default();
     let mut warnings = Vec::new();
-    let (mut region_base, mut layout_size) = (0, 0);
-    let mut claim = None;
-    let (files, size, lay_out) = match kind {
-        Kind::Dir => {
-            info.kind = "directory".into();
-            let (size, n_files) = dir_files(plan);
-            let mut dir;
-            (dir, guard) = ranks::run_workdir(path)?;
-            let coord = crate::dist::coordinator();
-            if coord.size() > 1 && plan.file_mode == FileMode::SharedFile {
-                // one file for every rank, beside the ranks' directories;
-                // rank 0 lays it out whole, each rank works in its region
-                dir = dir.parent().expect("a rank directory has a parent").to_path_buf();
-                region_base = coord.rank() as u64 * size;
-                layout_size = size * coord.size() as u64;
-            }
-            let per = plan.nrfiles as u64;
-            let files: Vec<PathBuf> = (0..n_files)
-                .map(|i| match per {
-                    1 => dir.join(format!("job{i}.dat")),
-                    _ => dir.join(format!("job{}.{}.dat", i / per, i % per)),
-                })
-                .collect();
-            // a file all ranks share is laid out by rank 0 (region 0)
-            let lay_out = plan.engine != crate::engine::EngineKind::Null && (layout_size == 0 || region_base == 0);
-            (files, size, lay_out)
-        }
-        Kind::File(len) => {
-            info.kind = "file".into();
-            let size = plan.size.unwrap_or(len);
-            if size < plan.bs {
-                return Err(refused(
-                    "--target",
-                    format!("'{}' holds {len} bytes, less than one block", path.display()),
-                ));
-            }
-            if (plan.writes() || plan.precondition) && !plan.force_overwrite {
-                return Err(refused(
-                    "--target",
-                    format!("'{}' is an existing file fslab did not create and this run writes to it; add --force-overwrite to allow it", path.display()),
-                ));
-            }
-            if size > len && !plan.precondition {
-                return Err(refused(
-                    "--size",
-                    format!("{size} bytes is more than the {len} bytes '{}' holds; add --precondition (with --force-overwrite) to write it fully first", path.display()),
-                ));
-            }
-            (vec![path.clone()], size, plan.precondition)
-        }
-        Kind::Device(len) => {
-            info.kind = "block-device".into();
-            info.fs_type = "raw".into();
-            info.device = Some(path.display().to_string());
-            (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&path.display().to_string());
-            if !plan.allow_device {
-                return Err(refused(
-                    "--target",
-                    format!("'{}' is a block device; add --allow-device to use it", path.display()),
-                ));
-            }
-            let size = plan.size.unwrap_or(len);
-            if size > len {
-                return Err(refused(
-                    "--size",
-                    format!("{size} bytes is more than the device's {len}"),
-                ));
-            }
-            // Claimed (O_EXCL) for the whole cell, checks and I/O alike: a
-            // device mounted or claimed by anything else is refused, and
-            // nothing can mount or claim it while fslab uses it.
-            let c = safety::claim(path, &mounts).map_err(|e| match e {
-                safety::SafetyError::Io { what, source } => TargetError::Io { what, source },
-                why => refused("--target", format!("refusing to use {}: {why}", path.display())),
-            })?;
-            if plan.writes() || plan.precondition {
-                if let Some(why) = safety::data_refusal(&c) {
-                    if !plan.force_overwrite {
-                        return Err(refused(
-                            "--target",
-                            format!(
-                                "refusing to write to {}: {why}; add --force-overwrite if its data may be destroyed",
-                                path.display()
-                            ),
-                        ));
-                    }
-                    warnings.push(format!(
-                        "writing to {} although {why} (--force-overwrite)",
-                        path.display()
-                    ));
-                }
-            }
-            claim = Some(c);
-            if !plan.precondition && plan.rw.read_pct(plan.rwmixread) > 0 {
-                warnings.push(format!(
-                    "{} was not preconditioned: reads of never-written blocks may be served without I/O (add --precondition)",
-                    path.display()
-                ));
-            }
-            (vec![path.clone()], size, plan.precondition)
-        }
+    let f = match kind {
+        Kind::Dir => dir_target(plan, &mut info)?,
+        Kind::File(len) => file_target(plan, len, &mut info)?,
+        Kind::Device(len) => device_target(plan, len, &mounts, &mut info, &mut warnings)?,
     };
     if info.kind != "block-device" {
         describe_mount(&mut info, &mounts);
     }
+    lay_out_all(plan, &f, stop, progress)?;
+    if plan.direct && plan.engine != crate::engine::EngineKind::Null {
+        check_direct(&f.files[0], plan, f.size, &mut info, &mut warnings)?;
+    }
+    Ok(Prepared {
+        files: f.files,
+        file_size: f.size,
+        per_job: plan.nrfiles as usize,
+        region_base: f.region_base,
+        info,
+        warnings,
+        guard: f.guard,
+        claim: f.claim,
+    })
+}
+
+/// What preparing one kind of target decided.
+#[derive(Default)]
+struct Files {
+    files: Vec<PathBuf>,
+    /// Bytes of each file this rank works on.
+    size: u64,
+    /// Whether fslab writes the files before the timed run.
+    lay_out: bool,
+    /// A file every rank shares: where this rank's region starts, and the
+    /// whole file's size (0: not shared).
+    region_base: u64,
+    layout_size: u64,
+    guard: Guard,
+    claim: Option<safety::DeviceClaim>,
+}
+
+/// A directory target: fslab's files in its own work directory.
+fn dir_target(plan: &IoPlan, info: &mut TargetInfo) -> Result<Files, TargetError> {
+    let path = &plan.target;
+    info.kind = "directory".into();
+    let (size, n_files) = dir_files(plan);
+    let (mut dir, guard) = ranks::run_workdir(path)?;
+    let (mut region_base, mut layout_size) = (0, 0);
+    let coord = crate::dist::coordinator();
+    if coord.size() > 1 && plan.file_mode == FileMode::SharedFile {
+        // one file for every rank, beside the ranks' directories;
+        // rank 0 lays it out whole, each rank works in its region
+        dir = dir.parent().expect("a rank directory has a parent").to_path_buf();
+        region_base = coord.rank() as u64 * size;
+        layout_size = size * coord.size() as u64;
+    }
+    let per = plan.nrfiles as u64;
+    let files: Vec<PathBuf> = (0..n_files)
+        .map(|i| match per {
+            1 => dir.join(format!("job{i}.dat")),
+            _ => dir.join(format!("job{}.{}.dat", i / per, i % per)),
+        })
+        .collect();
+    // a file all ranks share is laid out by rank 0 (region 0)
+    let lay_out = plan.engine != crate::engine::EngineKind::Null && (layout_size == 0 || region_base == 0);
+    Ok(Files {
+        files,
+        size,
+        lay_out,
+        region_base,
+        layout_size,
+        guard,
+        claim: None,
+    })
+}
+
+/// An existing file fslab did not create.
+fn file_target(plan: &IoPlan, len: u64, info: &mut TargetInfo) -> Result<Files, TargetError> {
+    let path = &plan.target;
+    info.kind = "file".into();
+    let size = plan.size.unwrap_or(len);
+    if size < plan.bs {
+        return Err(refused(
+            "--target",
+            format!("'{}' holds {len} bytes, less than one block", path.display()),
+        ));
+    }
+    if (plan.writes() || plan.precondition) && !plan.force_overwrite {
+        return Err(refused(
+            "--target",
+            format!("'{}' is an existing file fslab did not create and this run writes to it; add --force-overwrite to allow it", path.display()),
+        ));
+    }
+    if size > len && !plan.precondition {
+        return Err(refused(
+            "--size",
+            format!("{size} bytes is more than the {len} bytes '{}' holds; add --precondition (with --force-overwrite) to write it fully first", path.display()),
+        ));
+    }
+    Ok(Files {
+        files: vec![path.clone()],
+        size,
+        lay_out: plan.precondition,
+        ..Files::default()
+    })
+}
+
+/// A block device, claimed for the whole cell.
+fn device_target(
+    plan: &IoPlan,
+    len: u64,
+    mounts: &[info::MountEntry],
+    info: &mut TargetInfo,
+    warnings: &mut Vec<String>,
+) -> Result<Files, TargetError> {
+    let path = &plan.target;
+    info.kind = "block-device".into();
+    info.fs_type = "raw".into();
+    info.device = Some(path.display().to_string());
+    (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&path.display().to_string());
+    if !plan.allow_device {
+        return Err(refused(
+            "--target",
+            format!("'{}' is a block device; add --allow-device to use it", path.display()),
+        ));
+    }
+    let size = plan.size.unwrap_or(len);
+    if size > len {
+        return Err(refused(
+            "--size",
+            format!("{size} bytes is more than the device's {len}"),
+        ));
+    }
+    // Claimed (O_EXCL) for the whole cell, checks and I/O alike: a
+    // device mounted or claimed by anything else is refused, and
+    // nothing can mount or claim it while fslab uses it.
+    let c = safety::claim(path, mounts).map_err(|e| match e {
+        safety::SafetyError::Io { what, source } => TargetError::Io { what, source },
+        why => refused("--target", format!("refusing to use {}: {why}", path.display())),
+    })?;
+    if plan.writes() || plan.precondition {
+        if let Some(why) = safety::data_refusal(&c) {
+            if !plan.force_overwrite {
+                return Err(refused(
+                    "--target",
+                    format!(
+                        "refusing to write to {}: {why}; add --force-overwrite if its data may be destroyed",
+                        path.display()
+                    ),
+                ));
+            }
+            warnings.push(format!(
+                "writing to {} although {why} (--force-overwrite)",
+                path.display()
+            ));
+        }
+    }
+    if !plan.precondition && plan.rw.read_pct(plan.rwmixread) > 0 {
+        warnings.push(format!(
+            "{} was not preconditioned: reads of never-written blocks may be served without I/O (add --precondition)",
+            path.display()
+        ));
+    }
+    Ok(Files {
+        files: vec![path.clone()],
+        size,
+        lay_out: plan.precondition,
+        claim: Some(c),
+        ..Files::default()
+    })
+}
+
+/// Writes the files fslab lays out (a file every rank shares: rank 0 does).
+fn lay_out_all(plan: &IoPlan, f: &Files, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) -> Result<(), TargetError> {
+    let (files, size, lay_out, layout_size) = (&f.files, f.size, f.lay_out, f.layout_size);
     let mut laid = Ok(());
     if lay_out {
         let layout_size = layout_size.max(size);
@@ -421,20 +492,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         // a file every rank shares: the others wait for rank 0 to lay it out
         laid = ranks::agree(laid);
     }
-    laid?;
-    if plan.direct && plan.engine != crate::engine::EngineKind::Null {
-        check_direct(&files[0], plan, size, &mut info, &mut warnings)?;
-    }
-    Ok(Prepared {
-        files,
-        file_size: size,
-        per_job: plan.nrfiles as usize,
-        region_base,
-        info,
-        warnings,
-        guard,
-        claim,
-    })
+    laid
 }
 
 /// An existing directory target with fslab's own work directory in it.
@@ -485,138 +543,4 @@ pub fn describe_mount(info: &mut TargetInfo, mounts: &[info::MountEntry]) {
         (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&m.source);
         info.device = Some(m.source);
     }
-}
-
-/// Writes `size` bytes of incompressible data, then fdatasync: reads never hit
-/// holes and a later O_DIRECT run finds the blocks allocated.
-pub fn lay_out_file(
-    path: &Path,
-    size: u64,
-    seed: u64,
-    stop: &AtomicBool,
-    progress: &mut dyn FnMut(u64),
-) -> Result<(), TargetError> {
-    lay_out_blocks(path, size, seed, 0, stop, progress)
-}
-
-/// `lay_out_file`, with every `verify_bs` block stamped for `--verify`
-/// (0: plain random data).
-fn lay_out_blocks(
-    path: &Path,
-    size: u64,
-    seed: u64,
-    verify_bs: u64,
-    stop: &AtomicBool,
-    progress: &mut dyn FnMut(u64),
-) -> Result<(), TargetError> {
-    use std::os::unix::fs::FileExt;
-    let f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(io_err(format!("creating {}", path.display())))?;
-    // whole blocks per chunk, so every stamped block lies within one write
-    let chunk = match verify_bs {
-        0 => 1 << 20,
-        b => ((1u64 << 20) / b).max(1) * b,
-    } as usize;
-    let mut buf = vec![0u8; chunk];
-    let mut rng = fastrand::Rng::with_seed(seed);
-    rng.fill(&mut buf);
-    let _polling = crate::interrupt::polling();
-    let mut off = 0u64;
-    while off < size {
-        if stop.load(Ordering::Relaxed) {
-            return Err(TargetError::Interrupted);
-        }
-        let n = (size - off).min(chunk as u64) as usize;
-        // Vary each 4 KiB block so no two blocks are equal (no dedup shortcuts).
-        for b in buf[..n].chunks_mut(4096) {
-            let tag = (off ^ rng.u64(..)).to_le_bytes();
-            let k = b.len().min(8);
-            b[..k].copy_from_slice(&tag[..k]);
-        }
-        if verify_bs > 0 {
-            for (i, b) in buf[..n].chunks_mut(verify_bs as usize).enumerate() {
-                if b.len() == verify_bs as usize {
-                    let offset = off + i as u64 * verify_bs;
-                    crate::workload::verify::stamp(
-                        b,
-                        crate::workload::verify::Header {
-                            offset,
-                            job: 0,
-                            generation: 0,
-                            seed,
-                        },
-                    );
-                }
-            }
-        }
-        f.write_all_at(&buf[..n], off)
-            .map_err(io_err(format!("laying out {}", path.display())))?;
-        off += n as u64;
-        progress(n as u64);
-    }
-    f.sync_data().map_err(io_err(format!("syncing {}", path.display())))?;
-    Ok(())
-}
-
-/// Opens with O_DIRECT, reads statx DIOALIGN and checks whether the target
-/// really honours O_DIRECT: a misaligned direct read must fail with EINVAL.
-fn check_direct(
-    path: &Path,
-    plan: &IoPlan,
-    size: u64,
-    info: &mut TargetInfo,
-    warnings: &mut Vec<String>,
-) -> Result<(), TargetError> {
-    let f = match OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path) {
-        Ok(f) => f,
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-            return Err(refused(
-                "--direct",
-                format!(
-                    "{} ({}) refuses O_DIRECT; run without --direct",
-                    path.display(),
-                    info.fs_type
-                ),
-            ))
-        }
-        Err(e) => return Err(io_err(format!("opening {} with O_DIRECT", path.display()))(e)),
-    };
-    (info.dio_mem_align, info.dio_offset_align) = info::dio_align(&f);
-    let mut buf = crate::workload::AlignedBuf::new(8192, 4096);
-    let honoured = if size >= 8192 {
-        // offset 1: misaligned for every filesystem that does direct I/O
-        let r = rustix::io::pread(&f, &mut buf.as_mut_slice()[..4096], 1);
-        r.is_err()
-    } else {
-        info.dio_offset_align != 0
-    };
-    info.direct_honoured = Some(honoured);
-    if !honoured {
-        warnings.push(format!(
-            "O_DIRECT is not honoured by {} ({}): it accepts misaligned direct I/O, so data goes through the page cache",
-            path.display(),
-            info.fs_type
-        ));
-    } else {
-        let align = if info.dio_offset_align > 0 {
-            info.dio_offset_align as u64
-        } else {
-            4096
-        };
-        if plan.bs % align != 0 {
-            return Err(refused(
-                "--bs",
-                format!(
-                    "{} is not a multiple of the O_DIRECT offset alignment {align} of {}",
-                    plan.bs,
-                    path.display()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }

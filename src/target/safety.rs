@@ -17,6 +17,8 @@ mod probe;
 pub use probe::{find_signature, Found, PROBE_LEN};
 
 use super::info::MountEntry;
+use crate::plan::lab::{FsKind, LabPlan};
+use crate::plan::PlanError;
 use rustix::fs::{FileType, Mode, OFlags};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -280,4 +282,47 @@ pub fn claim_consented(dev: &Path, mounts: &[MountEntry]) -> Result<DeviceClaim,
         }
     }
     Ok(c)
+}
+
+/// Checks every block device a validated plan names (claim, in-use check,
+/// blkid signatures) and records the consent its cells need: called right
+/// after plan validation, before anything runs, so a refusal is a usage
+/// error (exit 2) naming the flag. The claim (O_EXCL) is held across the
+/// checks and released before the run: each cell claims and checks the
+/// device again (target::scratch), then releases it just before mkfs, which
+/// opens it O_EXCL itself.
+pub fn check_plan_devices(lab: &LabPlan, force_overwrite: bool) -> Result<(), PlanError> {
+    for f in &lab.filesystems {
+        let dev = match &f.kind {
+            FsKind::Mkfs { device: Some(d), .. } | FsKind::Raw { device: Some(d) } => d,
+            _ => continue,
+        };
+        let verb = match f.kind {
+            FsKind::Raw { .. } => "write to",
+            _ => "format",
+        };
+        let refusal = |why: String| {
+            format!(
+                "refusing to {verb} {} for filesystem '{}': {why}",
+                dev.display(),
+                f.name
+            )
+        };
+        match device_refusal(dev, &super::info::mounts()) {
+            Err(SafetyError::Io { what, source }) => {
+                return Err(PlanError::new("--allow-device", format!("{what}: {source}")))
+            }
+            Err(why) => return Err(PlanError::new("--allow-device", refusal(why.to_string()))),
+            Ok(Some(why)) if !force_overwrite => {
+                return Err(PlanError::new(
+                    "--force-overwrite",
+                    format!("{}; add --force-overwrite if its data may be destroyed", refusal(why)),
+                ))
+            }
+            Ok(_) => {}
+        }
+        consent(dev, force_overwrite)
+            .map_err(|e| PlanError::new("--allow-device", format!("{}: {e}", dev.display())))?;
+    }
+    Ok(())
 }

@@ -19,8 +19,7 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// Filesystem types fslab knows how to make.
-pub const MKFS_TYPES: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs"];
+pub use crate::plan::MKFS_TYPES;
 
 const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
@@ -210,10 +209,7 @@ fn run_tool(cmd: &mut Command, what: &str) -> Result<(), TargetError> {
     })
 }
 
-/// True when running as root (mount, mkfs and loop devices need it).
-pub fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
+pub use crate::host_facts::is_root;
 
 impl Scratch {
     /// Makes the scratch filesystem in a new marked directory under `scratch_dir`.

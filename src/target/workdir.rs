@@ -110,7 +110,7 @@ fn create_marker(d: &Path, first: &str) -> std::io::Result<()> {
     // says so, and cleanup falls back on the pid.
     let (fd, locked) = lock_marker(&path, fd, FlockOperation::LockExclusive);
     let lock = if locked.is_ok() { "lock flock\n" } else { "" };
-    let host = crate::model::HostInfo::read().hostname;
+    let host = crate::host_facts::hostname();
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_NOFOLLOW)

@@ -8,7 +8,7 @@
 /// "FSLABVF1"
 pub const MAGIC: [u8; 8] = *b"FSLABVF1";
 /// Header bytes: magic 8, offset 8, job 4, generation 4, seed 8, crc 4.
-pub const HEADER: usize = 36;
+pub const HEADER: usize = crate::plan::io::VERIFY_HEADER;
 const CRC_AT: usize = 32;
 
 /// The header fields of a block.

@@ -1,0 +1,467 @@
+//! One fio job mapped onto `fslab io` flags: the table of fio options
+//! fslab maps, accepts with a note, or rejects.
+
+use crate::cli::{CommonArgs, FioArgs, IoArgs};
+use crate::plan::fiojob::{Job, Opt};
+use std::path::{Path, PathBuf};
+
+/// Options that shape the job list rather than a job.
+const STRUCTURAL: &[&str] = &[
+    "stonewall",
+    "wait_for_previous",
+    "new_group",
+    "group_reporting",
+    "name",
+    "description",
+];
+
+/// Options accepted without effect, with what to tell the user (empty: nothing to say).
+const ACCEPTED: &[(&str, &str)] = &[
+    ("thread", ""),
+    (
+        "invalidate",
+        "invalidate: fslab does not drop a file's page cache before the job",
+    ),
+    ("norandommap", ""),
+    ("random_generator", ""),
+    ("fallocate", ""),
+    ("overwrite", ""),
+    (
+        "create_on_open",
+        "create_on_open: fslab creates and lays out every file before the timed run",
+    ),
+    (
+        "unlink",
+        "unlink: fslab always removes the files it created when the run ends",
+    ),
+    ("kb_base", ""),
+    (
+        "clocksource",
+        "clocksource: fslab times with the TSC (quanta), whatever fio's clocksource says",
+    ),
+    ("percentile_list", ""),
+    ("lat_percentiles", ""),
+    ("clat_percentiles", ""),
+    ("exitall_on_error", ""),
+];
+
+/// Time in fio's notation: a bare number is in `unit` ("s" for runtime, "us" for thinktime).
+fn fio_time(v: &str, unit: &str) -> String {
+    if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
+        format!("{v}{unit}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// A fio time checked here, so that the message quotes the value as written
+/// (`runtime=90` is shown as '90', not as the '90s' fslab io is given).
+pub(super) fn checked_time(v: &str, unit: &str) -> std::result::Result<String, String> {
+    let t = fio_time(v, unit);
+    match crate::units::parse_duration(&t) {
+        Ok(_) => Ok(t),
+        Err(crate::units::UnitError::DurationTooLong(_)) => {
+            Err(crate::units::UnitError::DurationTooLong(v.to_string()).to_string())
+        }
+        Err(_) => Err(crate::units::UnitError::Duration(v.to_string()).to_string()),
+    }
+}
+
+fn val(o: &Opt) -> std::result::Result<&str, String> {
+    o.value
+        .as_deref()
+        .ok_or_else(|| format!("{} needs a value ({}=...)", o.key, o.key))
+}
+
+fn on(o: &Opt) -> bool {
+    o.value.as_deref().map(|v| v != "0" && v != "false").unwrap_or(true)
+}
+
+/// Maps one job's options onto `fslab io` flags. Returns the args, the
+/// (fslab flag -> fio option location and key) map for errors, the rejected
+/// options, and the bad values of supported ones.
+pub(super) struct Mapped {
+    pub(super) args: IoArgs,
+    pub(super) flag_at: Vec<(&'static str, String, String)>,
+    pub(super) unsupported: Vec<String>,
+    /// (file:line, "key: why"): a supported option with a value no run can
+    /// have; refused whatever --ignore-unsupported says.
+    pub(super) bad: Vec<(String, String)>,
+    pub(super) notes: Vec<String>,
+    pub(super) percentiles: Vec<f64>,
+}
+
+/// A job's mapping in progress: the io flags so far, and the options whose
+/// meaning depends on others (sizes, runtime, file names) until the job's
+/// last option is read.
+struct State {
+    a: IoArgs,
+    m: Mapped,
+    size: Option<(String, String)>,
+    filesize: Option<(String, String)>,
+    nrfiles: u64,
+    time_based: bool,
+    runtime: Option<String>,
+    filename: Option<(String, String)>,
+    directory: Option<(String, String)>,
+}
+
+pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
+    let mut st = State {
+        a: IoArgs {
+            common: CommonArgs {
+                target: target_default.to_string(),
+                quiet: true,
+                ..Default::default()
+            },
+            rw: "read".into(),
+            ..Default::default()
+        },
+        m: Mapped {
+            args: IoArgs::default(),
+            flag_at: Vec::new(),
+            unsupported: Vec::new(),
+            bad: Vec::new(),
+            notes: Vec::new(),
+            percentiles: Vec::new(),
+        },
+        size: None,
+        filesize: None,
+        nrfiles: 1,
+        time_based: false,
+        runtime: None,
+        filename: None,
+        directory: None,
+    };
+    for o in &job.opts {
+        map_option(&mut st, o);
+    }
+    job_size(&mut st, fa);
+    job_runtime(&mut st, job, fa);
+    job_target(&mut st, fa);
+    st.a.shared_file = false;
+    st.m.args = st.a;
+    st.m
+}
+
+/// One option of a job: the table of fio options fslab maps, accepts or
+/// rejects.
+fn map_option(st: &mut State, o: &Opt) {
+    let State {
+        a,
+        m,
+        size,
+        filesize,
+        nrfiles,
+        time_based,
+        runtime,
+        filename,
+        directory,
+    } = st;
+    let key = o.key.replace('-', "_");
+    let at = o.at.clone();
+    let mut set = |flag: &'static str| m.flag_at.push((flag, at.clone(), key.clone()));
+    let mut bad = None::<String>;
+    let r: std::result::Result<(), String> = (|| {
+        match key.as_str() {
+            k if STRUCTURAL.contains(&k) => {}
+            "rw" | "readwrite" => {
+                let v = val(o)?;
+                a.rw = match v {
+                    "read" | "write" | "randread" | "randwrite" | "randrw" => v.to_string(),
+                    "rw" | "readwrite" => "rw".into(),
+                    other => {
+                        return Err(format!(
+                            "rw={other} is not supported (read, write, randread, randwrite, rw, randrw)"
+                        ))
+                    }
+                };
+                set("--rw");
+            }
+            "rwmixread" => {
+                a.rwmixread = val(o)?.to_string();
+                set("--rwmixread");
+            }
+            "rwmixwrite" => match crate::units::parse_percent(val(o)?) {
+                Ok(w) => {
+                    a.rwmixread = (100 - w).to_string();
+                    set("--rwmixread");
+                }
+                Err(e) => bad = Some(format!("rwmixwrite: {e}")),
+            },
+            "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
+                let v = val(o)?;
+                if v.contains(',') {
+                    return Err(format!(
+                        "{key}={v}: different read and write block sizes are not supported"
+                    ));
+                }
+                a.bs = v.to_string();
+                set("--bs");
+            }
+            "bssplit" => {
+                let v = val(o)?;
+                if v.contains(',') {
+                    return Err(format!(
+                        "bssplit={v}: different read and write splits are not supported"
+                    ));
+                }
+                a.bssplit = Some(v.to_string());
+                set("--bssplit");
+            }
+            "size" => {
+                let v = val(o)?;
+                if v.ends_with('%') {
+                    return Err(format!("size={v}: a percentage of the device is not supported"));
+                }
+                *size = Some((v.to_string(), o.at.clone()));
+            }
+            "filesize" => *filesize = Some((val(o)?.to_string(), o.at.clone())),
+            "nrfiles" => match val(o)?.parse() {
+                Ok(n) => {
+                    *nrfiles = n;
+                    a.nrfiles = nrfiles.to_string();
+                    set("--nrfiles");
+                }
+                Err(_) => bad = Some(format!("nrfiles: '{}' is not a whole number", val(o)?)),
+            },
+            "filename" => {
+                let v = val(o)?;
+                if v.contains(':') {
+                    return Err(format!(
+                        "filename={v}: several files per job (':') are not supported; use nrfiles"
+                    ));
+                }
+                *filename = Some((v.to_string(), o.at.clone()));
+            }
+            "directory" => {
+                let v = val(o)?;
+                if v.contains(':') {
+                    return Err(format!("directory={v}: several directories are not supported"));
+                }
+                *directory = Some((v.to_string(), o.at.clone()));
+            }
+            "numjobs" => {
+                a.jobs = val(o)?.to_string();
+                set("--jobs");
+            }
+            "ioengine" => {
+                let v = val(o)?;
+                a.engine = match v {
+                    "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => "sync".into(),
+                    "io_uring" => "uring".into(),
+                    "libaio" => {
+                        m.notes
+                            .push("ioengine=libaio runs as io_uring (fslab has no libaio engine)".into());
+                        "uring".into()
+                    }
+                    "null" => "null".into(),
+                    other => {
+                        return Err(format!(
+                            "ioengine={other} is not supported (sync, psync, pvsync, io_uring, libaio, null)"
+                        ))
+                    }
+                };
+                set("--engine");
+            }
+            "iodepth" => {
+                a.iodepth = val(o)?.to_string();
+                set("--iodepth");
+            }
+            "iodepth_batch" | "iodepth_batch_submit" => {
+                a.iodepth_batch = Some(val(o)?.to_string());
+                set("--iodepth-batch");
+            }
+            "direct" => a.direct = on(o),
+            "buffered" => a.direct = !on(o),
+            "fsync" => {
+                let v = val(o)?;
+                a.fsync = (v != "0").then(|| v.to_string());
+                set("--fsync");
+            }
+            "fdatasync" => {
+                let v = val(o)?;
+                a.fdatasync = (v != "0").then(|| v.to_string());
+                set("--fdatasync");
+            }
+            "end_fsync" => {
+                a.end_fsync = on(o);
+                set("--end-fsync");
+            }
+            "runtime" | "timeout" => match checked_time(val(o)?, "s") {
+                Ok(t) => {
+                    *runtime = Some(t);
+                    set("--runtime");
+                }
+                Err(e) => bad = Some(format!("{key}: {e}")),
+            },
+            "time_based" => *time_based = on(o),
+            "ramp_time" => match checked_time(val(o)?, "s") {
+                Ok(t) => {
+                    a.ramp = Some(t);
+                    set("--ramp");
+                }
+                Err(e) => bad = Some(format!("ramp_time: {e}")),
+            },
+            "rate_iops" => {
+                let v = val(o)?;
+                if v.contains(',') {
+                    return Err(format!("rate_iops={v}: per-direction rates are not supported"));
+                }
+                a.rate_iops = Some(v.to_string());
+                set("--rate-iops");
+            }
+            "randrepeat" => {
+                // fio's default (1) repeats the offsets run after run, as fslab's fixed seed does
+                if !on(o) && a.common.seed.is_none() {
+                    let t = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_nanos() as u64)
+                        .unwrap_or(1);
+                    a.common.seed = Some(t.to_string());
+                    set("--seed");
+                }
+            }
+            "randseed" => {
+                a.common.seed = Some(val(o)?.to_string());
+                set("--seed");
+            }
+            "thinktime" => match checked_time(val(o)?, "us") {
+                Ok(t) => {
+                    a.thinktime = Some(t);
+                    set("--thinktime");
+                }
+                Err(e) => bad = Some(format!("thinktime: {e}")),
+            },
+            "percentile_list" => {
+                for p in val(o)?.split(':') {
+                    let p: f64 = p
+                        .parse()
+                        .map_err(|_| format!("percentile_list: '{p}' is not a number"))?;
+                    if !(0.0..=100.0).contains(&p) {
+                        return Err(format!("percentile_list: {p} is not between 0 and 100"));
+                    }
+                    m.percentiles.push(p);
+                }
+            }
+            "verify" => match val(o)? {
+                "0" | "none" => {}
+                "crc32c" | "crc32c-intel" => {
+                    a.verify = Some("crc32c".into());
+                    set("--verify");
+                    m.notes.push(
+                        "verify: fslab checks every block it reads; it does not read a write-only job back afterwards"
+                            .into(),
+                    );
+                }
+                v => return Err(format!("verify={v} is not supported (crc32c)")),
+            },
+            k if ACCEPTED.iter().any(|(a, _)| *a == k) => {
+                let note = ACCEPTED.iter().find(|(a, _)| *a == k).map(|x| x.1).unwrap_or("");
+                if !note.is_empty() {
+                    m.notes.push(note.to_string());
+                }
+            }
+            _ => return Err(format!("{key} is not supported")),
+        }
+        Ok(())
+    })();
+    if let Err(e) = r {
+        m.unsupported.push(format!("{}: {e}", o.at));
+    }
+    if let Some(b) = bad {
+        m.bad.push((o.at.clone(), b));
+    }
+}
+
+/// fio: size is the job's total over its files; filesize is each file's.
+fn job_size(st: &mut State, fa: &FioArgs) {
+    let State {
+        a,
+        m,
+        size,
+        filesize,
+        nrfiles,
+        ..
+    } = st;
+    match (&*filesize, &*size) {
+        (Some((fs, at)), _) => match crate::units::parse_size(fs) {
+            Ok(v) => match v.checked_mul((*nrfiles).max(1)).filter(|t| *t <= crate::units::MAX_SIZE) {
+                Some(total) => {
+                    a.size = Some(total.to_string());
+                    m.flag_at.push(("--size", at.clone(), "filesize".into()));
+                }
+                None => m.bad.push((
+                    at.clone(),
+                    format!(
+                        "filesize={fs} × nrfiles={nrfiles}: the job's size is more than 8 EiB, the largest file size Linux has"
+                    ),
+                )),
+            },
+            Err(e) => m.bad.push((at.clone(), format!("filesize: {e}"))),
+        },
+        (None, Some((s, at))) => {
+            a.size = Some(s.clone());
+            m.flag_at.push(("--size", at.clone(), "size".into()));
+        }
+        (None, None) => {}
+    }
+    if let Some(s) = &fa.size {
+        a.size = Some(s.clone());
+    }
+}
+
+/// runtime (or --runtime) and time_based.
+fn job_runtime(st: &mut State, job: &Job, fa: &FioArgs) {
+    let State {
+        a,
+        m,
+        time_based,
+        runtime,
+        ..
+    } = st;
+    if let Some(r) = fa.runtime.as_ref().map(|r| fio_time(r, "s")).or(runtime.take()) {
+        a.runtime = Some(r);
+        a.size_based = !*time_based;
+    } else if *time_based {
+        m.unsupported.push(format!("{}: time_based needs a runtime", job.at));
+    }
+}
+
+/// filename and directory: where the job runs.
+fn job_target(st: &mut State, fa: &FioArgs) {
+    let State {
+        a,
+        m,
+        filename,
+        directory,
+        ..
+    } = st;
+    if let Some((f, at)) = filename.take() {
+        let p = match &*directory {
+            Some((d, _)) => Path::new(d).join(&f),
+            None => PathBuf::from(&f),
+        };
+        if p.exists() {
+            a.common.target = p.display().to_string();
+            m.flag_at.push(("--target", at, "filename".into()));
+            a.allow_device = fa.allow_device;
+            a.force_overwrite = fa.force_overwrite;
+        } else {
+            // fio would create it: fslab creates its own work file beside it
+            a.common.target = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .display()
+                .to_string();
+            m.notes.push(format!(
+                "filename={f}: fslab works in its own directory in {} instead (and removes it afterwards)",
+                a.common.target
+            ));
+        }
+    } else if let Some((d, at)) = directory.take() {
+        a.common.target = d;
+        m.flag_at.push(("--target", at, "directory".into()));
+    }
+}
