@@ -90,12 +90,6 @@ pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Ce
     measure_io(name, plan, stop, true)
 }
 
-/// `io_cell` for a load beside another measurement (the probe's io load):
-/// its cell is not the run's, so it is not published for an abort.
-pub(crate) fn io_load_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
-    measure_io(name, plan, stop, false)
-}
-
 fn measure_io(name: &str, plan: &IoPlan, stop: &AtomicBool, publish: bool) -> Result<Option<Cell>, AppError> {
     let progress = Progress::new(!plan.quiet, name.to_string(), None);
     let layout_bar = std::cell::RefCell::new(None);
