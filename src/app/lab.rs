@@ -56,8 +56,8 @@ fn make_fs(fs: &FsPlan, lab: &LabPlan) -> Result<Ready, TargetError> {
 fn run_cell(name: &str, plan: &CellPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
     match plan {
         CellPlan::Io(p) => io_cell(name, p, stop),
-        CellPlan::Meta(p) => meta_cell(name, p, stop).map(Some),
-        CellPlan::Replay(p) => replay_cell(name, p, stop).map(Some),
+        CellPlan::Meta(p) => meta_cell(name, p, stop),
+        CellPlan::Replay(p) => replay_cell(name, p, stop),
         CellPlan::Probe(p) => probe_cell(name, p, stop).map(Some),
     }
 }
