@@ -154,14 +154,9 @@ impl CellWork for IoCell<'_> {
     }
 }
 
-/// Measures one io plan and returns its cell, or None when stopped before
-/// anything was measured (Ctrl-C while laying out files).
-pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
-    pipeline::run_one(&mut IoCell::new(name, plan), stop)
-}
-
-/// `io_cell` for a load beside another measurement (the probe's io load):
-/// its cell is not the run's, so it is not published for an abort.
+/// One io plan measured as a load beside another measurement (the probe's
+/// io load): its cell is not the run's, so it is not published for an
+/// abort. None: stopped before anything was measured.
 pub(crate) fn io_load_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
     let mut work = IoCell {
         publish: false,

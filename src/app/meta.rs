@@ -312,11 +312,6 @@ impl CellWork for MetaCell<'_> {
     }
 }
 
-/// Measures one metadata plan: one cell whose directions are the phases.
-pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
-    pipeline::run_one(&mut MetaCell::new(cell_name, plan), stop)
-}
-
 /// `fslab meta`: one cell, written to every output.
 pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppError> {
     let outputs = std::mem::take(&mut plan.outputs);

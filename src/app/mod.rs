@@ -13,12 +13,12 @@ mod replay;
 
 pub use fio::run_fio;
 pub(crate) use io::io_load_cell;
-pub use io::{io_cell, run_io, IoCell};
+pub use io::{run_io, IoCell};
 pub use lab::run_lab;
-pub use meta::{meta_cell, run_meta};
-pub use pipeline::{run_cell, CellHook, CellWork};
+pub use meta::{run_meta, MetaCell};
+pub use pipeline::{run_cell, run_one, CellHook, CellWork};
 pub use probe::{probe_cell, run_probe};
-pub use replay::{replay_cell, run_replay, throughput_mb_s};
+pub use replay::{run_replay, throughput_mb_s, ReplayCell};
 
 use crate::report::{self, Cell, Report};
 use crate::target::TargetError;

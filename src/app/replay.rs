@@ -111,11 +111,6 @@ impl CellWork for ReplayCell<'_> {
     }
 }
 
-/// Replays one plan: one cell with a direction per operation type.
-pub fn replay_cell(cell_name: &str, plan: &ReplayPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
-    pipeline::run_one(&mut ReplayCell::new(cell_name, plan), stop)
-}
-
 /// `fslab replay`: one cell, written to every output.
 pub fn run_replay(mut plan: ReplayPlan, stop: &AtomicBool) -> Result<Report, AppError> {
     let outputs = std::mem::take(&mut plan.outputs);
