@@ -10,8 +10,9 @@
 //! directions count every rank's probes, while the samples, stalls and
 //! context are rank 0's own (one grid, one machine's page cache).
 
+use super::pipeline::{run_one, run_single, CellWork};
 use super::{io_err, refused, AppError};
-use crate::engine::{EngineKind, SyncEngine};
+use crate::engine::{Engine, SyncEngine};
 use crate::errno::errno_name;
 use crate::plan::{IoPlan, Load, ProbeOp, ProbePlan};
 use crate::report::probe::{ContextPoint, ProbeData, ProbePhase, ProbeSample, Stall};
@@ -19,15 +20,15 @@ use crate::report::ranks::RankRates;
 use crate::report::{Cell, CpuSummary, DirResult, LatSummary, Report};
 use crate::runner::{self, Counter, Group, PacedOp, Pacing, Progress, RankRun, RunConfig, RunOut};
 use crate::stats::{Instant, LatStats, OpKind, OpStats};
-use crate::target::{self, Prepared, TargetInfo};
-use crate::workload::io::IoWorkload;
+use crate::target::{self, Guard, Prepared, TargetError, TargetInfo};
 use crate::workload::probe::{kind, ProbeWorkload, StreamWrite};
 use crate::workload::{AlignedBuf, Workload};
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
+use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -154,31 +155,6 @@ fn prepare_load(plan: &ProbePlan, stop: &AtomicBool) -> Result<Option<LoadSetup>
     })
 }
 
-/// The io load's worker j, as `fslab io` builds it.
-fn io_worker(plan: &IoPlan, prepared: &Prepared, j: usize) -> Result<(Box<dyn crate::engine::Engine>, Boxed), String> {
-    let shared = prepared.files.len() == prepared.per_job && plan.jobs > 1;
-    let mut files = Vec::new();
-    if plan.engine != EngineKind::Null {
-        for path in prepared.files_for(j) {
-            let f = prepared
-                .open(path, plan.writes(), plan.direct)
-                .map_err(|e| format!("io load: job {j}: opening {}: {e}", path.display()))?;
-            files.push(f);
-        }
-    }
-    let wl = IoWorkload::new(plan, j as u32, files, prepared.file_size, shared, plan.iodepth as usize)
-        .with_base(prepared.region_base)
-        .for_rank(crate::dist::coordinator().rank());
-    let mut engine = plan
-        .engine
-        .build(&plan.uring)
-        .map_err(|e| format!("io load: job {j}: {e}"))?;
-    engine
-        .register(&wl.files(), &wl.buffers())
-        .map_err(|e| format!("io load: job {j}: {e}"))?;
-    Ok((engine, Box::new(wl)))
-}
-
 /// The load group's config.
 fn load_config(load: &LoadSetup) -> RunConfig {
     match load {
@@ -193,17 +169,7 @@ fn load_config(load: &LoadSetup) -> RunConfig {
             stop_on_error: false,
             stonewall: None,
         },
-        LoadSetup::Io(io, _) => RunConfig {
-            jobs: io.jobs as usize,
-            runtime: None,
-            ramp: io.ramp,
-            rate: io.rate_iops,
-            bucket_ns: io.lat_buckets_ns.clone(),
-            depth: io.iodepth as usize,
-            batch: io.iodepth_batch as usize,
-            stop_on_error: io.stop_on_error,
-            stonewall: io.stonewall,
-        },
+        LoadSetup::Io(io, _) => super::io::io_config(io, io.jobs as usize, io.stonewall),
     }
 }
 
@@ -215,24 +181,44 @@ struct Measured {
     context: Vec<ContextPoint>,
 }
 
-/// Runs the probe (group 0) and the load (group 1, in the load phases).
-fn measure(
-    plan: &ProbePlan,
-    work: &Path,
-    prober: ProbeWorkload,
-    load: Option<&LoadSetup>,
-    stop: &AtomicBool,
-) -> Measured {
-    let bounds = phase_bounds(plan);
-    let total = bounds.last().map_or(Duration::ZERO, |b| b.1);
-    let prober = Mutex::new(Some(prober));
-    let make_probe = |_j: usize| -> Result<(Box<dyn crate::engine::Engine>, Boxed), String> {
-        let wl = prober.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let wl = wl.ok_or("probe: one worker only")?;
-        Ok((Box::new(SyncEngine), Box::new(wl)))
-    };
-    let make_load = |j: usize| -> Result<(Box<dyn crate::engine::Engine>, Boxed), String> {
-        match load {
+/// What the run gives besides the probe's `RunOut`.
+struct Beside {
+    load: Option<RunOut>,
+    start_unix_ns: u64,
+    context: Vec<ContextPoint>,
+}
+
+/// A probe plan as the pipeline runs it: one timed run (the grid goes on
+/// across the probe's phases), with the load beside the probe.
+pub struct ProbeCell<'a> {
+    name: &'a str,
+    plan: &'a ProbePlan,
+    info: TargetInfo,
+    work: PathBuf,
+    /// Taken by the probe's one worker.
+    prober: Mutex<Option<ProbeWorkload>>,
+    load: Option<LoadSetup>,
+    beside: Mutex<Option<Beside>>,
+    out: Option<RunOut>,
+}
+
+impl<'a> ProbeCell<'a> {
+    pub fn new(name: &'a str, plan: &'a ProbePlan) -> Self {
+        ProbeCell {
+            name,
+            plan,
+            info: TargetInfo::default(),
+            work: PathBuf::new(),
+            prober: Mutex::new(None),
+            load: None,
+            beside: Mutex::new(None),
+            out: None,
+        }
+    }
+
+    /// Worker j of the load group.
+    fn load_worker(&self, j: usize) -> Result<(Box<dyn Engine>, Boxed), String> {
+        match &self.load {
             Some(LoadSetup::Stream {
                 per,
                 bs,
@@ -240,79 +226,130 @@ fn measure(
                 fsync_end,
                 ..
             }) => {
-                let path = work.join(format!("load{j}.dat"));
+                let path = self.work.join(format!("load{j}.dat"));
                 let sw = StreamWrite::open(&path, j as u32, *per, *bs, *direct, *fsync_end)?;
                 Ok((Box::new(SyncEngine), Box::new(sw)))
             }
-            Some(LoadSetup::Io(io, prepared)) => io_worker(io, prepared, j),
+            Some(LoadSetup::Io(io, prepared)) => {
+                let (e, wl) = super::io::io_worker(io, prepared, j as u32, &format!("io load: job {j}"))?;
+                Ok((e, Box::new(wl) as Boxed))
+            }
             None => Err("no load".into()),
         }
-    };
-    let mut groups = vec![Group {
-        cfg: RunConfig {
+    }
+}
+
+impl CellWork for ProbeCell<'_> {
+    type Worker = Boxed;
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn prepare(&mut self, stop: &AtomicBool) -> Result<Guard, AppError> {
+        let wd = target::work_dir(&self.plan.target)?;
+        let prober = target::ranks::agree(prepare_probe(self.plan, &wd.path, &wd.info, stop))?;
+        *self.prober.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(prober);
+        self.load = prepare_load(self.plan, stop)?;
+        (self.info, self.work) = (wd.info, wd.path);
+        Ok(wd.guard)
+    }
+
+    fn config(&self, _phase: usize) -> RunConfig {
+        RunConfig {
             jobs: 1,
             runtime: None,
             ramp: Duration::ZERO,
             rate: None,
-            bucket_ns: vec![ns(plan.stall)],
+            bucket_ns: vec![ns(self.plan.stall)],
             depth: 1,
             batch: 1,
-            stop_on_error: plan.stop_on_error,
+            stop_on_error: self.plan.stop_on_error,
             stonewall: None,
-        },
-        make: &make_probe as &runner::MakeFn<Boxed>,
-        pacing: Some(Pacing::probe(plan.interval, total, plan.count)),
-        windows: Vec::new(),
-    }];
-    if let Some(l) = load {
-        groups.push(Group {
-            cfg: load_config(l),
-            make: &make_load,
-            pacing: None,
-            windows: plan
-                .phases
-                .iter()
-                .zip(&bounds)
-                .filter(|(p, _)| p.load)
-                .map(|(_, &b)| b)
-                .collect(),
-        });
+        }
     }
-    let mut sampler = ContextSampler {
-        stream: matches!(load, Some(LoadSetup::Stream { .. })),
-        next_s: 1,
-        last: None,
-        points: Vec::new(),
-    };
-    let progress = Progress::new(!plan.quiet, "probe", None);
-    let mut monitor = |t0: Instant, c: &[&[Counter]]| sampler.tick(t0, c);
-    let out = runner::run_groups(&groups, stop, &progress, Some(&mut monitor));
-    let mut it = out.groups.into_iter();
-    Measured {
-        probe: it.next().expect("the probe's group"),
-        load: it.next(),
-        start_unix_ns: out.start_unix_ns,
-        context: sampler.points,
+
+    fn progress(&self, _phase: usize) -> Progress {
+        Progress::new(!self.plan.quiet, self.name.to_string(), None)
+    }
+
+    fn worker(&self, _phase: usize, _job: usize) -> Result<(Box<dyn Engine>, Boxed), String> {
+        let wl = self.prober.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let wl = wl.ok_or("probe: one worker only")?;
+        Ok((Box::new(SyncEngine), Box::new(wl)))
+    }
+
+    /// The probe (group 0, on its grid) and the load (group 1, in the
+    /// `load` phases) in one run of the runner.
+    fn run_phase(&self, phase: usize, cfg: &RunConfig, stop: &AtomicBool, progress: &Progress) -> RunOut {
+        let plan = self.plan;
+        let bounds = phase_bounds(plan);
+        let total = bounds.last().map_or(Duration::ZERO, |b| b.1);
+        let make_probe = |j: usize| self.worker(phase, j);
+        let make_load = |j: usize| self.load_worker(j);
+        let mut groups = vec![Group {
+            cfg: cfg.clone(),
+            make: &make_probe as &runner::MakeFn<Boxed>,
+            pacing: Some(Pacing::probe(plan.interval, total, plan.count)),
+            windows: Vec::new(),
+        }];
+        if let Some(l) = &self.load {
+            let windows = plan.phases.iter().zip(&bounds).filter(|(p, _)| p.load);
+            groups.push(Group {
+                cfg: load_config(l),
+                make: &make_load,
+                pacing: None,
+                windows: windows.map(|(_, &b)| b).collect(),
+            });
+        }
+        let mut sampler = ContextSampler {
+            stream: matches!(self.load, Some(LoadSetup::Stream { .. })),
+            next_s: 1,
+            last: None,
+            points: Vec::new(),
+        };
+        let mut monitor = |t0: Instant, c: &[&[Counter]]| sampler.tick(t0, c);
+        let out = runner::run_groups(&groups, stop, progress, Some(&mut monitor));
+        let mut it = out.groups.into_iter();
+        let probe = it.next().expect("the probe's group");
+        *self.beside.lock().unwrap_or_else(|e| e.into_inner()) = Some(Beside {
+            load: it.next(),
+            start_unix_ns: out.start_unix_ns,
+            context: sampler.points,
+        });
+        probe
+    }
+
+    fn end_phase(&mut self, _phase: usize, out: RunOut) -> ControlFlow<()> {
+        self.out = Some(out);
+        ControlFlow::Continue(())
+    }
+
+    fn summarise(&mut self) -> Vec<Cell> {
+        let b = self.beside.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        let b = b.expect("the probe ran");
+        let m = Measured {
+            probe: self.out.take().expect("the probe ran"),
+            load: b.load,
+            start_unix_ns: b.start_unix_ns,
+            context: b.context,
+        };
+        if let Some(LoadSetup::Io(_, prepared)) = self.load.take() {
+            prepared.guard.finish();
+        }
+        vec![probe_summary(self.name, self.plan, self.info.clone(), m)]
     }
 }
 
-/// Measures one probe plan.
+/// Measures one probe plan (a cell of `fslab run`).
 pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Result<Cell, AppError> {
-    let target::WorkDir {
-        info,
-        path: work,
-        guard: _guard,
-    } = target::work_dir(&plan.target)?;
-    let prober = target::ranks::agree(prepare_probe(plan, &work, &info, stop))?;
-    let load = prepare_load(plan, stop)?;
-    let m = measure(plan, &work, prober, load.as_ref(), stop);
-    let cell = probe_summary(cell_name, plan, info, m);
-    // measured: an abort while the work directory goes must not lose it
-    crate::interrupt::publish_cell(&cell);
-    if let Some(LoadSetup::Io(_, prepared)) = load {
-        prepared.guard.finish();
-    }
-    Ok(cell)
+    run_one(&mut ProbeCell::new(cell_name, plan), stop)?.ok_or(AppError::Target(TargetError::Interrupted))
+}
+
+/// `fslab probe`: one cell with a direction per phase and the probe data.
+pub fn run_probe(mut plan: ProbePlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let outputs = std::mem::take(&mut plan.outputs);
+    run_single("probe", outputs, ProbeCell::new("probe", &plan), stop)
 }
 
 /// Prepares the work directory's files and opens what the probe needs.
@@ -372,13 +409,6 @@ fn prepare_probe(
         ProbeOp::Create | ProbeOp::Mkdir => {}
     }
     Ok(ProbeWorkload::new(plan.op, dir, file, plan.read_file_size, plan.seed))
-}
-
-/// `fslab probe`: one cell with a direction per phase and the probe data.
-pub fn run_probe(mut plan: ProbePlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let r = super::start_report("probe", &plan.outputs);
-    let cell = probe_cell("probe", &plan, stop)?;
-    super::single_cell_report(r, Some(cell), &mut plan.outputs)
 }
 
 /// Per-phase accumulation.
