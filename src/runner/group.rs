@@ -260,7 +260,9 @@ fn watch<W>(
         }
     };
     let every = Duration::from_millis(if w.first { 1 } else { 10 });
-    let runtime = g0.cfg.deadline().or(g0.pacing.as_ref().and_then(|p| p.end));
+    // a count-limited grid has no known end
+    let grid_end = g0.pacing.as_ref().filter(|p| p.count.is_none()).and_then(|p| p.end);
+    let runtime = g0.cfg.deadline().or(grid_end);
     w.progress.watch(
         &shared[0].counters,
         t0 + g0.cfg.ramp,

@@ -243,3 +243,34 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
     out.paced = trace;
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_overrun_skips_to_the_first_slot_still_ahead_and_counts_the_missed() {
+        let p = Pacing::probe(Duration::from_millis(10), Duration::from_secs(1), None);
+        let mut g = Grid::new(Instant::now(), &p);
+        // slot 0 ends in time: the next slot is 1, nothing missed
+        assert_eq!(g.skip_to(3_000_000), 0);
+        assert_eq!(g.slot_ns(), 10_000_000);
+        // slot 1 ends at 55 ms: slots 2..=5 were missed, 6 (60 ms) is next
+        assert_eq!(g.skip_to(55_000_000), 4);
+        assert_eq!(g.slot_ns(), 60_000_000);
+        // ending exactly on a slot takes that slot
+        assert_eq!(g.skip_to(70_000_000), 0);
+        assert_eq!(g.slot_ns(), 70_000_000);
+        assert_eq!(g.skip_to(80_000_000), 0);
+        assert_eq!(g.slot_of(9), 90_000_000);
+    }
+
+    #[test]
+    fn rate_pacing_takes_every_slot_in_turn() {
+        let t0 = Instant::now();
+        let mut g = Grid::new(t0, &Pacing::rate(1000));
+        assert_eq!(g.take(), t0);
+        assert_eq!(g.take(), t0 + Duration::from_millis(1));
+        assert_eq!(g.due(), t0 + Duration::from_millis(2));
+    }
+}
