@@ -38,10 +38,15 @@ fn run(cli: Cli) -> ExitCode {
     app::abort::install();
     handle_signals(&stop);
     let coord = dist::coordinator();
-    if coord.size() > 1 && !matches!(cli.command, Command::Io(_) | Command::Meta(_) | Command::Replay(_)) {
+    if coord.size() > 1
+        && !matches!(
+            cli.command,
+            Command::Io(_) | Command::Meta(_) | Command::Replay(_) | Command::Probe(_)
+        )
+    {
         if coord.rank() == 0 {
             eprintln!(
-                "fslab: error: started as {} MPI ranks, but only io, meta and replay run distributed; \
+                "fslab: error: started as {} MPI ranks, but only io, meta, replay and probe run distributed; \
                  run this command without mpirun/srun",
                 coord.size()
             );

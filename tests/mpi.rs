@@ -298,6 +298,54 @@ fn replay_clients_of_two_ranks_add_up() {
 
 #[cfg(feature = "mpi")]
 #[test]
+fn probes_of_two_ranks_are_counted_per_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    // every rank probes its own work directory, 12 creates on its own grid
+    let args = [
+        "probe",
+        "--op",
+        "create",
+        "--interval",
+        "10ms",
+        "--count",
+        "12",
+        "--quiet",
+    ];
+    let Some(j) = run_json(dir.path(), 2, &args) else {
+        return;
+    };
+    let cell = &j["cells"][0];
+    let d = &directions(&j)[0];
+    assert_eq!(d["dir"], "create");
+    assert_eq!(d["phase"], "idle");
+    assert_eq!(per_rank(d, "ops"), vec![12, 12], "each rank's probes: {d}");
+    assert_eq!(d["ops"].as_u64().unwrap(), 24);
+    assert_eq!(
+        hist_count(&d["lat"]),
+        24,
+        "the merged histogram holds both ranks' probes"
+    );
+    assert!(d["errors"].as_object().unwrap().is_empty(), "{d}");
+    let p = &cell["probe"];
+    let ph = &p["phases"][0];
+    assert_eq!(ph["probes"], 24, "{ph}");
+    assert_eq!(
+        ph["missed"].as_u64().unwrap() + ph["probes"].as_u64().unwrap(),
+        hist_count(&ph["sched_lat"]),
+        "every slot's latency from the schedule, missed ones included: {ph}"
+    );
+    // one grid's samples: rank 0's own, in order on the 10 ms grid
+    let samples = p["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 12);
+    assert!(samples.iter().all(|s| s["t_ns"].as_u64().unwrap() % 10_000_000 == 0));
+    assert!(samples
+        .windows(2)
+        .all(|w| w[0]["t_ns"].as_u64() < w[1]["t_ns"].as_u64()));
+    assert_eq!(cell["interrupted"], false);
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn bad_arguments_are_refused_once_by_every_rank() {
     let Some(o) = mpirun(2, &["io", "--bs", "0", "--target", "."]) else {
         return;
@@ -314,13 +362,13 @@ fn bad_arguments_are_refused_once_by_every_rank() {
 #[cfg(feature = "mpi")]
 #[test]
 fn single_machine_commands_are_refused_under_mpi() {
-    let Some(o) = mpirun(2, &["probe", "--target", ".", "--count", "1"]) else {
+    let Some(o) = mpirun(2, &["fio", "no-such-job.fio"]) else {
         return;
     };
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert_eq!(
-        err.matches("only io, meta and replay run distributed").count(),
+        err.matches("only io, meta, replay and probe run distributed").count(),
         1,
         "{err}"
     );

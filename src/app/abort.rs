@@ -7,8 +7,8 @@
 //! the outputs publishes what it wrote) and the cell being finished, before
 //! its files are removed. So an abort loses only a measurement in progress.
 
-use crate::plan::Outputs;
 use crate::model::{Cell, LabTag, Report};
+use crate::plan::Outputs;
 use crate::report;
 use std::sync::{Mutex, MutexGuard};
 

@@ -6,11 +6,13 @@
 //! refuses an option, no O_DIRECT) is recorded with its reason and the run
 //! goes on.
 
-use super::{io_cell, meta_cell, probe_cell, replay_cell, AppError};
-use crate::model::{self, Cell, LabTag, Report, TargetInfo};
-use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs};
+use super::{probe_cell, run_one, AppError, IoCell, MetaCell, ReplayCell};
+use crate::model::TargetInfo;
+use crate::model::{Cell, LabTag, Report};
+use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, WorkloadPlan};
 use crate::target::scratch::{self, Scratch, ScratchSpec};
 use crate::target::TargetError;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
@@ -52,12 +54,13 @@ fn make_fs(fs: &FsPlan, lab: &LabPlan) -> Result<Ready, TargetError> {
     })
 }
 
-/// Runs one workload on a ready filesystem. Ok(None): stopped before anything was measured.
-fn run_cell(name: &str, plan: &CellPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
+/// Runs one workload on a ready filesystem, through the one pipeline.
+/// Ok(None): stopped before anything was measured.
+fn measure(name: &str, plan: &CellPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
     match plan {
-        CellPlan::Io(p) => io_cell(name, p, stop),
-        CellPlan::Meta(p) => meta_cell(name, p, stop).map(Some),
-        CellPlan::Replay(p) => replay_cell(name, p, stop).map(Some),
+        CellPlan::Io(p) => run_one(&mut IoCell::new(name, p), stop),
+        CellPlan::Meta(p) => run_one(&mut MetaCell::new(name, p), stop),
+        CellPlan::Replay(p) => run_one(&mut ReplayCell::new(name, p), stop),
         CellPlan::Probe(p) => probe_cell(name, p, stop).map(Some),
     }
 }
@@ -84,11 +87,9 @@ fn for_raw(plan: &CellPlan) -> Option<CellPlan> {
     }
 }
 
-/// Runs the whole plan; returns the report with every cell.
-pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let mut outputs = std::mem::take(&mut lab.outputs);
-    let mut r = Report::new("run", SystemTime::now());
-    r.lab = Some(model::LabInfo {
+/// What `fslab run` asked for, as the report says it.
+fn lab_info(lab: &LabPlan) -> crate::model::LabInfo {
+    crate::model::LabInfo {
         name: lab.name.clone(),
         file: lab.file.as_ref().map(|f| f.display().to_string()),
         repeat: lab.repeat,
@@ -99,121 +100,156 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
         fresh: lab.fresh,
         filesystems: lab.filesystems.iter().map(|f| f.name.clone()).collect(),
         workloads: lab.workloads.iter().map(|w| w.name.clone()).collect(),
-        plan: serde_json::to_value(&lab).expect("plans serialise"),
-    });
+        plan: serde_json::to_value(lab).expect("plans serialise"),
+    }
+}
+
+/// The run's state across cells.
+struct LabRun<'a> {
+    lab: &'a LabPlan,
+    stop: &'a AtomicBool,
+    r: Report,
+    outputs: Outputs,
+    /// With fresh = false, each filesystem is made once and kept for the run.
+    kept: Vec<Option<Ready>>,
+    can_drop: bool,
+    /// Cells started so far, and of the whole run.
+    i: usize,
+    total: usize,
+}
+
+/// Runs the whole plan; returns the report with every cell.
+pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let outputs = std::mem::take(&mut lab.outputs);
+    let mut r = Report::new("run", SystemTime::now());
+    r.lab = Some(lab_info(&lab));
     crate::app::abort::expect_results(&r, &outputs);
-    let total = lab.repeat as usize * lab.filesystems.len() * lab.workloads.len();
     let can_drop = scratch::is_root();
     if lab.drop_caches && !can_drop && !lab.quiet {
         eprintln!("fslab run: not root: the page cache is not dropped between cells");
     }
-    // With fresh = false, each filesystem is made once and kept for the run.
-    let mut kept: Vec<Option<Ready>> = lab.filesystems.iter().map(|_| None).collect();
-    let mut i = 0;
+    let mut run = LabRun {
+        lab: &lab,
+        stop,
+        r,
+        outputs,
+        kept: lab.filesystems.iter().map(|_| None).collect(),
+        can_drop,
+        i: 0,
+        total: lab.repeat as usize * lab.filesystems.len() * lab.workloads.len(),
+    };
     'run: for rep in 1..=lab.repeat {
-        for (fi, fs) in lab.filesystems.iter().enumerate() {
+        for fi in 0..lab.filesystems.len() {
             for w in &lab.workloads {
-                i += 1;
-                if stop.load(Ordering::Relaxed) {
-                    r.interrupted = true;
-                    break 'run;
-                }
-                let mut plan = w.plan.clone();
-                let raw = matches!(fs.kind, FsKind::Raw { .. });
-                if raw {
-                    match for_raw(&plan) {
-                        Some(p) => plan = p,
-                        None => continue, // only io runs on a bare device
-                    }
-                }
-                let name = if lab.filesystems.len() == 1 {
-                    w.name.clone()
-                } else {
-                    format!("{}/{}", fs.name, w.name)
-                };
-                if !lab.quiet {
-                    let rep_note = if lab.repeat > 1 {
-                        format!(" (repeat {rep}/{})", lab.repeat)
-                    } else {
-                        String::new()
-                    };
-                    eprintln!("fslab run: [{i}/{total}] {name}{rep_note}");
-                }
-                let tag = LabTag {
-                    filesystem: fs.name.clone(),
-                    fs_type: fs.type_name().to_string(),
-                    workload: w.name.clone(),
-                    kind: w.kind.clone(),
-                    repeat: rep,
-                    scratch: None,
-                };
-                let cell_plan = model::CellPlan::from(plan.clone());
-                let fail = |msg: String, tag: LabTag| {
-                    let mut c = Cell::failed(&name, cell_plan.clone(), TargetInfo::default(), msg);
-                    c.lab = Some(tag);
-                    c
-                };
-                let fresh_fs;
-                let ready = if lab.fresh || kept[fi].is_none() {
-                    match make_fs(fs, &lab) {
-                        Ok(rd) if lab.fresh => {
-                            fresh_fs = rd;
-                            &fresh_fs
-                        }
-                        Ok(rd) => kept[fi].insert(rd),
-                        Err(e) => {
-                            if stop.load(Ordering::Relaxed) {
-                                r.interrupted = true;
-                                break 'run;
-                            }
-                            eprintln!("fslab run: {name} failed: {e}");
-                            r.cells.push(fail(format!("making the filesystem: {e}"), tag));
-                            write(&mut r, &mut outputs, false)?;
-                            continue;
-                        }
-                    }
-                } else {
-                    kept[fi].as_ref().expect("made above")
-                };
-                let mut tag = tag;
-                tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
-                crate::app::abort::next_cell_tag(&tag);
-                if lab.drop_caches && can_drop {
-                    let _ = scratch::drop_caches();
-                }
-                plan.retarget(&ready.target);
-                plan.set_quiet(lab.quiet);
-                let cell = match run_cell(&name, &plan, stop) {
-                    Ok(Some(mut c)) => {
-                        c.lab = Some(tag);
-                        c
-                    }
-                    Ok(None) => {
-                        r.interrupted = true;
-                        break 'run;
-                    }
-                    Err(e) => {
-                        if stop.load(Ordering::Relaxed) {
-                            r.interrupted = true;
-                            break 'run;
-                        }
-                        eprintln!("fslab run: {name} failed: {e}");
-                        fail(e.to_string(), tag)
-                    }
-                };
-                r.interrupted |= cell.interrupted;
-                r.cells.push(cell);
-                write(&mut r, &mut outputs, false)?;
-                if r.interrupted {
+                if run.cell(rep, fi, w)?.is_break() {
                     break 'run;
                 }
             }
         }
     }
     // Scratch filesystems go before the final report is printed.
-    drop(kept);
+    drop(std::mem::take(&mut run.kept));
+    let LabRun { mut r, mut outputs, .. } = run;
     write(&mut r, &mut outputs, true)?;
     Ok(r)
+}
+
+impl LabRun<'_> {
+    /// Cell `w` on filesystem `fi` in repeat `rep`, written with the cells
+    /// before it. `Break`: the run stops here (interrupted).
+    fn cell(&mut self, rep: u32, fi: usize, w: &WorkloadPlan) -> Result<ControlFlow<()>, AppError> {
+        let (lab, fs) = (self.lab, &self.lab.filesystems[fi]);
+        self.i += 1;
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(self.interrupted());
+        }
+        let mut plan = w.plan.clone();
+        if matches!(fs.kind, FsKind::Raw { .. }) {
+            match for_raw(&plan) {
+                Some(p) => plan = p,
+                None => return Ok(ControlFlow::Continue(())), // only io runs on a bare device
+            }
+        }
+        let name = if lab.filesystems.len() == 1 {
+            w.name.clone()
+        } else {
+            format!("{}/{}", fs.name, w.name)
+        };
+        if !lab.quiet {
+            let rep_note = if lab.repeat > 1 {
+                format!(" (repeat {rep}/{})", lab.repeat)
+            } else {
+                String::new()
+            };
+            eprintln!("fslab run: [{}/{}] {name}{rep_note}", self.i, self.total);
+        }
+        let mut tag = LabTag {
+            filesystem: fs.name.clone(),
+            fs_type: fs.type_name().to_string(),
+            workload: w.name.clone(),
+            kind: w.kind.clone(),
+            repeat: rep,
+            scratch: None,
+        };
+        let cell_plan = crate::model::CellPlan::from(plan.clone());
+        let fail = |msg: String, tag: LabTag| {
+            let mut c = Cell::failed(&name, cell_plan.clone(), TargetInfo::default(), msg);
+            c.lab = Some(tag);
+            c
+        };
+        let fresh_fs;
+        let ready = if lab.fresh || self.kept[fi].is_none() {
+            match make_fs(fs, lab) {
+                Ok(rd) if lab.fresh => {
+                    fresh_fs = rd;
+                    &fresh_fs
+                }
+                Ok(rd) => self.kept[fi].insert(rd),
+                Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
+                Err(e) => {
+                    eprintln!("fslab run: {name} failed: {e}");
+                    self.r.cells.push(fail(format!("making the filesystem: {e}"), tag));
+                    write(&mut self.r, &mut self.outputs, false)?;
+                    return Ok(ControlFlow::Continue(()));
+                }
+            }
+        } else {
+            self.kept[fi].as_ref().expect("made above")
+        };
+        tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
+        crate::app::abort::next_cell_tag(&tag);
+        if lab.drop_caches && self.can_drop {
+            let _ = scratch::drop_caches();
+        }
+        plan.retarget(&ready.target);
+        plan.set_quiet(lab.quiet);
+        let cell = match measure(&name, &plan, self.stop) {
+            Ok(Some(mut c)) => {
+                c.lab = Some(tag);
+                c
+            }
+            Ok(None) => return Ok(self.interrupted()),
+            Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
+            Err(e) => {
+                eprintln!("fslab run: {name} failed: {e}");
+                fail(e.to_string(), tag)
+            }
+        };
+        self.r.interrupted |= cell.interrupted;
+        self.r.cells.push(cell);
+        write(&mut self.r, &mut self.outputs, false)?;
+        Ok(if self.r.interrupted {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
+    }
+
+    /// The run was interrupted before this cell measured anything.
+    fn interrupted(&mut self) -> ControlFlow<()> {
+        self.r.interrupted = true;
+        ControlFlow::Break(())
+    }
 }
 
 fn write(r: &mut Report, outputs: &mut Outputs, final_: bool) -> Result<(), AppError> {

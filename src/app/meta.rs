@@ -1,15 +1,18 @@
 //! `fslab meta`: lay out the directories, then run bonnie++'s phases one
 //! after the other (all jobs start each phase together), `sync` between phases.
 
+use super::pipeline::{self, CellWork};
 use super::{io_err, refused, AppError};
-use crate::engine::UringOpts;
-use crate::model::{Cell, CellPlan, CpuSummary, DirResult, Report, TargetInfo};
+use crate::engine::{Engine, UringOpts};
+use crate::model::TargetInfo;
+use crate::model::{Cell, CpuSummary, DirResult, Report};
 use crate::plan::{ExtraPhase, MetaPlan, Order};
-use crate::runner::{self, Progress, RunConfig};
+use crate::runner::{Progress, RunConfig, RunOut};
 use crate::stats::cpu::CpuTimes;
-use crate::target;
+use crate::target::{self, Guard};
 use crate::workload::meta::{JobDirs, MetaWorkload, PhaseKind};
 use std::ffi::CString;
+use std::ops::ControlFlow;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -98,58 +101,62 @@ fn phase_name(o: Order, k: PhaseKind) -> String {
     format!("{}-{}", o.name(), k.dir().name())
 }
 
-/// `fslab meta`: one cell, written to every output.
-pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let r = super::start_report("meta", &plan.outputs);
-    let cell = meta_cell("meta", &plan, stop)?;
-    super::single_cell_report(r, Some(cell), &mut plan.outputs)
+/// A metadata plan as a cell of the pipeline: one timed phase per
+/// (order, phase), all jobs starting each phase together.
+pub struct MetaCell<'a> {
+    name: &'a str,
+    plan: &'a MetaPlan,
+    phases: Vec<(Order, PhaseKind)>,
+    /// Once prepared: the target and each job's directories.
+    info: TargetInfo,
+    dirs: Vec<Arc<JobDirs>>,
+    cell_plan: crate::model::CellPlan,
+    // what the phases so far measured
+    directions: Vec<DirResult>,
+    cpu_total: CpuTimes,
+    elapsed_total: u64,
+    job_errors: Vec<String>,
+    warnings: Vec<String>,
+    interrupted: bool,
+    // between phases: the rename direction, and the files each of this
+    // rank's jobs made when a stonewall cut the create short
+    renamed: bool,
+    last_order: Option<Order>,
+    created: Option<Vec<u64>>,
 }
 
-/// Measures one metadata plan: one cell whose directions are the phases.
-pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<Cell, AppError> {
-    let target::WorkDir {
-        info,
-        path: work,
-        guard,
-    } = target::work_dir(&plan.target)?;
-    target::ranks::agree(check_xattrs(plan, &work, &info))?;
-    let dirs = target::ranks::agree(make_dirs(plan, &work))?;
-    let cfg = RunConfig {
-        jobs: plan.jobs as usize,
-        runtime: None,
-        ramp: std::time::Duration::ZERO,
-        rate: None,
-        bucket_ns: vec![2_000_000],
-        depth: 1,
-        batch: 1,
-        stop_on_error: plan.stop_on_error,
-        stonewall: None,
-    };
-    let uring = UringOpts {
-        depth: 1,
-        ..Default::default()
-    };
-    let mut directions = Vec::new();
-    let mut cpu_total = CpuTimes::default();
-    let mut elapsed_total = 0;
-    let mut job_errors = Vec::new();
-    let mut warnings: Vec<String> = Vec::new();
-    let mut interrupted = false;
-    let mut renamed = false;
-    let mut last_order = None;
-    // Files each of this rank's jobs made, when a stonewall cut the create short.
-    let mut created: Option<Vec<u64>> = None;
-    let cell_plan = CellPlan::Meta(plan.clone());
-    // the phases so far, as an interrupted cell
-    let partial =
-        |directions: &[DirResult], job_errors: &[String], warnings: &[String], cpu: CpuTimes, elapsed: u64| Cell {
-            name: cell_name.into(),
-            plan: cell_plan.clone(),
-            target: info.clone(),
-            warnings: warnings.to_vec(),
-            interrupted: true,
+impl<'a> MetaCell<'a> {
+    pub fn new(name: &'a str, plan: &'a MetaPlan) -> Self {
+        MetaCell {
+            name,
+            plan,
+            phases: phases(plan),
+            info: TargetInfo::default(),
+            dirs: Vec::new(),
+            cell_plan: crate::model::CellPlan::Meta(plan.clone()),
+            directions: Vec::new(),
+            cpu_total: CpuTimes::default(),
+            elapsed_total: 0,
+            job_errors: Vec::new(),
+            warnings: Vec::new(),
+            interrupted: false,
+            renamed: false,
+            last_order: None,
+            created: None,
+        }
+    }
+
+    /// The phases so far as a cell.
+    fn cell(&self, interrupted: bool) -> Cell {
+        let (cpu, elapsed) = (self.cpu_total, self.elapsed_total);
+        Cell {
+            name: self.name.into(),
+            plan: self.cell_plan.clone(),
+            target: self.info.clone(),
+            warnings: self.warnings.clone(),
+            interrupted,
             elapsed_ns: elapsed,
-            directions: directions.to_vec(),
+            directions: self.directions.clone(),
             cpu: CpuSummary {
                 user_ns: cpu.user_ns,
                 sys_ns: cpu.sys_ns,
@@ -157,57 +164,28 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
                 jobs: Vec::new(),
             },
             series: Vec::new(),
-            job_errors: job_errors.to_vec(),
+            job_errors: self.job_errors.clone(),
             inflight_depth: Vec::new(),
             probe: None,
             lab: None,
             error: None,
-        };
-    for (order, kind) in phases(plan) {
-        if crate::dist::any(stop.load(Ordering::Relaxed)) {
-            interrupted = true;
-            break;
         }
-        if last_order != Some(order) {
-            renamed = false;
-            last_order = Some(order);
-            created = None;
-        }
-        let cfg = RunConfig {
-            stonewall: if kind == PhaseKind::Create {
-                plan.stonewall
-            } else {
-                None
-            },
-            ..cfg.clone()
-        };
-        let name = phase_name(order, kind);
-        let progress = Progress::new(!plan.quiet, name.clone(), None);
-        let out = runner::run(&cfg, stop, &progress, |j| {
-            let d = Arc::clone(&dirs[if plan.shared_dirs { 0 } else { j }]);
-            let made = created.as_ref().map(|c| c[j]);
-            let wl = MetaWorkload::new(plan, j as u32, d, kind, order, renamed, made);
-            let engine = plan.engine.build(&uring).map_err(|e| format!("job {j}: {e}"))?;
-            Ok((engine, wl))
-        });
-        if kind == PhaseKind::Rename {
-            renamed = !renamed;
-        }
-        if kind == PhaseKind::Create && out.stonewall.is_some() {
-            created = Some(out.local_jobs().iter().map(|o| o.items).collect());
-        }
-        // bonnie++ calls sync() before it stops the clock of each phase that
-        // changes the filesystem (create, delete; not stat): fslab does the
-        // same with syncfs(2) on the target's filesystem, or the rates would
-        // not be comparable. sync() would also wait for every other
-        // filesystem's dirty data (another tenant's copy, a previous cell's
-        // stream), which is not the target's work.
+    }
+
+    /// bonnie++ calls sync() before it stops the clock of each phase that
+    /// changes the filesystem (create, delete; not stat): fslab does the
+    /// same with syncfs(2) on the target's filesystem, or the rates would
+    /// not be comparable. sync() would also wait for every other
+    /// filesystem's dirty data (another tenant's copy, a previous cell's
+    /// stream), which is not the target's work. Returns the phase's time and
+    /// CPU with the sync's.
+    fn sync_phase(&self, kind: PhaseKind, out: &RunOut) -> (u64, CpuTimes) {
         let mut elapsed = out.elapsed_ns;
         let mut cpu = out.cpu_process;
         let modifies = matches!(kind, PhaseKind::Create | PhaseKind::Delete | PhaseKind::Rename);
-        if plan.sync_after_phase && modifies && !out.interrupted {
+        if self.plan.sync_after_phase && modifies && !out.interrupted {
             let (t, c) = (std::time::Instant::now(), CpuTimes::process());
-            if rustix::fs::syncfs(&dirs[0].fds[0]).is_err() {
+            if rustix::fs::syncfs(&self.dirs[0].fds[0]).is_err() {
                 rustix::fs::sync();
             }
             // every rank syncs the target on its machine; the phase ends with the slowest
@@ -215,40 +193,128 @@ pub fn meta_cell(cell_name: &str, plan: &MetaPlan, stop: &AtomicBool) -> Result<
             elapsed += took.into_iter().max().unwrap_or(0);
             cpu += CpuTimes::process() - c;
         }
+        (elapsed, cpu)
+    }
+}
+
+impl CellWork for MetaCell<'_> {
+    type Worker = MetaWorkload;
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn prepare(&mut self, _stop: &AtomicBool) -> Result<Guard, AppError> {
+        let target::WorkDir { info, path, guard } = target::work_dir(&self.plan.target)?;
+        target::ranks::agree(check_xattrs(self.plan, &path, &info))?;
+        self.dirs = make_dirs(self.plan, &path)?;
+        self.info = info;
+        Ok(guard)
+    }
+
+    fn phases(&self) -> usize {
+        self.phases.len()
+    }
+
+    fn begin_phase(&mut self, phase: usize, stop: &AtomicBool) -> Result<ControlFlow<()>, AppError> {
+        if crate::dist::any(stop.load(Ordering::Relaxed)) {
+            self.interrupted = true;
+            return Ok(ControlFlow::Break(()));
+        }
+        let (order, _) = self.phases[phase];
+        if self.last_order != Some(order) {
+            self.renamed = false;
+            self.last_order = Some(order);
+            self.created = None;
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    fn config(&self, phase: usize) -> RunConfig {
+        let (_, kind) = self.phases[phase];
+        RunConfig {
+            jobs: self.plan.jobs as usize,
+            runtime: None,
+            ramp: std::time::Duration::ZERO,
+            rate: None,
+            bucket_ns: vec![2_000_000],
+            depth: 1,
+            batch: 1,
+            stop_on_error: self.plan.stop_on_error,
+            stonewall: if kind == PhaseKind::Create {
+                self.plan.stonewall
+            } else {
+                None
+            },
+        }
+    }
+
+    fn progress(&self, phase: usize) -> Progress {
+        let (order, kind) = self.phases[phase];
+        Progress::new(!self.plan.quiet, phase_name(order, kind), None)
+    }
+
+    fn worker(&self, phase: usize, j: usize) -> Result<(Box<dyn Engine>, MetaWorkload), String> {
+        let (order, kind) = self.phases[phase];
+        let plan = self.plan;
+        let d = Arc::clone(&self.dirs[if plan.shared_dirs { 0 } else { j }]);
+        let made = self.created.as_ref().map(|c| c[j]);
+        let wl = MetaWorkload::new(plan, j as u32, d, kind, order, self.renamed, made);
+        let uring = UringOpts {
+            depth: 1,
+            ..Default::default()
+        };
+        let engine = plan.engine.build(&uring).map_err(|e| format!("job {j}: {e}"))?;
+        Ok((engine, wl))
+    }
+
+    fn end_phase(&mut self, phase: usize, out: RunOut) -> ControlFlow<()> {
+        let (order, kind) = self.phases[phase];
+        if kind == PhaseKind::Rename {
+            self.renamed = !self.renamed;
+        }
+        if kind == PhaseKind::Create && out.stonewall.is_some() {
+            self.created = Some(out.local_jobs().iter().map(|o| o.items).collect());
+        }
+        let (elapsed, cpu) = self.sync_phase(kind, &out);
         let st = &out.stats[kind.dir().idx()];
         let mut d = super::cell::with_ranks(DirResult::of(kind.dir(), st, elapsed), &out);
-        d.phase = Some(name);
+        d.phase = Some(phase_name(order, kind));
         d.elapsed_ns = Some(elapsed);
         d.cpu_percent = Some(cpu.percent_of_core(elapsed));
         let failed = !st.errors.is_empty();
-        directions.push(d);
-        cpu_total += cpu;
-        elapsed_total += elapsed;
-        job_errors.extend(out.jobs.iter().filter_map(|o| o.error.clone()));
+        self.directions.push(d);
+        self.cpu_total += cpu;
+        self.elapsed_total += elapsed;
+        self.job_errors.extend(out.jobs.iter().filter_map(|o| o.error.clone()));
         for n in out.jobs.iter().flat_map(|o| &o.notes) {
-            if !warnings.contains(n) {
-                warnings.push(n.clone());
+            if !self.warnings.contains(n) {
+                self.warnings.push(n.clone());
             }
         }
-        // an abort from now on (a signal during the sync of the next phase,
-        // say) writes the phases done
-        crate::app::abort::publish_cell(&partial(&directions, &job_errors, &warnings, cpu_total, elapsed_total));
         if out.interrupted {
-            interrupted = true;
-            break;
+            self.interrupted = true;
+            return ControlFlow::Break(());
         }
         // A phase with errors ends the run in either --on-error mode: later
         // phases would stat and delete files that were never made.
-        if failed || !job_errors.is_empty() {
-            break;
+        if failed || !self.job_errors.is_empty() {
+            return ControlFlow::Break(());
         }
+        ControlFlow::Continue(())
     }
-    let cell = Cell {
-        interrupted,
-        ..partial(&directions, &job_errors, &warnings, cpu_total, elapsed_total)
-    };
-    // measured: an abort while the files go must not lose it
-    crate::app::abort::publish_cell(&cell);
-    guard.finish();
-    Ok(cell)
+
+    fn partial(&self) -> Option<Cell> {
+        Some(self.cell(true))
+    }
+
+    fn summarise(&mut self) -> Vec<Cell> {
+        vec![self.cell(self.interrupted)]
+    }
+}
+
+/// `fslab meta`: one cell, written to every output.
+pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let outputs = std::mem::take(&mut plan.outputs);
+    pipeline::run_single("meta", outputs, MetaCell::new("meta", &plan), stop)
 }

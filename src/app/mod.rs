@@ -1,28 +1,28 @@
 //! Glue between the layers for each command: plan -> target -> runner ->
-//! report. Kept apart from `main` so tests and later commands reuse it.
+//! report. Every cell goes through `pipeline::run_cell`; the files here
+//! say what each workload kind does in it. Kept apart from `main` so tests
+//! and later commands reuse it.
 
-pub mod cell;
 pub mod abort;
+pub mod cell;
 mod fio;
+mod io;
 mod lab;
 mod meta;
+pub mod pipeline;
 mod probe;
 mod replay;
 
 pub use fio::run_fio;
+pub use io::{run_io, IoCell};
 pub use lab::run_lab;
-pub use meta::{meta_cell, run_meta};
-pub use probe::{probe_cell, run_probe};
-pub use replay::{replay_cell, run_replay};
+pub use meta::{run_meta, MetaCell};
+pub use pipeline::{run_cell, run_one, CellHook, CellWork};
+pub use probe::{probe_cell, run_probe, ProbeCell};
+pub use replay::{run_replay, throughput_mb_s, ReplayCell};
 
-use crate::engine::EngineKind;
-use crate::model::{Cell, CellPlan, Report};
-use crate::plan::IoPlan;
-use crate::runner::{self, Progress, RunConfig};
-use crate::target::{self, TargetError};
-use crate::workload::io::IoWorkload;
-use crate::workload::Workload;
-use std::sync::atomic::AtomicBool;
+use crate::model::{Cell, Report};
+use crate::target::TargetError;
 use std::time::SystemTime;
 
 #[derive(Debug, thiserror::Error)]
@@ -84,92 +84,4 @@ impl AppError {
             _ => 1,
         }
     }
-}
-
-/// Measures one io plan and returns its cell, or None when stopped before
-/// anything was measured (Ctrl-C while laying out files).
-pub fn io_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
-    measure_io(name, plan, stop, true)
-}
-
-/// `io_cell` for a load beside another measurement (the probe's io load):
-/// its cell is not the run's, so it is not published for an abort.
-pub(crate) fn io_load_cell(name: &str, plan: &IoPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
-    measure_io(name, plan, stop, false)
-}
-
-fn measure_io(name: &str, plan: &IoPlan, stop: &AtomicBool, publish: bool) -> Result<Option<Cell>, AppError> {
-    let progress = Progress::new(!plan.quiet, name.to_string(), None);
-    let layout_bar = std::cell::RefCell::new(None);
-    let prepared = target::prepare(plan, stop, &|done, total| {
-        let mut b = layout_bar.borrow_mut();
-        if b.is_none() {
-            *b = Some(progress.bytes_bar(total));
-        }
-        if let Some(Some(pb)) = &*b {
-            pb.set_position(done);
-        }
-    });
-    if let Some(Some(pb)) = layout_bar.into_inner() {
-        pb.finish_and_clear();
-    }
-    let prepared = match target::ranks::agree(prepared) {
-        Err(TargetError::Interrupted) => return Ok(None),
-        p => p?,
-    };
-    let cfg = RunConfig {
-        jobs: plan.jobs as usize,
-        runtime: plan.runtime,
-        ramp: plan.ramp,
-        rate: plan.rate_iops,
-        bucket_ns: plan.lat_buckets_ns.clone(),
-        depth: plan.iodepth as usize,
-        batch: plan.iodepth_batch as usize,
-        stop_on_error: plan.stop_on_error,
-        stonewall: plan.stonewall,
-    };
-    let shared = prepared.files.len() == prepared.per_job && plan.jobs > 1;
-    let total = (!plan.time_based)
-        .then(|| prepared.file_size / plan.bs * plan.bs * (plan.jobs as usize * prepared.per_job) as u64);
-    let progress = Progress::new(!plan.quiet, name.to_string(), total);
-    let out = runner::run(&cfg, stop, &progress, |j| {
-        let mut files = Vec::new();
-        if plan.engine != EngineKind::Null {
-            for path in prepared.files_for(j) {
-                let f = prepared
-                    .open(path, plan.writes(), plan.direct)
-                    .map_err(|e| format!("job {j}: opening {}: {e}", path.display()))?;
-                files.push(f);
-            }
-        }
-        let wl = IoWorkload::new(plan, j as u32, files, prepared.file_size, shared, plan.iodepth as usize)
-            .with_base(prepared.region_base)
-            .for_rank(crate::dist::coordinator().rank());
-        let mut engine = plan.engine.build(&plan.uring).map_err(|e| format!("job {j}: {e}"))?;
-        // SAFETY: the buffers are the workload's heap allocations, which do
-        // not move with it and live until the runner drops the workload,
-        // after the engine (runner::drive); its files stay open as long.
-        unsafe { engine.register(&wl.files(), &wl.buffers()) }.map_err(|e| format!("job {j}: {e}"))?;
-        Ok((engine, wl))
-    });
-    let cell = cell::from_run(
-        name,
-        CellPlan::Io(plan.clone()),
-        prepared.info.clone(),
-        prepared.warnings.clone(),
-        out,
-    );
-    if publish {
-        // measured: an abort while the files go must not lose it
-        crate::app::abort::publish_cell(&cell);
-    }
-    prepared.guard.finish();
-    Ok(Some(cell))
-}
-
-/// `fslab io`: one cell, written to every output.
-pub fn run_io(mut plan: IoPlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let r = start_report("io", &plan.outputs);
-    let cell = io_cell("io", &plan, stop)?;
-    single_cell_report(r, cell, &mut plan.outputs)
 }

@@ -1,122 +1,43 @@
 //! `fslab probe`: probes on a fixed grid through named phases, a background
-//! load during the `load` phase, and the context of every second beside them.
+//! load during the `load` phases, and the context of every second beside
+//! them.
+//!
+//! A client of the runner: the probe is group 0 of one run, one worker
+//! paced on the probe's grid (`runner::Pacing::probe`: missed slots skipped
+//! and counted, latency from the slot, every probe traced); the load is
+//! group 1, run in the windows of the `load` phases and stopped with the
+//! probe. Under MPI every rank probes its own work directory; phases and
+//! directions count every rank's probes, while the samples, stalls and
+//! context are rank 0's own (one grid, one machine's page cache).
 
-use super::{io_err, io_load_cell, refused, AppError};
+use super::pipeline::{run_one, run_single, CellWork};
+use super::{io_err, refused, AppError};
+use crate::engine::{Engine, SyncEngine};
 use crate::errno::errno_name;
 use crate::model::probe::{ContextPoint, ProbeData, ProbePhase, ProbeSample, Stall};
-use crate::model::{self, Cell, CellPlan, CpuSummary, LatSummary, Report, TargetInfo};
-use crate::plan::{Load, ProbeOp, ProbePlan};
-use crate::stats::cpu::CpuTimes;
-use crate::stats::Instant;
-use crate::stats::LatStats;
-use crate::target;
-use crate::workload::probe::Prober;
-use crate::workload::AlignedBuf;
+use crate::model::TargetInfo;
+use crate::model::{Cell, CpuSummary, DirResult, LatSummary, Report};
+use crate::plan::{IoPlan, Load, ProbeOp, ProbePlan};
+use crate::runner::{self, Counter, Group, PacedOp, Pacing, Progress, RankRun, RunConfig, RunOut};
+use crate::stats::{Instant, LatStats, OpKind, OpStats};
+use crate::target::{self, Guard, Prepared, TargetError};
+use crate::workload::probe::{kind, ProbeWorkload, StreamWrite};
+use crate::workload::{AlignedBuf, Workload};
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
+use std::ops::ControlFlow;
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime};
-
-/// How long before a slot the probe stops sleeping and spins.
-const SPIN: Duration = Duration::from_micros(250);
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
 
 fn ns(d: Duration) -> u64 {
     d.as_nanos().min(u64::MAX as u128) as u64
 }
 
-/// The background load while it runs.
-struct RunningLoad {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<Result<(), String>>>,
-    io: Option<JoinHandle<Result<Option<Cell>, String>>>,
-    /// Set by the last stream writer to finish its share (fsync included):
-    /// the load ended on its own, before the phase did.
-    done_at: Arc<OnceLock<Instant>>,
-}
-
-/// Starts the stream writer: each thread writes its own file in `bs` blocks.
-fn start_stream(
-    work: &Path,
-    size: u64,
-    bs: u64,
-    direct: bool,
-    fsync_end: bool,
-    threads: u32,
-    written: &Arc<AtomicU64>,
-) -> RunningLoad {
-    let stop = Arc::new(AtomicBool::new(false));
-    let per = size / threads as u64;
-    let done_at = Arc::new(OnceLock::new());
-    let running = Arc::new(AtomicU32::new(threads));
-    let handles = (0..threads)
-        .map(|i| {
-            let (stop, written) = (Arc::clone(&stop), Arc::clone(written));
-            let (done_at, running) = (Arc::clone(&done_at), Arc::clone(&running));
-            let path = work.join(format!("load{i}.dat"));
-            std::thread::spawn(move || {
-                let f = OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .custom_flags(if direct { libc::O_DIRECT } else { 0 })
-                    .open(&path)
-                    .map_err(|e| format!("load: opening {}: {e}", path.display()))?;
-                let mut buf = AlignedBuf::new(bs as usize, 4096);
-                fastrand::Rng::with_seed(i as u64).fill(buf.as_mut_slice());
-                let mut off = 0;
-                while off + bs <= per && !stop.load(Ordering::Relaxed) {
-                    f.write_all_at(buf.as_mut_slice(), off)
-                        .map_err(|e| format!("load: writing {}: {e}", path.display()))?;
-                    off += bs;
-                    written.fetch_add(bs, Ordering::Relaxed);
-                }
-                if fsync_end && !stop.load(Ordering::Relaxed) {
-                    f.sync_all()
-                        .map_err(|e| format!("load: fsync {}: {e}", path.display()))?;
-                }
-                if running.fetch_sub(1, Ordering::AcqRel) == 1 && !stop.load(Ordering::Relaxed) {
-                    let _ = done_at.set(Instant::now());
-                }
-                Ok(())
-            })
-        })
-        .collect();
-    RunningLoad {
-        stop,
-        threads: handles,
-        io: None,
-        done_at,
-    }
-}
-
-impl RunningLoad {
-    fn finish(self) -> (Vec<String>, Option<Cell>) {
-        self.stop.store(true, Ordering::Relaxed);
-        let mut errors: Vec<String> = self
-            .threads
-            .into_iter()
-            .filter_map(|h| h.join().unwrap_or_else(|_| Err("load thread panicked".into())).err())
-            .collect();
-        let cell = match self.io.map(|h| h.join()) {
-            Some(Ok(Ok(c))) => c,
-            Some(Ok(Err(e))) => {
-                errors.push(e);
-                None
-            }
-            Some(Err(_)) => {
-                errors.push("io load panicked".into());
-                None
-            }
-            None => None,
-        };
-        (errors, cell)
-    }
-}
+type Boxed = Box<dyn Workload>;
 
 /// Reads one `Key:   123 kB` line of /proc/meminfo.
 fn meminfo_kib(text: &str, key: &str) -> u64 {
@@ -146,39 +67,298 @@ fn io_pressure() -> Option<(u64, u64)> {
     Some((total("some")?, total("full").unwrap_or(0)))
 }
 
-/// Samples the context once per second of the grid until `stop`.
-fn start_context(t0: Instant, written: Arc<AtomicU64>, stop: Arc<AtomicBool>) -> JoinHandle<Vec<ContextPoint>> {
-    std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let (mut last_p, mut last_w) = (io_pressure(), 0);
-        let mut s = 1u64;
-        while !stop.load(Ordering::Relaxed) {
-            let due = t0 + Duration::from_secs(s);
-            let now = Instant::now();
-            if due > now {
-                std::thread::sleep((due - now).min(Duration::from_millis(100)));
-                continue;
+/// Samples the context once per second of the run, from the runner's
+/// monitor (the calling thread).
+struct ContextSampler {
+    /// The load's workers write a stream: their bytes are the load's progress.
+    stream: bool,
+    next_s: u64,
+    last: Option<(Option<(u64, u64)>, u64)>,
+    points: Vec<ContextPoint>,
+}
+
+impl ContextSampler {
+    fn tick(&mut self, t0: Instant, counters: &[&[Counter]]) {
+        let written = || -> u64 {
+            match counters.get(1).filter(|_| self.stream) {
+                Some(c) => c.iter().map(|c| c.bytes.load(Ordering::Relaxed)).sum(),
+                None => 0,
             }
-            let mem = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-            let p = io_pressure();
-            let w = written.load(Ordering::Relaxed);
-            out.push(ContextPoint {
-                t_s: s - 1,
-                dirty_kib: meminfo_kib(&mem, "Dirty:"),
-                writeback_kib: meminfo_kib(&mem, "Writeback:"),
-                io_some_us: p.zip(last_p).map(|(a, b)| a.0.saturating_sub(b.0)),
-                io_full_us: p.zip(last_p).map(|(a, b)| a.1.saturating_sub(b.1)),
-                load_bytes: w - last_w,
-            });
-            (last_p, last_w) = (p, w);
-            s += 1;
+        };
+        let (last_p, last_w) = *self.last.get_or_insert_with(|| (io_pressure(), 0));
+        if Instant::now() < t0 + Duration::from_secs(self.next_s) {
+            return;
         }
-        out
+        let mem = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let p = io_pressure();
+        let w = written();
+        self.points.push(ContextPoint {
+            t_s: self.next_s - 1,
+            dirty_kib: meminfo_kib(&mem, "Dirty:"),
+            writeback_kib: meminfo_kib(&mem, "Writeback:"),
+            io_some_us: p.zip(last_p).map(|(a, b)| a.0.saturating_sub(b.0)),
+            io_full_us: p.zip(last_p).map(|(a, b)| a.1.saturating_sub(b.1)),
+            load_bytes: w.saturating_sub(last_w),
+        });
+        self.last = Some((p, w));
+        self.next_s += 1;
+    }
+}
+
+/// The phases' spans, from the grid's start.
+fn phase_bounds(plan: &ProbePlan) -> Vec<(Duration, Duration)> {
+    let mut end = Duration::ZERO;
+    plan.phases
+        .iter()
+        .map(|p| {
+            let start = end;
+            end += p.duration;
+            (start, end)
+        })
+        .collect()
+}
+
+/// The background load, ready to run as the run's second group.
+enum LoadSetup {
+    Stream {
+        per: u64,
+        bs: u64,
+        direct: bool,
+        fsync_end: bool,
+        threads: u32,
+    },
+    /// An io load: its plan and its own target (work directory, laid-out files).
+    Io(Box<IoPlan>, Box<Prepared>),
+}
+
+/// Lays out an io load's files (untimed, before the grid starts).
+fn prepare_load(plan: &ProbePlan, stop: &AtomicBool) -> Result<Option<LoadSetup>, AppError> {
+    Ok(match &plan.load {
+        None => None,
+        Some(Load::StreamWrite {
+            size,
+            bs,
+            direct,
+            fsync_end,
+            threads,
+        }) => Some(LoadSetup::Stream {
+            per: size / *threads as u64,
+            bs: *bs,
+            direct: *direct,
+            fsync_end: *fsync_end,
+            threads: *threads,
+        }),
+        Some(Load::Io { plan: io, .. }) => {
+            let prepared = target::ranks::agree(target::prepare(io, stop, &|_, _| {}))?;
+            Some(LoadSetup::Io(io.clone(), Box::new(prepared)))
+        }
     })
 }
 
+/// The load group's config.
+fn load_config(load: &LoadSetup) -> RunConfig {
+    match load {
+        LoadSetup::Stream { threads, .. } => RunConfig {
+            jobs: *threads as usize,
+            runtime: None,
+            ramp: Duration::ZERO,
+            rate: None,
+            bucket_ns: Vec::new(),
+            depth: 1,
+            batch: 1,
+            stop_on_error: false,
+            stonewall: None,
+        },
+        LoadSetup::Io(io, _) => super::io::io_config(io, io.jobs as usize, io.stonewall),
+    }
+}
+
+/// What the run measured: the probe's group and the load's.
+struct Measured {
+    probe: RunOut,
+    load: Option<RunOut>,
+    start_unix_ns: u64,
+    context: Vec<ContextPoint>,
+}
+
+/// What the run gives besides the probe's `RunOut`.
+struct Beside {
+    load: Option<RunOut>,
+    start_unix_ns: u64,
+    context: Vec<ContextPoint>,
+}
+
+/// A probe plan as the pipeline runs it: one timed run (the grid goes on
+/// across the probe's phases), with the load beside the probe.
+pub struct ProbeCell<'a> {
+    name: &'a str,
+    plan: &'a ProbePlan,
+    info: TargetInfo,
+    work: PathBuf,
+    /// Taken by the probe's one worker.
+    prober: Mutex<Option<ProbeWorkload>>,
+    load: Option<LoadSetup>,
+    beside: Mutex<Option<Beside>>,
+    out: Option<RunOut>,
+}
+
+impl<'a> ProbeCell<'a> {
+    pub fn new(name: &'a str, plan: &'a ProbePlan) -> Self {
+        ProbeCell {
+            name,
+            plan,
+            info: TargetInfo::default(),
+            work: PathBuf::new(),
+            prober: Mutex::new(None),
+            load: None,
+            beside: Mutex::new(None),
+            out: None,
+        }
+    }
+
+    /// Worker j of the load group.
+    fn load_worker(&self, j: usize) -> Result<(Box<dyn Engine>, Boxed), String> {
+        match &self.load {
+            Some(LoadSetup::Stream {
+                per,
+                bs,
+                direct,
+                fsync_end,
+                ..
+            }) => {
+                let path = self.work.join(format!("load{j}.dat"));
+                let sw = StreamWrite::open(&path, j as u32, *per, *bs, *direct, *fsync_end)?;
+                Ok((Box::new(SyncEngine), Box::new(sw)))
+            }
+            Some(LoadSetup::Io(io, prepared)) => {
+                let (e, wl) = super::io::io_worker(io, prepared, j as u32, &format!("io load: job {j}"))?;
+                Ok((e, Box::new(wl) as Boxed))
+            }
+            None => Err("no load".into()),
+        }
+    }
+}
+
+impl CellWork for ProbeCell<'_> {
+    type Worker = Boxed;
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn prepare(&mut self, stop: &AtomicBool) -> Result<Guard, AppError> {
+        let wd = target::work_dir(&self.plan.target)?;
+        let prober = target::ranks::agree(prepare_probe(self.plan, &wd.path, &wd.info, stop))?;
+        *self.prober.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(prober);
+        self.load = prepare_load(self.plan, stop)?;
+        (self.info, self.work) = (wd.info, wd.path);
+        Ok(wd.guard)
+    }
+
+    fn config(&self, _phase: usize) -> RunConfig {
+        RunConfig {
+            jobs: 1,
+            runtime: None,
+            ramp: Duration::ZERO,
+            rate: None,
+            bucket_ns: vec![ns(self.plan.stall)],
+            depth: 1,
+            batch: 1,
+            stop_on_error: self.plan.stop_on_error,
+            stonewall: None,
+        }
+    }
+
+    fn progress(&self, _phase: usize) -> Progress {
+        Progress::new(!self.plan.quiet, self.name.to_string(), None)
+    }
+
+    fn worker(&self, _phase: usize, _job: usize) -> Result<(Box<dyn Engine>, Boxed), String> {
+        let wl = self.prober.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let wl = wl.ok_or("probe: one worker only")?;
+        Ok((Box::new(SyncEngine), Box::new(wl)))
+    }
+
+    /// The probe (group 0, on its grid) and the load (group 1, in the
+    /// `load` phases) in one run of the runner.
+    fn run_phase(&self, phase: usize, cfg: &RunConfig, stop: &AtomicBool, progress: &Progress) -> RunOut {
+        let plan = self.plan;
+        let bounds = phase_bounds(plan);
+        let total = bounds.last().map_or(Duration::ZERO, |b| b.1);
+        let make_probe = |j: usize| self.worker(phase, j);
+        let make_load = |j: usize| self.load_worker(j);
+        let mut groups = vec![Group {
+            cfg: cfg.clone(),
+            make: &make_probe as &runner::MakeFn<Boxed>,
+            pacing: Some(Pacing::probe(plan.interval, total, plan.count)),
+            windows: Vec::new(),
+        }];
+        if let Some(l) = &self.load {
+            let windows = plan.phases.iter().zip(&bounds).filter(|(p, _)| p.load);
+            groups.push(Group {
+                cfg: load_config(l),
+                make: &make_load,
+                pacing: None,
+                windows: windows.map(|(_, &b)| b).collect(),
+            });
+        }
+        let mut sampler = ContextSampler {
+            stream: matches!(self.load, Some(LoadSetup::Stream { .. })),
+            next_s: 1,
+            last: None,
+            points: Vec::new(),
+        };
+        let mut monitor = |t0: Instant, c: &[&[Counter]]| sampler.tick(t0, c);
+        let out = runner::run_groups(&groups, stop, progress, Some(&mut monitor));
+        let mut it = out.groups.into_iter();
+        let probe = it.next().expect("the probe's group");
+        *self.beside.lock().unwrap_or_else(|e| e.into_inner()) = Some(Beside {
+            load: it.next(),
+            start_unix_ns: out.start_unix_ns,
+            context: sampler.points,
+        });
+        probe
+    }
+
+    fn end_phase(&mut self, _phase: usize, out: RunOut) -> ControlFlow<()> {
+        self.out = Some(out);
+        ControlFlow::Continue(())
+    }
+
+    fn summarise(&mut self) -> Vec<Cell> {
+        let b = self.beside.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        let b = b.expect("the probe ran");
+        let m = Measured {
+            probe: self.out.take().expect("the probe ran"),
+            load: b.load,
+            start_unix_ns: b.start_unix_ns,
+            context: b.context,
+        };
+        if let Some(LoadSetup::Io(_, prepared)) = self.load.take() {
+            prepared.guard.finish();
+        }
+        vec![probe_summary(self.name, self.plan, self.info.clone(), m)]
+    }
+}
+
+/// Measures one probe plan (a cell of `fslab run`).
+pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Result<Cell, AppError> {
+    run_one(&mut ProbeCell::new(cell_name, plan), stop)?.ok_or(AppError::Target(TargetError::Interrupted))
+}
+
+/// `fslab probe`: one cell with a direction per phase and the probe data.
+pub fn run_probe(mut plan: ProbePlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    let outputs = std::mem::take(&mut plan.outputs);
+    run_single("probe", outputs, ProbeCell::new("probe", &plan), stop)
+}
+
 /// Prepares the work directory's files and opens what the probe needs.
-fn prepare_probe(plan: &ProbePlan, work: &Path, info: &TargetInfo, stop: &AtomicBool) -> Result<Prober, AppError> {
+fn prepare_probe(
+    plan: &ProbePlan,
+    work: &Path,
+    info: &TargetInfo,
+    stop: &AtomicBool,
+) -> Result<ProbeWorkload, AppError> {
     let dir: OwnedFd = std::fs::File::open(work)
         .map_err(io_err(format!("opening {}", work.display())))?
         .into();
@@ -228,7 +408,7 @@ fn prepare_probe(plan: &ProbePlan, work: &Path, info: &TargetInfo, stop: &Atomic
         }
         ProbeOp::Create | ProbeOp::Mkdir => {}
     }
-    Ok(Prober::new(plan.op, dir, file, plan.read_file_size, plan.seed))
+    Ok(ProbeWorkload::new(plan.op, dir, file, plan.read_file_size, plan.seed))
 }
 
 /// Per-phase accumulation.
@@ -240,243 +420,137 @@ struct PhaseAcc {
     missed: u64,
     stalls: u64,
     errors: BTreeMap<String, u64>,
-    load_start: u64,
-    /// When this phase's stream load finished on its own (see RunningLoad).
-    load_done: Option<Arc<OnceLock<Instant>>>,
+    /// Each rank's successful probes.
+    rank_ops: Vec<u64>,
 }
 
-/// `fslab probe`: one cell with a direction per phase and the probe data.
-pub fn run_probe(mut plan: ProbePlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let r = super::start_report("probe", &plan.outputs);
-    let cell = probe_cell("probe", &plan, stop)?;
-    super::single_cell_report(r, Some(cell), &mut plan.outputs)
+/// The phase a probe that started at `start_ns` belongs to.
+fn phase_of(bounds: &[(Duration, Duration)], start_ns: u64) -> usize {
+    bounds
+        .iter()
+        .position(|&(_, e)| start_ns < ns(e))
+        .unwrap_or(bounds.len().saturating_sub(1))
 }
 
-/// Measures one probe plan.
-pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Result<Cell, AppError> {
-    let target::WorkDir {
-        info,
-        path: work,
-        guard: _guard,
-    } = target::work_dir(&plan.target)?;
-    let mut prober = prepare_probe(plan, &work, &info, stop)?;
-
-    // Wake up on time: the default 50 µs timer slack would show in every
-    // latency measured from the schedule.
-    // SAFETY: prctl with integer arguments only.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
-    let written = Arc::new(AtomicU64::new(0));
-    let ctx_stop = Arc::new(AtomicBool::new(false));
-    let cpu0 = CpuTimes::process();
-    let start_unix_ns = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(ns)
-        .unwrap_or(0);
-    let t0 = Instant::now();
-    let ctx = start_context(t0, Arc::clone(&written), Arc::clone(&ctx_stop));
-    let mut bounds = Vec::new();
-    let mut acc_end = Duration::ZERO;
-    for p in &plan.phases {
-        let start = acc_end;
-        acc_end += p.duration;
-        bounds.push((start, acc_end));
+/// Adds up the probes of every job (of every rank) per phase.
+fn accumulate(plan: &ProbePlan, bounds: &[(Duration, Duration)], out: &RunOut) -> Vec<PhaseAcc> {
+    let mut accs: Vec<PhaseAcc> = bounds.iter().map(|_| PhaseAcc::default()).collect();
+    let (interval, stall) = (ns(plan.interval).max(1), ns(plan.stall));
+    let ranks = out.ranks.len().max(1);
+    let mut job_rank = Vec::new();
+    for (r, rr) in out.ranks.iter().enumerate() {
+        job_rank.extend(std::iter::repeat(r).take(rr.jobs));
     }
-    let total = acc_end;
-    let mut accs: Vec<PhaseAcc> = plan.phases.iter().map(|_| PhaseAcc::default()).collect();
-    let mut samples: Vec<ProbeSample> = Vec::new();
-    let mut stalls: Vec<Stall> = Vec::new();
-    let mut load: Option<RunningLoad> = None;
-    let mut stopping: Vec<RunningLoad> = Vec::new();
-    let mut load_errors = Vec::new();
-    let mut halted = false;
-    let mut load_cell = None;
-    let mut cur_phase = usize::MAX;
-    let mut k: u64 = 0;
-    let mut last_good = 0u64;
-    let mut in_stall = false;
-    let mut interrupted = false;
-    let mut probes = 0u64;
-    let polling = crate::interrupt::polling();
-    loop {
-        if stop.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
-        }
-        let slot = plan.interval * k.min(u32::MAX as u64) as u32;
-        let now = Instant::now();
-        // phase changes happen at their boundary, even between slots
-        let phase_now = bounds.iter().position(|&(_, e)| now.duration_since(t0) < e);
-        let Some(ph) = phase_now else { break };
-        if ph != cur_phase {
-            if cur_phase != usize::MAX && plan.phases[cur_phase].load {
-                if let Some(l) = load.take() {
-                    // Signal only: joining here would block the grid while a
-                    // writer finishes a write stuck in dirty throttling.
-                    l.stop.store(true, Ordering::Relaxed);
-                    stopping.push(l);
-                }
-            }
-            cur_phase = ph;
-            accs[ph].load_start = written.load(Ordering::Relaxed);
-            if plan.phases[ph].load {
-                load = match &plan.load {
-                    Some(Load::StreamWrite {
-                        size,
-                        bs,
-                        direct,
-                        fsync_end,
-                        threads,
-                    }) => Some(start_stream(&work, *size, *bs, *direct, *fsync_end, *threads, &written)),
-                    Some(Load::Io { plan: io, .. }) => {
-                        let stop_io = Arc::new(AtomicBool::new(false));
-                        let mut io = (**io).clone();
-                        io.runtime = Some(plan.phases[ph].duration);
-                        io.quiet = true;
-                        let s2 = Arc::clone(&stop_io);
-                        let h = std::thread::spawn(move || io_load_cell("load", &io, &s2).map_err(|e| e.to_string()));
-                        Some(RunningLoad {
-                            stop: stop_io,
-                            threads: Vec::new(),
-                            io: Some(h),
-                            done_at: Arc::new(OnceLock::new()),
-                        })
-                    }
-                    None => None,
-                };
-                accs[ph].load_done = load.as_ref().map(|l| Arc::clone(&l.done_at));
-            }
-        }
-        if slot >= total || plan.count.is_some_and(|c| probes >= c) {
-            // no slot left: wait for the phases to end (the load runs its time)
-            let end = t0 + total;
-            if end > now && plan.count.is_none() {
-                std::thread::sleep((end - now).min(Duration::from_millis(50)));
-                continue;
-            }
-            break;
-        }
-        let due = t0 + slot;
-        let boundary = t0 + bounds[ph].1;
-        if due > now {
-            // Sleep to the slot (or the phase boundary if that comes first);
-            // the last 250 µs are spun: a VM's wake-up lateness would
-            // otherwise show in every latency measured from the schedule.
-            let wait = due.min(boundary) - now;
-            if wait > SPIN {
-                std::thread::sleep((wait - SPIN).min(Duration::from_millis(200)));
-            } else {
-                while Instant::now() < due.min(boundary) {
-                    std::hint::spin_loop();
-                }
-            }
-            continue;
-        }
-        let start = Instant::now();
-        let res = prober.probe();
-        let end = Instant::now();
-        probes += 1;
-        let lat = ns(end - start);
-        let sched_lat = ns(end.saturating_duration_since(due));
-        let end_t = ns(end.saturating_duration_since(t0));
-        // the first slot still ahead of the probe's end
-        let next_k = end_t.div_ceil(ns(plan.interval)).max(k + 1);
-        let missed = next_k - k - 1;
-        let a = &mut accs[ph];
-        a.probes += 1;
-        a.missed += missed;
-        match res {
-            Ok(()) => {
-                a.lat.record(lat);
-                a.sched.record(sched_lat);
+    for (j, job) in out.jobs.iter().enumerate() {
+        let rank = job_rank.get(j).copied().unwrap_or(0);
+        for op in &job.paced {
+            let a = &mut accs[phase_of(bounds, op.start_ns)];
+            a.rank_ops.resize(ranks, 0);
+            a.probes += 1;
+            a.missed += op.missed_after;
+            if op.result >= 0 {
+                a.lat.record(op.lat_ns);
+                a.sched.record(op.sched_ns);
+                a.rank_ops[rank] += 1;
                 // coordinated omission: each skipped slot waited until this end
-                for j in k + 1..next_k {
-                    a.sched.record(end_t.saturating_sub(ns(plan.interval) * j));
+                let (k, end_t) = (op.slot_ns / interval, op.slot_ns + op.sched_ns);
+                for j in k + 1..k + 1 + op.missed_after {
+                    a.sched.record(end_t.saturating_sub(interval * j));
                 }
-            }
-            Err(e) => *a.errors.entry(errno_name(e)).or_insert(0) += 1,
-        }
-        let slow = lat >= ns(plan.stall);
-        if slow {
-            a.stalls += 1;
-            if in_stall {
-                let s = stalls.last_mut().expect("an open stall");
-                s.end_ns = end_t;
-                s.max_ns = end_t - s.start_ns;
-                s.min_ns = s.min_ns.max(lat);
-                s.missed += missed;
             } else {
-                stalls.push(Stall {
+                *a.errors.entry(errno_name(-op.result as i32)).or_insert(0) += 1;
+            }
+            if op.lat_ns >= stall {
+                a.stalls += 1;
+            }
+        }
+    }
+    accs
+}
+
+/// The samples and stalls of one grid (this rank's).
+fn samples_and_stalls(
+    plan: &ProbePlan,
+    bounds: &[(Duration, Duration)],
+    trace: &[PacedOp],
+) -> (Vec<ProbeSample>, Vec<Stall>) {
+    let stall = ns(plan.stall);
+    let (mut samples, mut stalls) = (Vec::with_capacity(trace.len()), Vec::<Stall>::new());
+    let (mut last_good, mut in_stall) = (0u64, false);
+    for op in trace {
+        let phase = &plan.phases[phase_of(bounds, op.start_ns)].name;
+        let end_t = op.slot_ns + op.sched_ns;
+        let slow = op.lat_ns >= stall;
+        if slow {
+            match stalls.last_mut().filter(|_| in_stall) {
+                Some(s) => {
+                    s.end_ns = end_t;
+                    s.max_ns = end_t - s.start_ns;
+                    s.min_ns = s.min_ns.max(op.lat_ns);
+                    s.missed += op.missed_after;
+                }
+                None => stalls.push(Stall {
                     start_ns: last_good,
-                    first_slot_ns: ns(slot),
+                    first_slot_ns: op.slot_ns,
                     end_ns: end_t,
                     max_ns: end_t - last_good,
-                    min_ns: lat,
-                    missed,
-                    phase: plan.phases[ph].name.clone(),
-                });
+                    min_ns: op.lat_ns,
+                    missed: op.missed_after,
+                    phase: phase.clone(),
+                }),
             }
         } else {
             last_good = end_t;
         }
         in_stall = slow;
         samples.push(ProbeSample {
-            t_ns: ns(slot),
-            phase: plan.phases[ph].name.clone(),
-            lat_ns: lat,
-            sched_lat_ns: sched_lat,
-            missed_after: missed,
-            errno: res.err().unwrap_or(0),
+            t_ns: op.slot_ns,
+            phase: phase.clone(),
+            lat_ns: op.lat_ns,
+            sched_lat_ns: op.sched_ns,
+            missed_after: op.missed_after,
+            errno: if op.result < 0 { -op.result as i32 } else { 0 },
         });
-        k = next_k;
-        if res.is_err() && plan.stop_on_error {
-            halted = true;
-            break;
-        }
     }
-    drop(polling);
-    let elapsed = ns(Instant::now() - t0);
-    for l in load.take().into_iter().chain(stopping) {
-        let (e, c) = l.finish();
-        load_errors.extend(e);
-        load_cell = c.or(load_cell);
-    }
-    ctx_stop.store(true, Ordering::Relaxed);
-    let context = ctx.join().unwrap_or_default();
-    let cpu = CpuTimes::process() - cpu0;
-    let written_total = written.load(Ordering::Relaxed);
-    let dir = match plan.op {
-        ProbeOp::Create => crate::stats::OpKind::Create,
-        ProbeOp::Stat => crate::stats::OpKind::Stat,
-        ProbeOp::Mkdir => crate::stats::OpKind::NbMkdir,
-        ProbeOp::AppendFsync => crate::stats::OpKind::Fsync,
-        ProbeOp::Read => crate::stats::OpKind::Read,
+    (samples, stalls)
+}
+
+/// What the load did in load phase `w` (its index among the load phases):
+/// bytes (stream loads) and when it finished its SIZE, if all its workers did.
+fn load_in_window(load: Option<&RunOut>, stream: bool, w: usize) -> (u64, Option<Duration>) {
+    let Some(l) = load.filter(|_| stream) else {
+        return (0, None);
     };
-    let mut phases = Vec::new();
-    let mut directions = Vec::new();
-    let mut early_loads = Vec::new();
-    for (i, (spec, a)) in plan.phases.iter().zip(&accs).enumerate() {
-        let (s, e) = bounds[i];
+    let wins: Vec<_> = l.jobs.iter().filter_map(|j| j.windows.get(w)).collect();
+    let bytes = wins.iter().map(|x| x.bytes).sum();
+    let done = (!wins.is_empty() && wins.len() == l.jobs.len() && wins.iter().all(|x| x.finished))
+        .then(|| wins.iter().map(|x| x.start_ns + x.stopped_ns).max().unwrap_or(0))
+        .map(Duration::from_nanos);
+    (bytes, done)
+}
+
+/// The probe's phases and one direction per phase.
+fn phases(plan: &ProbePlan, m: &Measured, elapsed: u64) -> (Vec<ProbePhase>, Vec<DirResult>, Vec<String>) {
+    let bounds = phase_bounds(plan);
+    let accs = accumulate(plan, &bounds, &m.probe);
+    let dir = kind(plan.op);
+    let stream = matches!(plan.load, Some(Load::StreamWrite { .. }));
+    let (mut phases, mut directions, mut early) = (Vec::new(), Vec::new(), Vec::new());
+    let mut window = 0;
+    for ((spec, a), &(s, e)) in plan.phases.iter().zip(&accs).zip(&bounds) {
         // a count-limited run ends before its nominal phase does
         let e = e.min(Duration::from_nanos(elapsed)).max(s);
-        let load_end = accs.get(i + 1).map_or(written_total, |n| n.load_start);
-        let load_bytes = load_end.saturating_sub(a.load_start);
+        let (load_bytes, done) = if spec.load {
+            window += 1;
+            load_in_window(m.load.as_ref(), stream, window - 1)
+        } else {
+            (0, None)
+        };
         // a stream that wrote its SIZE before the phase ended: its rate is
         // over the time it wrote, and the phase says when it stopped
-        let load_end_at = a
-            .load_done
-            .as_ref()
-            .and_then(|d| d.get())
-            .map(|t| t.saturating_duration_since(t0))
-            .filter(|&t| t < e);
+        let load_end_at = done.filter(|&t| t < e);
         let secs = (load_end_at.unwrap_or(e).max(s) - s).as_secs_f64();
-        let mut st = crate::stats::OpStats::new(&[ns(plan.stall)], true, false);
-        st.lat = a.lat.clone();
-        st.sched_lat = Some(a.sched.clone());
-        let mut d = model::DirResult::of(dir, &st, ns(e - s));
-        d.phase = Some(spec.name.clone());
-        d.elapsed_ns = Some(ns(e - s));
-        d.errors = a.errors.clone();
-        directions.push(d);
+        directions.push(direction(dir, plan, a, &m.probe, spec.name.clone(), ns(e - s)));
         phases.push(ProbePhase {
             name: spec.name.clone(),
             start_ns: ns(s),
@@ -496,7 +570,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
             load_end_ns: load_end_at.map(ns),
         });
         if let Some(t) = load_end_at {
-            early_loads.push(format!(
+            early.push(format!(
                 "the load ({}) wrote its size {:.2} s into the {:.0} s {} phase: probes after that ran without it \
                  (load MB/s is over the time it wrote; a larger size keeps it running)",
                 plan.load_spec.as_deref().unwrap_or("load"),
@@ -506,27 +580,85 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
             ));
         }
     }
-    let mut warnings = early_loads;
-    if halted {
+    (phases, directions, early)
+}
+
+/// One phase's direction; a distributed run adds each rank's rate.
+fn direction(dir: OpKind, plan: &ProbePlan, a: &PhaseAcc, out: &RunOut, phase: String, elapsed: u64) -> DirResult {
+    let mut st = OpStats::new(&[ns(plan.stall)], true, false);
+    st.lat = a.lat.clone();
+    st.sched_lat = Some(a.sched.clone());
+    let mut d = DirResult::of(dir, &st, elapsed);
+    d.phase = Some(phase);
+    d.elapsed_ns = Some(elapsed);
+    d.errors = a.errors.clone();
+    if !out.ranks.is_empty() {
+        let per_rank: Vec<RankRun> = out
+            .ranks
+            .iter()
+            .map(|r| RankRun {
+                elapsed_ns: elapsed,
+                ops: [(dir, a.rank_ops.get(r.rank).copied().unwrap_or(0))].into(),
+                bytes: [(dir, 0)].into(),
+                ..r.clone()
+            })
+            .collect();
+        d.ranks = super::cell::rank_rates(dir, &per_rank);
+    }
+    d
+}
+
+/// The io load's throughput, as warnings (its cell is not the run's).
+fn io_load_notes(load: &RunOut) -> Vec<String> {
+    // its time: the windows it ran in, for its longest-running job
+    let elapsed = load
+        .jobs
+        .iter()
+        .map(|j| j.windows.iter().map(|w| w.elapsed_ns).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    OpKind::ALL
+        .iter()
+        .filter(|d| load.stats[d.idx()].lat.count > 0 || !load.stats[d.idx()].errors.is_empty())
+        .map(|&d| {
+            let r = DirResult::of(d, &load.stats[d.idx()], elapsed);
+            format!(
+                "io load: {} {:.0} IOPS {:.1} MB/s over {:.1} s",
+                d.name(),
+                r.iops,
+                r.mb_s,
+                elapsed as f64 / 1e9
+            )
+        })
+        .collect()
+}
+
+/// The cell: a direction per phase and the probe data.
+fn probe_summary(cell_name: &str, plan: &ProbePlan, info: TargetInfo, m: Measured) -> Cell {
+    let elapsed = m.probe.jobs.iter().map(|j| j.stopped_ns).max().unwrap_or(0);
+    let (phases, directions, mut warnings) = phases(plan, &m, elapsed);
+    if m.probe.halted_on_error {
         warnings.push("stopped at the first failed probe (--on-error stop)".into());
     }
-    if let Some(c) = &load_cell {
-        for d in &c.directions {
-            warnings.push(format!(
-                "io load: {} {:.0} IOPS {:.1} MB/s over {:.1} s",
-                d.dir.name(),
-                d.iops,
-                d.mb_s,
-                c.elapsed_ns as f64 / 1e9
-            ));
-        }
+    if let Some(l) = m.load.as_ref().filter(|_| matches!(plan.load, Some(Load::Io { .. }))) {
+        warnings.extend(io_load_notes(l));
     }
-    let cell = Cell {
+    let trace = m.probe.local_jobs().first().map_or(&[][..], |j| &j.paced[..]);
+    let (samples, stalls) = samples_and_stalls(plan, &phase_bounds(plan), trace);
+    let job_errors = m
+        .probe
+        .jobs
+        .iter()
+        .chain(m.load.iter().flat_map(|l| &l.jobs))
+        .filter_map(|j| j.error.clone())
+        .collect();
+    let cpu = m.probe.cpu_process;
+    Cell {
         name: cell_name.into(),
-        plan: CellPlan::Probe(plan.clone()),
+        plan: crate::model::CellPlan::Probe(plan.clone()),
         target: info,
         warnings,
-        interrupted,
+        interrupted: m.probe.interrupted,
         elapsed_ns: elapsed,
         directions,
         cpu: CpuSummary {
@@ -536,7 +668,7 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
             jobs: Vec::new(),
         },
         series: Vec::new(),
-        job_errors: load_errors,
+        job_errors,
         inflight_depth: Vec::new(),
         probe: Some(ProbeData {
             op: serde_json::to_value(plan.op)
@@ -545,18 +677,14 @@ pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Resul
                 .unwrap_or_default(),
             interval_ns: ns(plan.interval),
             stall_ns: ns(plan.stall),
-            start_unix_ns,
+            start_unix_ns: m.start_unix_ns,
             phases,
             samples,
             stalls,
-            context,
+            context: m.context,
             load: plan.load_spec.clone(),
         }),
-
         lab: None,
         error: None,
-    };
-    // measured: an abort while the work directory goes must not lose it
-    crate::app::abort::publish_cell(&cell);
-    Ok(cell)
+    }
 }

@@ -69,6 +69,12 @@ pub enum Op {
         path: *const libc::c_char,
         flags: i32,
     },
+    /// mkdirat(2).
+    MkdirAt {
+        dirfd: RawFd,
+        path: *const libc::c_char,
+        mode: u32,
+    },
     /// renameat(2).
     RenameAt {
         olddirfd: RawFd,
@@ -434,6 +440,19 @@ mod conformance {
             assert_eq!(unsafe { run(e, unlink, 5) }, 0, "{}", e.name());
             assert_eq!(unsafe { run(e, unlink, 6) }, -(libc::ENOENT as i64), "{}", e.name());
             assert_eq!(unsafe { run(e, stat, 7) }, -(libc::ENOENT as i64), "{}", e.name());
+            let mkdir = Op::MkdirAt {
+                dirfd: dfd,
+                path: name.as_ptr(),
+                mode: 0o755,
+            };
+            assert_eq!(unsafe { run(e, mkdir, 8) }, 0, "{}", e.name());
+            assert_eq!(unsafe { run(e, mkdir, 9) }, -(libc::EEXIST as i64), "{}", e.name());
+            let rmdir = Op::UnlinkAt {
+                dirfd: dfd,
+                path: name.as_ptr(),
+                flags: libc::AT_REMOVEDIR,
+            };
+            assert_eq!(unsafe { run(e, rmdir, 10) }, 0, "{}", e.name());
         }
     }
 

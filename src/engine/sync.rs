@@ -128,6 +128,12 @@ impl Engine for SyncEngine {
                     AtFlags::from_bits_retain(flags as u32),
                 )
                 .map(|_| 0)),
+                Op::MkdirAt { dirfd, path, mode } => res(rustix::fs::mkdirat(
+                    BorrowedFd::borrow_raw(dirfd),
+                    cstr(path),
+                    rustix::fs::Mode::from_bits_retain(mode),
+                )
+                .map(|_| 0)),
                 Op::RenameAt {
                     olddirfd,
                     oldpath,

@@ -200,6 +200,7 @@ impl UringEngine {
                 .mask(libc::STATX_BASIC_STATS)
                 .build(),
             Op::UnlinkAt { dirfd, path, flags } => opcode::UnlinkAt::new(types::Fd(dirfd), path).flags(flags).build(),
+            Op::MkdirAt { dirfd, path, mode } => opcode::MkDirAt::new(types::Fd(dirfd), path).mode(mode).build(),
             Op::RenameAt {
                 olddirfd,
                 oldpath,

@@ -147,21 +147,106 @@ fn parse_load(s: &str, target: &str) -> Result<Load> {
     ))
 }
 
+fn parse_op(op: &str) -> Result<ProbeOp> {
+    Ok(match op {
+        "create" => ProbeOp::Create,
+        "stat" => ProbeOp::Stat,
+        "mkdir" => ProbeOp::Mkdir,
+        "append-fsync" => ProbeOp::AppendFsync,
+        "read" => ProbeOp::Read,
+        o => {
+            return Err(PlanError::new(
+                "--op",
+                format!("unknown probe '{o}' (known: create, stat, mkdir, append-fsync, read)"),
+            ))
+        }
+    })
+}
+
+/// `--phases` (or the single phase of --runtime / --count), checked against `--load`.
+fn parse_phases(a: &ProbeArgs, count: Option<u64>, has_load: bool) -> Result<Vec<PhaseSpec>> {
+    let load = has_load.then_some(());
+    let phases = match &a.phases {
+        Some(p) => {
+            if a.runtime.is_some() {
+                return Err(PlanError::new(
+                    "--runtime",
+                    "conflicts with --phases, which give each phase its duration",
+                ));
+            }
+            let mut v = Vec::new();
+            for part in p.split(',') {
+                let (name, d) = part.split_once(':').ok_or_else(|| {
+                    PlanError::new(
+                        "--phases",
+                        format!("'{part}': expected NAME:DURATION, e.g. idle:10s,load:20s,after:10s"),
+                    )
+                })?;
+                let name = name.trim();
+                if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') || name.is_empty() {
+                    return Err(PlanError::new(
+                        "--phases",
+                        format!("'{name}': phase names are letters, digits, - and _"),
+                    ));
+                }
+                let d = duration("--phases", d)?;
+                v.push(PhaseSpec {
+                    name: name.to_string(),
+                    duration: d,
+                    load: name == "load",
+                });
+            }
+            if load.is_some() && !v.iter().any(|p| p.load) {
+                return Err(PlanError::new(
+                    "--phases",
+                    "--load runs during a phase named 'load'; there is none",
+                ));
+            }
+            if load.is_none() && v.iter().any(|p| p.load) {
+                return Err(PlanError::new("--phases", "a 'load' phase needs --load"));
+            }
+            v
+        }
+        None => {
+            let d = match (&a.runtime, count) {
+                (Some(r), _) => duration("--runtime", r)?,
+                // until N probes are done, however many slots slow ones miss
+                // (the phase is cut to the real time when reported)
+                (None, Some(_)) => Duration::from_secs(365 * 24 * 3600),
+                (None, None) => Duration::from_secs(10),
+            };
+            vec![PhaseSpec {
+                name: if load.is_some() { "load" } else { "idle" }.into(),
+                duration: d,
+                load: load.is_some(),
+            }]
+        }
+    };
+    if phases.iter().any(|p| p.duration.is_zero()) {
+        return Err(PlanError::new("--phases", "every phase needs a duration above 0"));
+    }
+    if let Some(p) = &a.phases {
+        // the probe's clock adds the phases up: bounded like one duration
+        let total = phases
+            .iter()
+            .try_fold(Duration::ZERO, |t, p| t.checked_add(p.duration))
+            .filter(|t| *t <= units::MAX_DURATION);
+        if total.is_none() {
+            return Err(PlanError::new(
+                "--phases",
+                format!(
+                    "'{p}' adds up to more than the {}-day maximum",
+                    units::MAX_DURATION_DAYS
+                ),
+            ));
+        }
+    }
+    Ok(phases)
+}
+
 impl ProbePlan {
     pub fn from_args(a: &ProbeArgs) -> Result<Self> {
-        let op = match a.op.as_str() {
-            "create" => ProbeOp::Create,
-            "stat" => ProbeOp::Stat,
-            "mkdir" => ProbeOp::Mkdir,
-            "append-fsync" => ProbeOp::AppendFsync,
-            "read" => ProbeOp::Read,
-            o => {
-                return Err(PlanError::new(
-                    "--op",
-                    format!("unknown probe '{o}' (known: create, stat, mkdir, append-fsync, read)"),
-                ))
-            }
-        };
+        let op = parse_op(&a.op)?;
         let interval = duration("--interval", &a.interval)?;
         if interval < Duration::from_millis(1) {
             return Err(PlanError::new("--interval", "must be at least 1ms"));
@@ -176,81 +261,7 @@ impl ProbePlan {
             return Err(PlanError::new("--count", "must be at least 1"));
         }
         let load = a.load.as_deref().map(|l| parse_load(l, &a.common.target)).transpose()?;
-        let phases = match &a.phases {
-            Some(p) => {
-                if a.runtime.is_some() {
-                    return Err(PlanError::new(
-                        "--runtime",
-                        "conflicts with --phases, which give each phase its duration",
-                    ));
-                }
-                let mut v = Vec::new();
-                for part in p.split(',') {
-                    let (name, d) = part.split_once(':').ok_or_else(|| {
-                        PlanError::new(
-                            "--phases",
-                            format!("'{part}': expected NAME:DURATION, e.g. idle:10s,load:20s,after:10s"),
-                        )
-                    })?;
-                    let name = name.trim();
-                    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') || name.is_empty() {
-                        return Err(PlanError::new(
-                            "--phases",
-                            format!("'{name}': phase names are letters, digits, - and _"),
-                        ));
-                    }
-                    let d = duration("--phases", d)?;
-                    v.push(PhaseSpec {
-                        name: name.to_string(),
-                        duration: d,
-                        load: name == "load",
-                    });
-                }
-                if load.is_some() && !v.iter().any(|p| p.load) {
-                    return Err(PlanError::new(
-                        "--phases",
-                        "--load runs during a phase named 'load'; there is none",
-                    ));
-                }
-                if load.is_none() && v.iter().any(|p| p.load) {
-                    return Err(PlanError::new("--phases", "a 'load' phase needs --load"));
-                }
-                v
-            }
-            None => {
-                let d = match (&a.runtime, count) {
-                    (Some(r), _) => duration("--runtime", r)?,
-                    // until N probes are done, however many slots slow ones miss
-                    // (the phase is cut to the real time when reported)
-                    (None, Some(_)) => Duration::from_secs(365 * 24 * 3600),
-                    (None, None) => Duration::from_secs(10),
-                };
-                vec![PhaseSpec {
-                    name: if load.is_some() { "load" } else { "idle" }.into(),
-                    duration: d,
-                    load: load.is_some(),
-                }]
-            }
-        };
-        if phases.iter().any(|p| p.duration.is_zero()) {
-            return Err(PlanError::new("--phases", "every phase needs a duration above 0"));
-        }
-        if let Some(p) = &a.phases {
-            // the probe's clock adds the phases up: bounded like one duration
-            let total = phases
-                .iter()
-                .try_fold(Duration::ZERO, |t, p| t.checked_add(p.duration))
-                .filter(|t| *t <= units::MAX_DURATION);
-            if total.is_none() {
-                return Err(PlanError::new(
-                    "--phases",
-                    format!(
-                        "'{p}' adds up to more than the {}-day maximum",
-                        units::MAX_DURATION_DAYS
-                    ),
-                ));
-            }
-        }
+        let phases = parse_phases(a, count, load.is_some())?;
         super::refuse_pseudo_fs("--target", a.common.target.as_ref())?;
         let read_file_size = units::parse_size(&a.read_file_size).map_err(|e| PlanError::new("--read-file-size", e))?;
         if read_file_size < 1 << 20 {

@@ -5,11 +5,15 @@
 //! the hot path is a relaxed stop flag and per-worker progress counters on
 //! their own cache lines. Results merge with `+=` after the workers finish.
 
+mod group;
 mod merge;
+mod pace;
 mod progress;
 mod queued;
 mod record;
 
+pub use group::{run_groups, Group, GroupsOut, MakeFn, Monitor, WindowOut};
+pub use pace::{PacedOp, Pacing, SPIN};
 pub use progress::Progress;
 
 use crate::dist;
@@ -22,7 +26,6 @@ use record::Recorder;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
 use crate::plan::Stonewall;
@@ -160,8 +163,10 @@ pub(crate) struct Ctx<'a> {
     wall: &'a Wall,
     pub counter: &'a Counter,
     pub series: &'a SeriesCollector,
-    /// When all workers were released.
+    /// When all workers were released (a window's start, for a group run in windows).
     pub t0: Instant,
+    /// The group's own grid (the probe's), instead of `cfg.rate`.
+    pub pacing: Option<&'a Pacing>,
 }
 
 impl Ctx<'_> {
@@ -191,6 +196,12 @@ pub struct WorkerOut {
     pub stopped_ns: u64,
     /// `Workload::items_done`.
     pub items: u64,
+    /// A traced paced group (the probe): every operation, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paced: Vec<PacedOp>,
+    /// A group run in windows: what each window did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<WindowOut>,
 }
 
 /// What a run measured, merged (over the jobs, and over the ranks of a
@@ -238,165 +249,14 @@ where
     W: Workload,
     F: Fn(usize) -> Result<(Box<dyn Engine>, W), String> + Sync,
 {
-    // workers poll the stop flag: a first signal lets them end the run
-    let _polling = crate::interrupt::polling();
-    let coord = dist::coordinator();
-    let ready = Barrier::new(cfg.jobs + 1);
-    let go = Barrier::new(cfg.jobs + 1);
-    let start_at: Mutex<Option<Instant>> = Mutex::new(None);
-    let halt = AtomicBool::new(false);
-    let wall = Wall::new();
-    let counters: Vec<Counter> = (0..cfg.jobs).map(|_| Counter::default()).collect();
-    let series = SeriesCollector::new(cfg.jobs);
-    let cpu0 = CpuTimes::process();
-    let mut outs = Vec::with_capacity(cfg.jobs);
-    let first = cfg.stonewall == Some(Stonewall::First);
-    // The main thread has work while the workers run: stonewall messages.
-    let coordinates = first || coord.size() > 1;
-    if cfg.jobs == 1 && !progress.is_enabled() && !coordinates {
-        // One job without a progress bar runs on the calling thread: in a
-        // single-threaded process the kernel skips the file refcounting it
-        // does on every syscall of a multithreaded one (fdget/fput), which is
-        // ~2 % of a page-cached 4 KiB read. fio gets the same by forking.
-        let built = build(0, &make);
-        coord.barrier();
-        let t0 = Instant::now();
-        outs.push(drive_caught(
-            &Ctx {
-                j: 0,
-                cfg,
-                stop,
-                halt: &halt,
-                wall: &wall,
-                counter: &counters[0],
-                series: &series,
-                t0,
-            },
-            built,
-        ));
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..cfg.jobs)
-                .map(|j| {
-                    let (ready, go, start_at, counter, series, make, halt, wall) =
-                        (&ready, &go, &start_at, &counters[j], &series, &make, &halt, &wall);
-                    std::thread::Builder::new()
-                        .name(format!("fslab-job{j}"))
-                        .spawn_scoped(s, move || {
-                            // a panic in make must not leave the others
-                            // waiting on the barriers for good
-                            let built = build(j, make);
-                            ready.wait();
-                            go.wait();
-                            let t0 = start_at
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .expect("start time set before go");
-                            drive_caught(
-                                &Ctx {
-                                    j,
-                                    cfg,
-                                    stop,
-                                    halt,
-                                    wall,
-                                    counter,
-                                    series,
-                                    t0,
-                                },
-                                built,
-                            )
-                        })
-                        .expect("spawn worker thread")
-                })
-                .collect();
-            ready.wait();
-            // every rank's workers are ready: start the phase together
-            coord.barrier();
-            let t0 = Instant::now();
-            *start_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(t0);
-            go.wait();
-            let mut announced = false;
-            let mut tick = || {
-                if let Some((_, at)) = wall.own().filter(|_| !announced) {
-                    coord.announce_stonewall(at);
-                    announced = true;
-                }
-                if let Some(at) = coord.poll_stonewall() {
-                    wall.heard(at);
-                }
-            };
-            progress.watch(
-                &counters,
-                t0 + cfg.ramp,
-                cfg.deadline(),
-                &handles,
-                if first { Some(&mut tick) } else { None },
-            );
-            if first {
-                // the last local job may have finished first after the last
-                // tick: the other ranks must still hear of it
-                tick();
-            }
-            for h in handles {
-                outs.push(h.join().unwrap_or_else(|_| WorkerOut {
-                    error: Some("worker thread panicked".into()),
-                    ..Default::default()
-                }));
-            }
-        });
-    }
-    if first {
-        coord.finish_stonewall();
-    }
-    let cpu_process = CpuTimes::process() - cpu0;
-    let outs_ok = outs.iter().all(|o| o.error.is_none());
-    let mut stats: KindStats = Default::default();
-    let mut depth_counts: Vec<u64> = Vec::new();
-    for o in &outs {
-        for d in OpKind::ALL {
-            stats[d.idx()] += &o.stats[d.idx()];
-        }
-        if depth_counts.len() < o.depth_counts.len() {
-            depth_counts.resize(o.depth_counts.len(), 0);
-        }
-        for (a, b) in depth_counts.iter_mut().zip(&o.depth_counts) {
-            *a += b;
-        }
-    }
-    let last_ns = outs.iter().map(|o| o.stopped_ns).max().unwrap_or(0);
-    let stonewall = match cfg.stonewall {
-        Some(Stonewall::Deadline(d)) => (last_ns >= ns(d)).then(|| StonewallOut {
-            rule: Stonewall::Deadline(d).to_string(),
-            at_ns: ns(d),
-            by_rank: None,
-            by_job: None,
-            last_ns,
-        }),
-        Some(Stonewall::First) => wall.fired.load(Ordering::SeqCst).then(|| StonewallOut {
-            rule: "first".into(),
-            at_ns: wall.at_ns.load(Ordering::SeqCst),
-            by_rank: None,
-            by_job: wall.own().map(|(j, _)| j),
-            last_ns,
-        }),
-        None => None,
+    let group = Group {
+        cfg: cfg.clone(),
+        make: &make,
+        pacing: None,
+        windows: Vec::new(),
     };
-    let out = RunOut {
-        stats,
-        elapsed_ns: outs.iter().map(|o| o.elapsed_ns).max().unwrap_or(0),
-        jobs: outs,
-        series: series.into_points(),
-        // Only a signal is an interruption: a failing job or --on-error stop
-        // halts the run without touching the caller's stop flag.
-        interrupted: stop.load(Ordering::Relaxed),
-        halted_on_error: cfg.stop_on_error && halt.load(Ordering::Relaxed) && outs_ok,
-        cpu_process,
-        depth_counts,
-        host: coord.host(),
-        ranks: Vec::new(),
-        stonewall,
-    };
-    merge::merge_across(coord, out)
+    let mut out = run_groups(std::slice::from_ref(&group), stop, progress, None);
+    out.groups.pop().expect("one group, one result")
 }
 
 /// What a caught panic said.
@@ -408,10 +268,7 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// `make(j)`, with a panic turned into worker j's error.
-fn build<W, F>(j: usize, make: &F) -> Result<(Box<dyn Engine>, W), String>
-where
-    F: Fn(usize) -> Result<(Box<dyn Engine>, W), String>,
-{
+fn build<W>(j: usize, make: &MakeFn<'_, W>) -> Result<(Box<dyn Engine>, W), String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| make(j)))
         .unwrap_or_else(|p| Err(format!("job {j}: panicked while starting: {}", panic_text(p.as_ref()))))
 }
@@ -420,9 +277,15 @@ where
 /// like one with a failed job (the others stop, the results are reported)
 /// instead of a dead thread the others and the series wait for.
 fn drive_caught<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) -> WorkerOut {
+    let out = drive_guarded(ctx, built);
+    ctx.series.finish(ctx.j);
+    out
+}
+
+/// `drive` with a panic caught; the series is not told.
+fn drive_guarded<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) -> WorkerOut {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drive(ctx, built))).unwrap_or_else(|p| {
         ctx.halt.store(true, Ordering::Relaxed);
-        ctx.series.finish(ctx.j);
         WorkerOut {
             error: Some(format!("job {}: panicked: {}", ctx.j, panic_text(p.as_ref()))),
             ..Default::default()
@@ -430,10 +293,9 @@ fn drive_caught<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), Stri
     })
 }
 
-/// Runs worker `j` if its engine and workload were built, and tells the
-/// series collector it is done either way.
+/// Runs worker `j` if its engine and workload were built.
 fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) -> WorkerOut {
-    let out = match built {
+    match built {
         Ok((mut engine, mut wl)) => {
             let mut out = worker(ctx, engine.as_mut(), &mut wl);
             out.notes = wl.notes();
@@ -458,9 +320,7 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
                 ..Default::default()
             }
         }
-    };
-    ctx.series.finish(ctx.j);
-    out
+    }
 }
 
 /// The loop for engines that complete inline (sync, null): one operation at
@@ -469,24 +329,15 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
     if !engine.caps().inline && wl.queues() {
         return queued::worker(ctx, engine, wl);
     }
-    let mut rec = Recorder::new(ctx, false);
-    if ctx.cfg.rate.is_some() {
-        // paced: wake up on time (the default timer slack is 50 µs)
-        // SAFETY: prctl with integer arguments only.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
+    if let Some(p) = ctx.pacing {
+        return pace::worker(ctx, engine, wl, p);
     }
-    let period = ctx.cfg.rate.map(|r| Duration::from_nanos(1_000_000_000 / r.max(1)));
-    // Pacing grid: operation n is due at t0 + n*period, whatever happened before.
-    let mut due = ctx.t0;
+    if let Some(r) = ctx.cfg.rate {
+        return pace::worker(ctx, engine, wl, &Pacing::rate(r));
+    }
+    let mut rec = Recorder::new(ctx, false);
     while !ctx.stopped() {
-        let intended = match period {
-            Some(p) => {
-                let t = due;
-                due += p;
-                Some(t)
-            }
-            None => wl.next_due(),
-        };
+        let intended = wl.next_due();
         if let Some(t) = intended {
             let now = Instant::now();
             if t > now {

@@ -66,21 +66,22 @@ impl Progress {
     }
 
     /// Updates the bar (or prints a line per second) until every worker has
-    /// finished. `tick`, when given, is called every millisecond on this (the
-    /// main) thread: it is how a distributed run hears from the other ranks.
+    /// finished. `tick`, when given, is called at the interval given with it
+    /// on this (the main) thread: it is how a distributed run hears from the
+    /// other ranks (every millisecond), and how a run of groups watches them.
     pub fn watch<T>(
         &self,
         counters: &[Counter],
         measure_start: Instant,
         runtime: Option<Duration>,
         handles: &[ScopedJoinHandle<'_, T>],
-        mut tick: Option<&mut dyn FnMut()>,
+        mut tick: Option<(&mut dyn FnMut(), Duration)>,
     ) {
         if !self.enabled && !self.lines && tick.is_none() {
             return;
         }
-        let step = if tick.is_some() {
-            Duration::from_millis(1)
+        let step = if let Some((_, every)) = &tick {
+            *every
         } else if self.lines {
             Duration::from_millis(20)
         } else {
@@ -99,7 +100,7 @@ impl Progress {
         let mut next_draw = start + Duration::from_millis(200);
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(step);
-            if let Some(t) = tick.as_mut() {
+            if let Some((t, _)) = tick.as_mut() {
                 t();
             }
             let now = Instant::now();

@@ -6,11 +6,11 @@
 //! when its completion is processed. slat = t_sub - t_prep, clat = end -
 //! t_sub, lat = end - t_prep.
 
+use super::pace::{Grid, Pacing};
 use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
 use crate::engine::{Completion, Engine, Submit};
 use crate::workload::{NextOp, Workload};
-use std::time::Duration;
 
 struct Slot {
     next: NextOp,
@@ -19,73 +19,118 @@ struct Slot {
     intended: Option<Instant>,
 }
 
+/// A queueing worker's state between engine calls.
+struct Queue<'a> {
+    depth: usize,
+    batch: usize,
+    /// --rate-iops: the grid, late operations catching up.
+    grid: Option<Grid>,
+    rec: Recorder<'a>,
+    slots: Vec<Option<Slot>>,
+    free: Vec<usize>,
+    unsubmitted: Vec<usize>,
+    /// Completions reaped, processed from `next_comp` on.
+    comps: Vec<Completion>,
+    next_comp: usize,
+    inflight: usize,
+    /// An operation taken from the workload but not yet accepted by the engine.
+    held: Option<(usize, NextOp, Option<Instant>)>,
+    done: bool,
+    error: Option<String>,
+}
+
 pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> WorkerOut {
     let cfg = ctx.cfg;
     let depth = cfg.depth.clamp(1, engine.caps().max_depth.max(1));
-    let batch = cfg.batch.clamp(1, depth);
-    let period = cfg.rate.map(|r| Duration::from_nanos(1_000_000_000 / r.max(1)));
-    let mut rec = Recorder::new(ctx, true);
-    let mut slots: Vec<Option<Slot>> = (0..depth).map(|_| None).collect();
-    let mut free: Vec<usize> = (0..depth).rev().collect();
-    let mut unsubmitted: Vec<usize> = Vec::with_capacity(depth);
-    let mut comps: Vec<Completion> = Vec::with_capacity(depth);
-    let mut inflight = 0usize;
-    let mut due = ctx.t0;
-    // An operation taken from the workload but not yet accepted by the engine.
-    let mut held: Option<(usize, NextOp, Option<Instant>)> = None;
-    let mut done = false;
-    let mut error = None;
-
-    let commit = |engine: &mut dyn Engine, slots: &mut [Option<Slot>], unsubmitted: &mut Vec<usize>| {
-        let r = engine.commit();
-        let t = Instant::now();
-        for s in unsubmitted.drain(..) {
-            if let Some(s) = slots[s].as_mut() {
-                s.t_sub = t;
-            }
-        }
-        r
+    let mut q = Queue {
+        depth,
+        batch: cfg.batch.clamp(1, depth),
+        grid: cfg.rate.map(|r| Grid::new(ctx.t0, &Pacing::rate(r))),
+        rec: Recorder::new(ctx, true),
+        slots: (0..depth).map(|_| None).collect(),
+        free: (0..depth).rev().collect(),
+        unsubmitted: Vec::with_capacity(depth),
+        comps: Vec::with_capacity(depth),
+        next_comp: 0,
+        inflight: 0,
+        held: None,
+        done: false,
+        error: None,
     };
-
     // Completions reaped but not yet processed. Each is processed with its
     // own timestamp and its slot refilled at once, so the queue stays full the
     // way fio keeps it (reap one, submit one) while one io_uring_enter can
     // still bring many completions.
-    let mut next_comp = 0usize;
     loop {
-        if !done && ctx.stopped() {
-            done = true;
-            if let Some((slot, _, _)) = held.take() {
-                free.push(slot);
+        if !q.done && ctx.stopped() {
+            q.finish_taking();
+        }
+        q.fill(ctx, engine, wl);
+        if q.process_one(wl) {
+            continue;
+        }
+        if !q.submit_and_wait(engine) {
+            break;
+        }
+    }
+    q.rec.finish(q.error)
+}
+
+impl Queue<'_> {
+    /// No more operations: a held one goes back.
+    fn finish_taking(&mut self) {
+        self.done = true;
+        if let Some((slot, _, _)) = self.held.take() {
+            self.free.push(slot);
+        }
+    }
+
+    /// Submits the queued operations and stamps their submission time.
+    fn commit(&mut self, engine: &mut dyn Engine) -> std::io::Result<()> {
+        let r = engine.commit();
+        let t = Instant::now();
+        for s in self.unsubmitted.drain(..) {
+            if let Some(s) = self.slots[s].as_mut() {
+                s.t_sub = t;
             }
         }
-        while !done && inflight < depth {
-            let (slot, next, intended) = match held.take() {
-                Some(h) => h,
-                None => {
-                    let slot = free.pop().expect("a free slot when fewer than depth are in flight");
-                    let Some(next) = wl.next_op(slot) else {
-                        free.push(slot);
-                        done = true;
-                        break;
-                    };
-                    let intended = period.map(|p| {
-                        let t = due;
-                        due += p;
-                        t
-                    });
-                    (slot, next, intended)
-                }
+        r
+    }
+
+    /// The next operation to submit (a held one first), or None when the
+    /// workload is done.
+    fn take<W: Workload>(&mut self, wl: &mut W) -> Option<(usize, NextOp, Option<Instant>)> {
+        if let Some(h) = self.held.take() {
+            return Some(h);
+        }
+        let slot = self
+            .free
+            .pop()
+            .expect("a free slot when fewer than depth are in flight");
+        let Some(next) = wl.next_op(slot) else {
+            self.free.push(slot);
+            self.done = true;
+            return None;
+        };
+        Some((slot, next, self.grid.as_mut().map(Grid::take)))
+    }
+
+    /// Fills the queue up to `depth`, submitting every `batch`.
+    fn fill<W: Workload>(&mut self, ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) {
+        while !self.done && self.inflight < self.depth {
+            let Some((slot, next, intended)) = self.take(wl) else {
+                break;
             };
             if let Some(t) = intended {
-                let now = Instant::now();
-                if t > now {
-                    if inflight > 0 {
+                if t > Instant::now() {
+                    if self.inflight > 0 {
                         // Not due yet: reap what is in flight meanwhile.
-                        held = Some((slot, next, intended));
+                        self.held = Some((slot, next, intended));
                         break;
                     }
-                    std::thread::sleep(t - now);
+                    if let Some(g) = &self.grid {
+                        g.wait(t, &|| ctx.stopped());
+                    }
                 }
             }
             let t_prep = Instant::now();
@@ -96,85 +141,89 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
             // workload outlives the engine (runner::drive drops it first).
             match unsafe { engine.submit(&next.op, slot as u64) } {
                 Submit::Queued => {
-                    inflight += 1;
-                    rec.note_depth(inflight);
-                    slots[slot] = Some(Slot {
+                    self.inflight += 1;
+                    self.rec.note_depth(self.inflight);
+                    self.slots[slot] = Some(Slot {
                         next,
                         t_prep,
                         t_sub: t_prep,
                         intended,
                     });
-                    unsubmitted.push(slot);
-                    if unsubmitted.len() >= batch {
-                        if let Err(e) = commit(engine, &mut slots, &mut unsubmitted) {
-                            error = Some(format!("{}: submit: {e}", engine.name()));
-                            done = true;
+                    self.unsubmitted.push(slot);
+                    if self.unsubmitted.len() >= self.batch {
+                        if let Err(e) = self.commit(engine) {
+                            self.error = Some(format!("{}: submit: {e}", engine.name()));
+                            self.done = true;
                         }
                     }
                 }
                 Submit::Busy => {
-                    held = Some((slot, next, intended));
+                    self.held = Some((slot, next, intended));
                     break;
                 }
                 Submit::Done(result) => {
                     let end = Instant::now();
-                    free.push(slot);
+                    self.free.push(slot);
                     let result = wl.on_complete(&next, result);
-                    if !rec.tick(end) {
-                        done = true;
-                    } else if rec.recording {
+                    if !self.rec.tick(end) {
+                        self.done = true;
+                    } else if self.rec.recording {
                         let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
-                        rec.record(next.dir, result, ns(end - t_prep), sched, end);
+                        self.rec.record(next.dir, result, ns(end - t_prep), sched, end);
                     }
                 }
             }
         }
-        if let Some(c) = comps.get(next_comp) {
-            next_comp += 1;
-            let slot = c.token as usize;
-            let Some(s) = slots.get_mut(slot).and_then(Option::take) else {
-                continue;
-            };
-            let end = Instant::now();
-            inflight -= 1;
-            free.push(slot);
-            let result = wl.on_complete(&s.next, c.result);
-            if !rec.tick(end) {
-                done = true;
-                if let Some((slot, _, _)) = held.take() {
-                    free.push(slot);
-                }
-            } else if rec.recording {
-                let sched = s.intended.map(|t| ns(end.saturating_duration_since(t)));
-                rec.record(s.next.dir, result, ns(end - s.t_prep), sched, end);
-                rec.record_split(s.next.dir, result, ns(s.t_sub - s.t_prep), ns(end - s.t_sub));
-            }
-            continue;
+    }
+
+    /// Processes the next reaped completion; false when none is left.
+    fn process_one<W: Workload>(&mut self, wl: &mut W) -> bool {
+        let Some(c) = self.comps.get(self.next_comp).copied() else {
+            return false;
+        };
+        self.next_comp += 1;
+        let slot = c.token as usize;
+        let Some(s) = self.slots.get_mut(slot).and_then(Option::take) else {
+            return true;
+        };
+        let end = Instant::now();
+        self.inflight -= 1;
+        self.free.push(slot);
+        let result = wl.on_complete(&s.next, c.result);
+        if !self.rec.tick(end) {
+            self.finish_taking();
+        } else if self.rec.recording {
+            let sched = s.intended.map(|t| ns(end.saturating_duration_since(t)));
+            self.rec.record(s.next.dir, result, ns(end - s.t_prep), sched, end);
+            self.rec
+                .record_split(s.next.dir, result, ns(s.t_sub - s.t_prep), ns(end - s.t_sub));
         }
-        // Nothing left to process: submit what is queued, then wait.
-        if !unsubmitted.is_empty() {
-            if let Err(e) = commit(engine, &mut slots, &mut unsubmitted) {
-                error.get_or_insert(format!("{}: submit: {e}", engine.name()));
-                done = true;
+        true
+    }
+
+    /// Nothing left to process: submits what is queued, then waits for a
+    /// completion. False when the worker is finished.
+    fn submit_and_wait(&mut self, engine: &mut dyn Engine) -> bool {
+        if !self.unsubmitted.is_empty() {
+            if let Err(e) = self.commit(engine) {
+                self.error.get_or_insert(format!("{}: submit: {e}", engine.name()));
+                self.done = true;
             }
         }
-        if inflight == 0 {
-            if done {
-                break;
-            }
-            continue;
+        if self.inflight == 0 {
+            return !self.done;
         }
-        comps.clear();
-        next_comp = 0;
-        if let Err(e) = engine.reap(1, &mut comps) {
+        self.comps.clear();
+        self.next_comp = 0;
+        if let Err(e) = engine.reap(1, &mut self.comps) {
             // Buffers must outlive every in-flight operation: keep draining
             // unless the ring itself is broken.
-            error.get_or_insert(format!("{}: reap: {e}", engine.name()));
-            done = true;
-            if comps.is_empty() {
-                break;
+            self.error.get_or_insert(format!("{}: reap: {e}", engine.name()));
+            self.done = true;
+            if self.comps.is_empty() {
+                return false;
             }
         }
+        true
     }
-    rec.finish(error)
 }

@@ -57,8 +57,9 @@ impl<'a> Recorder<'a> {
             cpu_start: CpuTimes::thread(),
             sec: 0,
             next_event,
-            ops: 0,
-            bytes: 0,
+            // a worker of a group that runs in windows goes on counting
+            ops: ctx.counter.ops.load(Ordering::Relaxed),
+            bytes: ctx.counter.bytes.load(Ordering::Relaxed),
             last: t0,
             depth_counts: Vec::new(),
         }
@@ -122,6 +123,12 @@ impl<'a> Recorder<'a> {
         self.last = end;
     }
 
+    /// Records a latency from the schedule alone (a slot a paced operation missed).
+    #[inline]
+    pub fn record_sched(&mut self, dir: OpKind, sched: u64) {
+        self.stats[dir.idx()].record_sched(sched);
+    }
+
     /// Records the slat/clat split of a queued operation.
     #[inline]
     pub fn record_split(&mut self, dir: OpKind, result: i64, slat: u64, clat: u64) {
@@ -162,6 +169,8 @@ impl<'a> Recorder<'a> {
             notes: Vec::new(),
             items: 0,
             stats: self.stats,
+            paced: Vec::new(),
+            windows: Vec::new(),
         }
     }
 }

@@ -93,3 +93,59 @@ fn a_panic_while_starting_a_worker_does_not_leave_the_others_waiting() {
         );
     }
 }
+
+/// Reads until `0` steps are left (forever with u64::MAX).
+struct Steps(u64);
+
+impl Workload for Steps {
+    fn next_op(&mut self, _slot: usize) -> Option<NextOp> {
+        None
+    }
+
+    fn step(&mut self, _engine: &mut dyn Engine) -> Option<Step> {
+        self.0 = self.0.checked_sub(1)?;
+        Some(Step {
+            dir: OpKind::Read,
+            result: 0,
+        })
+    }
+
+    fn queues(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn the_groups_after_the_first_stop_when_it_ends() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let lead = |_j: usize| -> Result<(Box<dyn Engine>, Steps), String> { Ok((engine(), Steps(5))) };
+        let forever = |_j: usize| -> Result<(Box<dyn Engine>, Steps), String> { Ok((engine(), Steps(u64::MAX))) };
+        let groups = [
+            Group {
+                cfg: cfg(1),
+                make: &lead as &MakeFn<Steps>,
+                pacing: None,
+                windows: Vec::new(),
+            },
+            Group {
+                cfg: cfg(2),
+                make: &forever,
+                pacing: None,
+                windows: Vec::new(),
+            },
+        ];
+        let stop = AtomicBool::new(false);
+        let out = run_groups(&groups, &stop, &Progress::new(false, "t", None), None);
+        let _ = tx.send(out.groups);
+    });
+    let outs = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the second group stopped with the first");
+    assert_eq!(outs.len(), 2);
+    assert_eq!(outs[0].stats[OpKind::Read.idx()].lat.count, 5, "the lead's own work");
+    assert_eq!(outs[1].jobs.len(), 2, "the follower's jobs, each with its result");
+    assert!(outs
+        .iter()
+        .all(|o| !o.interrupted && o.jobs.iter().all(|j| j.error.is_none())));
+}

@@ -1,0 +1,161 @@
+//! `fslab io`: one cell, one timed phase, on files laid out by
+//! `target::prepare`. The worker setup is shared with `fslab fio`.
+
+use super::pipeline::{self, CellWork};
+use super::AppError;
+use crate::engine::{Engine, EngineKind};
+use crate::model::Cell;
+use crate::plan::IoPlan;
+use crate::runner::{Progress, RunConfig, RunOut};
+use crate::target::{self, Guard, Prepared};
+use crate::workload::io::IoWorkload;
+use crate::workload::Workload;
+use std::ops::ControlFlow;
+use std::sync::atomic::AtomicBool;
+
+/// How an io plan's phase is driven.
+pub(crate) fn io_config(plan: &IoPlan, jobs: usize, stonewall: Option<crate::plan::Stonewall>) -> RunConfig {
+    RunConfig {
+        jobs,
+        runtime: plan.runtime,
+        ramp: plan.ramp,
+        rate: plan.rate_iops,
+        bucket_ns: plan.lat_buckets_ns.clone(),
+        depth: plan.iodepth as usize,
+        batch: plan.iodepth_batch as usize,
+        stop_on_error: plan.stop_on_error,
+        stonewall,
+    }
+}
+
+/// One io worker, for `fslab io` and `fslab fio` alike: clone `clone` of
+/// `plan` opens its files (`Prepared::open`: a device is checked to be the
+/// claimed one), builds its workload and engine, and registers the files
+/// and buffers with the engine. Errors start with `who` ("job 3", a fio job
+/// name).
+pub(crate) fn io_worker(
+    plan: &IoPlan,
+    prep: &Prepared,
+    clone: u32,
+    who: &str,
+) -> Result<(Box<dyn Engine>, IoWorkload), String> {
+    let mut files = Vec::new();
+    if plan.engine != EngineKind::Null {
+        for path in prep.files_for(clone as usize) {
+            let f = prep
+                .open(path, plan.writes(), plan.direct)
+                .map_err(|e| format!("{who}: opening {}: {e}", path.display()))?;
+            files.push(f);
+        }
+    }
+    let shared = prep.files.len() == prep.per_job && plan.jobs > 1;
+    let wl = IoWorkload::new(plan, clone, files, prep.file_size, shared, plan.iodepth as usize)
+        .with_base(prep.region_base)
+        .for_rank(crate::dist::coordinator().rank());
+    let mut engine = plan.engine.build(&plan.uring).map_err(|e| format!("{who}: {e}"))?;
+    // SAFETY: the buffers are the workload's heap allocations, which do not
+    // move with it and live until the runner drops the workload, after the
+    // engine (runner::drive); its files stay open as long.
+    unsafe { engine.register(&wl.files(), &wl.buffers()) }.map_err(|e| format!("{who}: {e}"))?;
+    Ok((engine, wl))
+}
+
+/// An io plan as a cell of the pipeline.
+pub struct IoCell<'a> {
+    name: &'a str,
+    plan: &'a IoPlan,
+    /// False for a load beside another measurement (the probe's io load):
+    /// its cell is not the run's, so it is not published for an abort.
+    publish: bool,
+    prepared: Option<Prepared>,
+    out: Option<RunOut>,
+}
+
+impl<'a> IoCell<'a> {
+    pub fn new(name: &'a str, plan: &'a IoPlan) -> Self {
+        IoCell {
+            name,
+            plan,
+            publish: true,
+            prepared: None,
+            out: None,
+        }
+    }
+
+    fn prepared(&self) -> &Prepared {
+        self.prepared.as_ref().expect("prepared before the timed phase")
+    }
+}
+
+impl CellWork for IoCell<'_> {
+    type Worker = IoWorkload;
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn prepare(&mut self, stop: &AtomicBool) -> Result<Guard, AppError> {
+        let progress = Progress::new(!self.plan.quiet, self.name.to_string(), None);
+        let layout_bar = std::cell::RefCell::new(None);
+        let prepared = target::prepare(self.plan, stop, &|done, total| {
+            let mut b = layout_bar.borrow_mut();
+            if b.is_none() {
+                *b = Some(progress.bytes_bar(total));
+            }
+            if let Some(Some(pb)) = &*b {
+                pb.set_position(done);
+            }
+        });
+        if let Some(Some(pb)) = layout_bar.into_inner() {
+            pb.finish_and_clear();
+        }
+        let mut prepared = prepared?;
+        let guard = std::mem::take(&mut prepared.guard);
+        self.prepared = Some(prepared);
+        Ok(guard)
+    }
+
+    fn config(&self, _phase: usize) -> RunConfig {
+        io_config(self.plan, self.plan.jobs as usize, self.plan.stonewall)
+    }
+
+    fn progress(&self, _phase: usize) -> Progress {
+        let (plan, p) = (self.plan, self.prepared());
+        let total =
+            (!plan.time_based).then(|| p.file_size / plan.bs * plan.bs * (plan.jobs as usize * p.per_job) as u64);
+        Progress::new(!plan.quiet, self.name.to_string(), total)
+    }
+
+    fn worker(&self, _phase: usize, job: usize) -> Result<(Box<dyn Engine>, IoWorkload), String> {
+        io_worker(self.plan, self.prepared(), job as u32, &format!("job {job}"))
+    }
+
+    fn end_phase(&mut self, _phase: usize, out: RunOut) -> ControlFlow<()> {
+        self.out = Some(out);
+        ControlFlow::Continue(())
+    }
+
+    fn summarise(&mut self) -> Vec<Cell> {
+        let out = self.out.take().expect("the phase ran");
+        let p = self.prepared();
+        vec![super::cell::from_run(
+            self.name,
+            crate::model::CellPlan::Io(self.plan.clone()),
+            p.info.clone(),
+            p.warnings.clone(),
+            out,
+        )]
+    }
+
+    fn publish(&self, cells: &[Cell]) {
+        if self.publish {
+            cells.iter().for_each(crate::app::abort::publish_cell);
+        }
+    }
+}
+
+/// `fslab io`: one cell, written to every output.
+pub fn run_io(mut plan: IoPlan, stop: &AtomicBool) -> Result<crate::model::Report, AppError> {
+    let outputs = std::mem::take(&mut plan.outputs);
+    pipeline::run_single("io", outputs, IoCell::new("io", &plan), stop)
+}
