@@ -315,7 +315,13 @@ mod tests {
 
         fn summarise(&mut self) -> Vec<Cell> {
             self.say("summarise".into());
-            let mut c = Cell::failed("t", serde_json::Value::Null, Default::default(), String::new());
+            let mut a = crate::cli::IoArgs {
+                engine: "null".into(),
+                ..Default::default()
+            };
+            a.common.target = ".".into();
+            let plan = crate::plan::IoPlan::from_args(&a).expect("a valid plan");
+            let mut c = Cell::failed("t", crate::model::CellPlan::Io(plan), Default::default(), String::new());
             c.elapsed_ns = self.ops;
             vec![c]
         }

@@ -439,7 +439,7 @@ fn accumulate(plan: &ProbePlan, bounds: &[(Duration, Duration)], out: &RunOut) -
     let ranks = out.ranks.len().max(1);
     let mut job_rank = Vec::new();
     for (r, rr) in out.ranks.iter().enumerate() {
-        job_rank.extend(std::iter::repeat(r).take(rr.jobs));
+        job_rank.extend(std::iter::repeat_n(r, rr.jobs));
     }
     for (j, job) in out.jobs.iter().enumerate() {
         let rank = job_rank.get(j).copied().unwrap_or(0);

@@ -188,7 +188,7 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
     let stopped = || ctx.stopped();
     let mut trace = Vec::new();
     let mut n = 0u64;
-    while !ctx.stopped() && !p.count.is_some_and(|c| n >= c) {
+    while !ctx.stopped() && p.count.is_none_or(|c| n < c) {
         let (due, slot_ns) = (grid.due(), grid.slot_ns());
         if let Some(e) = end.filter(|&e| due >= e) {
             // no slot left: the grid's time runs out (a load beside it runs its time)
