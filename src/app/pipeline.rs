@@ -201,3 +201,176 @@ pub fn run_single<K: CellWork>(
     drop(work);
     super::single_cell_report(r, cell, &mut outputs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::NullEngine;
+    use crate::stats::OpKind;
+    use crate::workload::{NextOp, Step};
+    use std::sync::Mutex;
+
+    /// Three reads, then done.
+    struct Three(u32);
+
+    impl Workload for Three {
+        fn next_op(&mut self, _slot: usize) -> Option<NextOp> {
+            None
+        }
+
+        fn step(&mut self, _engine: &mut dyn Engine) -> Option<Step> {
+            self.0 += 1;
+            (self.0 <= 3).then_some(Step {
+                dir: OpKind::Read,
+                result: 0,
+            })
+        }
+
+        fn queues(&self) -> bool {
+            false
+        }
+    }
+
+    /// A kind that logs every call the pipeline makes.
+    struct Logged {
+        log: Mutex<Vec<String>>,
+        phases: usize,
+        /// end_phase of this phase says Break.
+        break_at: Option<usize>,
+        ops: u64,
+    }
+
+    impl Logged {
+        fn new(phases: usize, break_at: Option<usize>) -> Self {
+            Logged {
+                log: Mutex::new(Vec::new()),
+                phases,
+                break_at,
+                ops: 0,
+            }
+        }
+
+        fn say(&self, s: String) {
+            self.log.lock().unwrap().push(s);
+        }
+    }
+
+    impl CellWork for Logged {
+        type Worker = Three;
+
+        fn name(&self) -> &str {
+            "t"
+        }
+
+        fn prepare(&mut self, _stop: &AtomicBool) -> Result<Guard, AppError> {
+            self.say("prepare".into());
+            Ok(Guard::default())
+        }
+
+        fn phases(&self) -> usize {
+            self.phases
+        }
+
+        fn begin_phase(&mut self, phase: usize, _stop: &AtomicBool) -> Result<ControlFlow<()>, AppError> {
+            self.say(format!("begin {phase}"));
+            Ok(ControlFlow::Continue(()))
+        }
+
+        fn config(&self, _phase: usize) -> RunConfig {
+            RunConfig {
+                jobs: 2,
+                runtime: None,
+                ramp: std::time::Duration::ZERO,
+                rate: None,
+                bucket_ns: vec![],
+                depth: 1,
+                batch: 1,
+                stop_on_error: false,
+                stonewall: None,
+            }
+        }
+
+        fn progress(&self, _phase: usize) -> Progress {
+            Progress::new(false, "t", None)
+        }
+
+        fn worker(&self, _phase: usize, _job: usize) -> Result<(Box<dyn Engine>, Three), String> {
+            Ok((Box::new(NullEngine), Three(0)))
+        }
+
+        fn end_phase(&mut self, phase: usize, out: RunOut) -> ControlFlow<()> {
+            self.ops += out.stats[OpKind::Read.idx()].lat.count;
+            self.say(format!("end {phase}"));
+            if self.break_at == Some(phase) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+
+        fn partial(&self) -> Option<Cell> {
+            self.say("partial".into());
+            None
+        }
+
+        fn summarise(&mut self) -> Vec<Cell> {
+            self.say("summarise".into());
+            let mut c = Cell::failed("t", serde_json::Value::Null, Default::default(), String::new());
+            c.elapsed_ns = self.ops;
+            vec![c]
+        }
+
+        fn publish(&self, cells: &[Cell]) {
+            self.say(format!("publish {}", cells.len()));
+        }
+    }
+
+    struct Hook(Mutex<Vec<String>>);
+
+    impl CellHook for Hook {
+        fn before_timed(&self, cell: &str) {
+            self.0.lock().unwrap().push(format!("before {cell}"));
+        }
+
+        fn after_timed(&self, cell: &mut Cell) {
+            self.0.lock().unwrap().push(format!("after {}", cell.name));
+            cell.warnings.push("hooked".into());
+        }
+    }
+
+    #[test]
+    fn every_phase_runs_in_order_between_the_hooks() {
+        let mut k = Logged::new(2, None);
+        let hook = Hook(Mutex::new(Vec::new()));
+        let cells = run_cell(&mut k, &AtomicBool::new(false), &[&hook]).unwrap().unwrap();
+        assert_eq!(
+            k.log.into_inner().unwrap(),
+            [
+                "prepare",
+                "begin 0",
+                "end 0",
+                "partial",
+                "begin 1",
+                "end 1",
+                "partial",
+                "summarise",
+                "publish 1"
+            ]
+        );
+        assert_eq!(hook.0.into_inner().unwrap(), ["before t", "after t"]);
+        assert_eq!(cells.len(), 1);
+        assert_eq!(cells[0].warnings, ["hooked"]);
+        // 2 jobs x 3 reads x 2 phases, all through the runner
+        assert_eq!(cells[0].elapsed_ns, 12);
+    }
+
+    #[test]
+    fn a_phase_that_breaks_ends_the_cell() {
+        let mut k = Logged::new(3, Some(0));
+        run_cell(&mut k, &AtomicBool::new(false), NO_HOOKS).unwrap().unwrap();
+        assert_eq!(
+            k.log.into_inner().unwrap(),
+            ["prepare", "begin 0", "end 0", "partial", "summarise", "publish 1"]
+        );
+    }
+}
