@@ -158,76 +158,8 @@ impl IoPlan {
             )
         })?;
         let rwmixread = units::parse_percent(&a.rwmixread).map_err(|e| PlanError::new("--rwmixread", e))?;
-        let one_bs = |flag: &str, t: &str| -> Result<u64> {
-            let v = units::parse_size(t).map_err(|e| PlanError::new(flag, e))?;
-            if v == 0 || v > 64 << 20 {
-                return Err(PlanError::new(flag, format!("{v} is out of range (1 byte to 64 MiB)")));
-            }
-            Ok(v)
-        };
-        let (mut bs, mut bs_max) = match a.bs.split_once('-') {
-            // "-4k" (negative) or "4k-": not a range, and no part is the mistake
-            Some((lo, hi)) if lo.trim().is_empty() || hi.trim().is_empty() => {
-                return Err(PlanError::new(
-                    "--bs",
-                    format!(
-                        "'{}' is neither a size nor a range MIN-MAX (examples: 4k, 4k-64k)",
-                        a.bs
-                    ),
-                ))
-            }
-            Some((lo, hi)) => {
-                let (lo, hi) = (one_bs("--bs", lo)?, one_bs("--bs", hi)?);
-                if hi < lo {
-                    return Err(PlanError::new(
-                        "--bs",
-                        format!("range {} has its maximum below its minimum", a.bs),
-                    ));
-                }
-                (lo, hi)
-            }
-            None => {
-                let v = one_bs("--bs", &a.bs)?;
-                (v, v)
-            }
-        };
-        let bssplit = match &a.bssplit {
-            None => Vec::new(),
-            Some(t) => {
-                let split = parse_bssplit(t)?;
-                bs = split.iter().map(|x| x.0).min().unwrap_or(bs);
-                bs_max = split.iter().map(|x| x.0).max().unwrap_or(bs_max);
-                split
-            }
-        };
-        let verify = match a.verify.as_deref() {
-            None => a.verify_only,
-            Some("crc32c") => true,
-            Some(m) => {
-                return Err(PlanError::new(
-                    "--verify",
-                    format!("unknown method '{m}' (known: crc32c)"),
-                ))
-            }
-        };
-        if verify && (bs != bs_max || !bssplit.is_empty()) {
-            return Err(PlanError::new(
-                "--verify",
-                "needs one block size (no range or --bssplit)",
-            ));
-        }
-        if verify && bs < VERIFY_HEADER as u64 {
-            return Err(PlanError::new(
-                "--verify",
-                format!("blocks of {bs} bytes cannot hold the {}-byte header", VERIFY_HEADER),
-            ));
-        }
-        if a.verify_only && a.runtime.is_some() {
-            return Err(PlanError::new(
-                "--verify-only",
-                "reads every block once: leave out --runtime",
-            ));
-        }
+        let (bs, bs_max, bssplit) = block_sizes(a)?;
+        let verify = verify(a, bs, bs_max, &bssplit)?;
         // --verify-only reads sequentially, whatever --rw says
         let rw = if a.verify_only { Rw::Read } else { rw };
         let nrfiles = count("--nrfiles", &a.nrfiles, 1)?;
@@ -253,77 +185,8 @@ impl IoPlan {
         }
         let engine = EngineKind::parse(&a.engine)
             .ok_or_else(|| PlanError::new("--engine", format!("unknown engine '{}' (known: sync, null)", a.engine)))?;
-        let iodepth = count("--iodepth", &a.iodepth, 1)?;
-        if iodepth > 4096 {
-            return Err(PlanError::new("--iodepth", format!("{iodepth} is more than 4096")));
-        }
-        let iodepth_batch = match &a.iodepth_batch {
-            None => 1,
-            Some(s) => count("--iodepth-batch", s, 1)?,
-        };
-        if iodepth_batch > iodepth {
-            return Err(PlanError::new(
-                "--iodepth-batch",
-                format!("{iodepth_batch} is more than --iodepth {iodepth}"),
-            ));
-        }
-        let sqpoll_idle_ms = match &a.sqpoll {
-            None => None,
-            Some(s) => Some(duration("--sqpoll", s)?.as_millis().min(u32::MAX as u128) as u32),
-        };
-        let uring = UringOpts {
-            depth: iodepth as u32,
-            sqpoll_idle_ms,
-            hipri: a.hipri,
-            fixed_files: a.fixed_files,
-            fixed_bufs: a.fixed_bufs,
-        };
-        if engine != EngineKind::Uring {
-            let uring_only = [
-                ("--iodepth", iodepth > 1),
-                ("--iodepth-batch", a.iodepth_batch.is_some()),
-                ("--fixed-files", a.fixed_files),
-                ("--fixed-bufs", a.fixed_bufs),
-                ("--sqpoll", a.sqpoll.is_some()),
-                ("--hipri", a.hipri),
-            ];
-            if let Some((flag, _)) = uring_only.iter().find(|(_, set)| *set) {
-                return Err(PlanError::new(
-                    *flag,
-                    format!(
-                        "needs --engine uring (the {} engine does one operation at a time)",
-                        a.engine
-                    ),
-                ));
-            }
-        }
-        if a.hipri && !a.direct {
-            return Err(PlanError::new("--hipri", "polled completions need --direct"));
-        }
-        if engine == EngineKind::Uring {
-            crate::engine::probe_uring(&uring, &crate::engine::uring::io_opcodes(&uring))
-                .map_err(|e| PlanError::new("--engine", e))?;
-        }
-        let runtime = match &a.runtime {
-            None => None,
-            Some(s) => {
-                let d = duration("--runtime", s)?;
-                if d.is_zero() {
-                    return Err(PlanError::new("--runtime", "must be longer than 0"));
-                }
-                Some(d)
-            }
-        };
-        let ramp = match &a.ramp {
-            None => Duration::ZERO,
-            Some(s) => duration("--ramp", s)?,
-        };
-        if !ramp.is_zero() && (runtime.is_none() || a.size_based) {
-            return Err(PlanError::new(
-                "--ramp",
-                "needs --runtime (a ramp excludes time, so the run must be time-based)",
-            ));
-        }
+        let (iodepth, iodepth_batch, uring) = queue_opts(a, engine)?;
+        let (runtime, ramp) = timing(a)?;
         let fsync_every = match &a.fsync {
             None => 0,
             Some(s) => count("--fsync", s, 1)?,
@@ -364,28 +227,7 @@ impl IoPlan {
             None => None,
             Some(s) => Some(count("--rate-iops", s, 1)?),
         };
-        let lat_buckets_ns = match &a.lat_buckets {
-            None => vec![2_000_000],
-            Some(s) => {
-                let mut v = Vec::new();
-                for part in s.split(',') {
-                    let d = duration("--lat-buckets", part)?;
-                    if d.is_zero() {
-                        return Err(PlanError::new("--lat-buckets", "thresholds must be above 0"));
-                    }
-                    v.push(d.as_nanos().min(u64::MAX as u128) as u64);
-                }
-                v.sort_unstable();
-                v.dedup();
-                if v.len() > MAX_LAT_BUCKETS {
-                    return Err(PlanError::new(
-                        "--lat-buckets",
-                        format!("at most {MAX_LAT_BUCKETS} thresholds"),
-                    ));
-                }
-                v
-            }
-        };
+        let lat_buckets_ns = lat_buckets(a)?;
         if a.common.target.is_empty() {
             return Err(PlanError::new("--target", "empty path"));
         }
@@ -528,4 +370,195 @@ pub(crate) mod opt_dur {
             .map(|s| humantime::parse_duration(&s).map_err(serde::de::Error::custom))
             .transpose()
     }
+}
+
+/// (block size, weight percent) pairs of --bssplit.
+type BsSplit = Vec<(u64, u32)>;
+
+/// --bs (a size or a range) and --bssplit: the smallest and largest block.
+fn block_sizes(a: &IoArgs) -> Result<(u64, u64, BsSplit)> {
+    let one_bs = |flag: &str, t: &str| -> Result<u64> {
+        let v = units::parse_size(t).map_err(|e| PlanError::new(flag, e))?;
+        if v == 0 || v > 64 << 20 {
+            return Err(PlanError::new(flag, format!("{v} is out of range (1 byte to 64 MiB)")));
+        }
+        Ok(v)
+    };
+    let (mut bs, mut bs_max) = match a.bs.split_once('-') {
+        // "-4k" (negative) or "4k-": not a range, and no part is the mistake
+        Some((lo, hi)) if lo.trim().is_empty() || hi.trim().is_empty() => {
+            return Err(PlanError::new(
+                "--bs",
+                format!(
+                    "'{}' is neither a size nor a range MIN-MAX (examples: 4k, 4k-64k)",
+                    a.bs
+                ),
+            ))
+        }
+        Some((lo, hi)) => {
+            let (lo, hi) = (one_bs("--bs", lo)?, one_bs("--bs", hi)?);
+            if hi < lo {
+                return Err(PlanError::new(
+                    "--bs",
+                    format!("range {} has its maximum below its minimum", a.bs),
+                ));
+            }
+            (lo, hi)
+        }
+        None => {
+            let v = one_bs("--bs", &a.bs)?;
+            (v, v)
+        }
+    };
+    let bssplit = match &a.bssplit {
+        None => Vec::new(),
+        Some(t) => {
+            let split = parse_bssplit(t)?;
+            bs = split.iter().map(|x| x.0).min().unwrap_or(bs);
+            bs_max = split.iter().map(|x| x.0).max().unwrap_or(bs_max);
+            split
+        }
+    };
+    Ok((bs, bs_max, bssplit))
+}
+
+/// --verify and --verify-only: whether blocks carry a checked header.
+fn verify(a: &IoArgs, bs: u64, bs_max: u64, bssplit: &[(u64, u32)]) -> Result<bool> {
+    let verify = match a.verify.as_deref() {
+        None => a.verify_only,
+        Some("crc32c") => true,
+        Some(m) => {
+            return Err(PlanError::new(
+                "--verify",
+                format!("unknown method '{m}' (known: crc32c)"),
+            ))
+        }
+    };
+    if verify && (bs != bs_max || !bssplit.is_empty()) {
+        return Err(PlanError::new(
+            "--verify",
+            "needs one block size (no range or --bssplit)",
+        ));
+    }
+    if verify && bs < VERIFY_HEADER as u64 {
+        return Err(PlanError::new(
+            "--verify",
+            format!("blocks of {bs} bytes cannot hold the {}-byte header", VERIFY_HEADER),
+        ));
+    }
+    if a.verify_only && a.runtime.is_some() {
+        return Err(PlanError::new(
+            "--verify-only",
+            "reads every block once: leave out --runtime",
+        ));
+    }
+    Ok(verify)
+}
+
+/// --iodepth, --iodepth-batch and the io_uring options (refused for other engines).
+fn queue_opts(a: &IoArgs, engine: EngineKind) -> Result<(u64, u64, UringOpts)> {
+    let iodepth = count("--iodepth", &a.iodepth, 1)?;
+    if iodepth > 4096 {
+        return Err(PlanError::new("--iodepth", format!("{iodepth} is more than 4096")));
+    }
+    let iodepth_batch = match &a.iodepth_batch {
+        None => 1,
+        Some(s) => count("--iodepth-batch", s, 1)?,
+    };
+    if iodepth_batch > iodepth {
+        return Err(PlanError::new(
+            "--iodepth-batch",
+            format!("{iodepth_batch} is more than --iodepth {iodepth}"),
+        ));
+    }
+    let sqpoll_idle_ms = match &a.sqpoll {
+        None => None,
+        Some(s) => Some(duration("--sqpoll", s)?.as_millis().min(u32::MAX as u128) as u32),
+    };
+    let uring = UringOpts {
+        depth: iodepth as u32,
+        sqpoll_idle_ms,
+        hipri: a.hipri,
+        fixed_files: a.fixed_files,
+        fixed_bufs: a.fixed_bufs,
+    };
+    if engine != EngineKind::Uring {
+        let uring_only = [
+            ("--iodepth", iodepth > 1),
+            ("--iodepth-batch", a.iodepth_batch.is_some()),
+            ("--fixed-files", a.fixed_files),
+            ("--fixed-bufs", a.fixed_bufs),
+            ("--sqpoll", a.sqpoll.is_some()),
+            ("--hipri", a.hipri),
+        ];
+        if let Some((flag, _)) = uring_only.iter().find(|(_, set)| *set) {
+            return Err(PlanError::new(
+                *flag,
+                format!(
+                    "needs --engine uring (the {} engine does one operation at a time)",
+                    a.engine
+                ),
+            ));
+        }
+    }
+    if a.hipri && !a.direct {
+        return Err(PlanError::new("--hipri", "polled completions need --direct"));
+    }
+    if engine == EngineKind::Uring {
+        crate::engine::probe_uring(&uring, &crate::engine::uring::io_opcodes(&uring))
+            .map_err(|e| PlanError::new("--engine", e))?;
+    }
+    Ok((iodepth, iodepth_batch, uring))
+}
+
+/// --runtime and --ramp.
+fn timing(a: &IoArgs) -> Result<(Option<Duration>, Duration)> {
+    let runtime = match &a.runtime {
+        None => None,
+        Some(s) => {
+            let d = duration("--runtime", s)?;
+            if d.is_zero() {
+                return Err(PlanError::new("--runtime", "must be longer than 0"));
+            }
+            Some(d)
+        }
+    };
+    let ramp = match &a.ramp {
+        None => Duration::ZERO,
+        Some(s) => duration("--ramp", s)?,
+    };
+    if !ramp.is_zero() && (runtime.is_none() || a.size_based) {
+        return Err(PlanError::new(
+            "--ramp",
+            "needs --runtime (a ramp excludes time, so the run must be time-based)",
+        ));
+    }
+    Ok((runtime, ramp))
+}
+
+/// --lat-buckets: latency thresholds in ns, sorted, without repeats.
+fn lat_buckets(a: &IoArgs) -> Result<Vec<u64>> {
+    let lat_buckets_ns = match &a.lat_buckets {
+        None => vec![2_000_000],
+        Some(s) => {
+            let mut v = Vec::new();
+            for part in s.split(',') {
+                let d = duration("--lat-buckets", part)?;
+                if d.is_zero() {
+                    return Err(PlanError::new("--lat-buckets", "thresholds must be above 0"));
+                }
+                v.push(d.as_nanos().min(u64::MAX as u128) as u64);
+            }
+            v.sort_unstable();
+            v.dedup();
+            if v.len() > MAX_LAT_BUCKETS {
+                return Err(PlanError::new(
+                    "--lat-buckets",
+                    format!("at most {MAX_LAT_BUCKETS} thresholds"),
+                ));
+            }
+            v
+        }
+    };
+    Ok(lat_buckets_ns)
 }

@@ -179,99 +179,10 @@ impl MetaPlan {
                 _ => PlanError::new("--dirs", format!("must be between 1 and the file count {files}")),
             });
         }
-        let (size_min, size_max) = match (&bonnie, &a.file_size) {
-            (Some(b), _) => {
-                let max = b.max_size.unwrap_or(0);
-                (b.min_size.unwrap_or(0).min(max), max)
-            }
-            (None, Some(s)) => {
-                let (lo, hi) = match s.split_once('-') {
-                    // "-1" (negative) or "4k-": not a range, and no part is the mistake
-                    Some((lo, hi)) if lo.trim().is_empty() || hi.trim().is_empty() => {
-                        return Err(PlanError::new(
-                            "--file-size",
-                            format!("'{s}' is neither a size nor a range MIN-MAX (examples: 4k, 0-64k)"),
-                        ))
-                    }
-                    Some((lo, hi)) => (lo, hi),
-                    None => (s.as_str(), s.as_str()),
-                };
-                let p = |x: &str| units::parse_size(x).map_err(|e| PlanError::new("--file-size", e));
-                let (lo, hi) = (p(lo)?, p(hi)?);
-                if lo > hi {
-                    return Err(PlanError::new("--file-size", format!("'{s}': minimum above maximum")));
-                }
-                if hi > 1 << 30 {
-                    return Err(PlanError::new("--file-size", format!("'{s}': at most 1 GiB per file")));
-                }
-                (lo, hi)
-            }
-            (None, None) => (0, 0),
-        };
-        let mut xattrs = Vec::new();
-        for x in &a.xattr {
-            let (name, size) = x
-                .rsplit_once(':')
-                .ok_or_else(|| PlanError::new("--xattr", format!("'{x}': expected NAME:SIZE, e.g. user.test:256")))?;
-            if !name.contains('.') || name.starts_with('.') {
-                return Err(PlanError::new(
-                    "--xattr",
-                    format!("'{name}': an xattr name needs a namespace, e.g. user.{name}"),
-                ));
-            }
-            let size = units::parse_size(size).map_err(|e| PlanError::new("--xattr", e))?;
-            if size > 65536 {
-                return Err(PlanError::new(
-                    "--xattr",
-                    format!("'{x}': the kernel limits xattr values to 64 KiB"),
-                ));
-            }
-            let name =
-                CString::new(name).map_err(|_| PlanError::new("--xattr", format!("'{name}': NUL in the name")))?;
-            xattrs.push(XattrSpec {
-                name,
-                size: size as usize,
-            });
-        }
-        let mut orders = Vec::new();
-        for o in a.order.split(',') {
-            let o = match o.trim() {
-                "seq" | "sequential" => Order::Seq,
-                "random" | "rand" => Order::Random,
-                other => {
-                    return Err(PlanError::new(
-                        "--order",
-                        format!("unknown order '{other}' (known: seq, random)"),
-                    ));
-                }
-            };
-            if !orders.contains(&o) {
-                orders.push(o);
-            }
-        }
-        let mut extra_phases = Vec::new();
-        if let Some(p) = &a.phases {
-            for ph in p.split(',') {
-                let ph = match ph.trim() {
-                    "getxattr" => ExtraPhase::Getxattr,
-                    "rename" => ExtraPhase::Rename,
-                    "readdir" => ExtraPhase::Readdir,
-                    "open-close" => ExtraPhase::OpenClose,
-                    other => {
-                        return Err(PlanError::new(
-                            "--phases",
-                            format!("unknown phase '{other}' (known: getxattr, rename, readdir, open-close)"),
-                        ));
-                    }
-                };
-                if ph == ExtraPhase::Getxattr && xattrs.is_empty() {
-                    return Err(PlanError::new("--phases", "getxattr needs at least one --xattr"));
-                }
-                if !extra_phases.contains(&ph) {
-                    extra_phases.push(ph);
-                }
-            }
-        }
+        let (size_min, size_max) = file_sizes(&bonnie, a)?;
+        let xattrs = xattrs(a)?;
+        let orders = orders(a)?;
+        let extra_phases = extra_phases(a, &xattrs)?;
         let jobs = units::parse_count(&a.jobs).map_err(|e| PlanError::new("--jobs", e))?;
         if !(1..=4096).contains(&jobs) {
             return Err(PlanError::new(
@@ -279,43 +190,8 @@ impl MetaPlan {
                 format!("must be between 1 and 4096, got {jobs}"),
             ));
         }
-        // every job keeps its directories open (one fd each) for the *at calls
-        let groups = if a.shared_dirs { 1 } else { jobs };
-        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-            .current
-            .unwrap_or(u64::MAX);
-        if groups.saturating_mul(dirs).saturating_add(FD_HEADROOM) > limit {
-            return Err(PlanError::new(
-                if bonnie.is_some() { "--bonnie" } else { "--dirs" },
-                format!(
-                    "{dirs} directories{} are kept open, one file descriptor each: more than the \
-                     open-file limit of {limit} (ulimit -n) allows",
-                    if groups > 1 {
-                        format!(" × {groups} jobs")
-                    } else {
-                        String::new()
-                    }
-                ),
-            ));
-        }
-        let engine = match a.engine.as_str() {
-            "sync" => EngineKind::Sync,
-            "uring" | "io_uring" => EngineKind::Uring,
-            other => {
-                return Err(PlanError::new(
-                    "--engine",
-                    format!("unknown engine '{other}' for meta (known: sync, uring)"),
-                ));
-            }
-        };
-        if engine == EngineKind::Uring {
-            let o = UringOpts {
-                depth: 1,
-                ..Default::default()
-            };
-            crate::engine::probe_uring(&o, &crate::engine::uring::meta_opcodes())
-                .map_err(|e| PlanError::new("--engine", e))?;
-        }
+        check_fd_limit(a, jobs, dirs, bonnie.is_some())?;
+        let engine = engine(a)?;
         if a.common.target.is_empty() {
             return Err(PlanError::new("--target", "empty path"));
         }
@@ -346,6 +222,164 @@ impl MetaPlan {
             stonewall,
         })
     }
+}
+
+/// --file-size (or --bonnie's sizes): the smallest and largest file.
+fn file_sizes(bonnie: &Option<BonnieSpec>, a: &MetaArgs) -> Result<(u64, u64)> {
+    Ok(match (bonnie, &a.file_size) {
+        (Some(b), _) => {
+            let max = b.max_size.unwrap_or(0);
+            (b.min_size.unwrap_or(0).min(max), max)
+        }
+        (None, Some(s)) => {
+            let (lo, hi) = match s.split_once('-') {
+                // "-1" (negative) or "4k-": not a range, and no part is the mistake
+                Some((lo, hi)) if lo.trim().is_empty() || hi.trim().is_empty() => {
+                    return Err(PlanError::new(
+                        "--file-size",
+                        format!("'{s}' is neither a size nor a range MIN-MAX (examples: 4k, 0-64k)"),
+                    ))
+                }
+                Some((lo, hi)) => (lo, hi),
+                None => (s.as_str(), s.as_str()),
+            };
+            let p = |x: &str| units::parse_size(x).map_err(|e| PlanError::new("--file-size", e));
+            let (lo, hi) = (p(lo)?, p(hi)?);
+            if lo > hi {
+                return Err(PlanError::new("--file-size", format!("'{s}': minimum above maximum")));
+            }
+            if hi > 1 << 30 {
+                return Err(PlanError::new("--file-size", format!("'{s}': at most 1 GiB per file")));
+            }
+            (lo, hi)
+        }
+        (None, None) => (0, 0),
+    })
+}
+
+/// --xattr NAME:SIZE, each checked.
+fn xattrs(a: &MetaArgs) -> Result<Vec<XattrSpec>> {
+    let mut xattrs = Vec::new();
+    for x in &a.xattr {
+        let (name, size) = x
+            .rsplit_once(':')
+            .ok_or_else(|| PlanError::new("--xattr", format!("'{x}': expected NAME:SIZE, e.g. user.test:256")))?;
+        if !name.contains('.') || name.starts_with('.') {
+            return Err(PlanError::new(
+                "--xattr",
+                format!("'{name}': an xattr name needs a namespace, e.g. user.{name}"),
+            ));
+        }
+        let size = units::parse_size(size).map_err(|e| PlanError::new("--xattr", e))?;
+        if size > 65536 {
+            return Err(PlanError::new(
+                "--xattr",
+                format!("'{x}': the kernel limits xattr values to 64 KiB"),
+            ));
+        }
+        let name = CString::new(name).map_err(|_| PlanError::new("--xattr", format!("'{name}': NUL in the name")))?;
+        xattrs.push(XattrSpec {
+            name,
+            size: size as usize,
+        });
+    }
+    Ok(xattrs)
+}
+
+/// --order: seq, random, or both in the order given.
+fn orders(a: &MetaArgs) -> Result<Vec<Order>> {
+    let mut orders = Vec::new();
+    for o in a.order.split(',') {
+        let o = match o.trim() {
+            "seq" | "sequential" => Order::Seq,
+            "random" | "rand" => Order::Random,
+            other => {
+                return Err(PlanError::new(
+                    "--order",
+                    format!("unknown order '{other}' (known: seq, random)"),
+                ));
+            }
+        };
+        if !orders.contains(&o) {
+            orders.push(o);
+        }
+    }
+    Ok(orders)
+}
+
+/// --phases beyond bonnie++'s (getxattr needs an --xattr).
+fn extra_phases(a: &MetaArgs, xattrs: &[XattrSpec]) -> Result<Vec<ExtraPhase>> {
+    let mut extra_phases = Vec::new();
+    if let Some(p) = &a.phases {
+        for ph in p.split(',') {
+            let ph = match ph.trim() {
+                "getxattr" => ExtraPhase::Getxattr,
+                "rename" => ExtraPhase::Rename,
+                "readdir" => ExtraPhase::Readdir,
+                "open-close" => ExtraPhase::OpenClose,
+                other => {
+                    return Err(PlanError::new(
+                        "--phases",
+                        format!("unknown phase '{other}' (known: getxattr, rename, readdir, open-close)"),
+                    ));
+                }
+            };
+            if ph == ExtraPhase::Getxattr && xattrs.is_empty() {
+                return Err(PlanError::new("--phases", "getxattr needs at least one --xattr"));
+            }
+            if !extra_phases.contains(&ph) {
+                extra_phases.push(ph);
+            }
+        }
+    }
+    Ok(extra_phases)
+}
+
+/// Every job keeps its directories open: the open-file limit must allow it.
+fn check_fd_limit(a: &MetaArgs, jobs: u64, dirs: u64, bonnie: bool) -> Result<()> {
+    // every job keeps its directories open (one fd each) for the *at calls
+    let groups = if a.shared_dirs { 1 } else { jobs };
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX);
+    if groups.saturating_mul(dirs).saturating_add(FD_HEADROOM) > limit {
+        return Err(PlanError::new(
+            if bonnie { "--bonnie" } else { "--dirs" },
+            format!(
+                "{dirs} directories{} are kept open, one file descriptor each: more than the \
+                 open-file limit of {limit} (ulimit -n) allows",
+                if groups > 1 {
+                    format!(" × {groups} jobs")
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// --engine for meta: sync or uring (probed for the opcodes meta uses).
+fn engine(a: &MetaArgs) -> Result<EngineKind> {
+    let engine = match a.engine.as_str() {
+        "sync" => EngineKind::Sync,
+        "uring" | "io_uring" => EngineKind::Uring,
+        other => {
+            return Err(PlanError::new(
+                "--engine",
+                format!("unknown engine '{other}' for meta (known: sync, uring)"),
+            ));
+        }
+    };
+    if engine == EngineKind::Uring {
+        let o = UringOpts {
+            depth: 1,
+            ..Default::default()
+        };
+        crate::engine::probe_uring(&o, &crate::engine::uring::meta_opcodes())
+            .map_err(|e| PlanError::new("--engine", e))?;
+    }
+    Ok(engine)
 }
 
 #[cfg(test)]

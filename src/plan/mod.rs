@@ -260,6 +260,28 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         }
         seen.push(t);
     }
+    let workloads = quick_workloads(a, &runtime, rt)?;
+    let filesystems = quick_filesystems(a)?;
+    let mut lab = LabPlan {
+        name: "quick".into(),
+        file: None,
+        repeat: 1,
+        baseline: None,
+        fresh: false,
+        drop_caches: true,
+        scratch_dir: lab::DEFAULT_SCRATCH_DIR.into(),
+        filesystems,
+        workloads,
+        outputs: Outputs::default(),
+        quiet: false,
+    };
+    lab.apply_run_args(a)?;
+    Ok(lab)
+}
+
+/// The quick suite's cells: io through the page cache and with O_DIRECT,
+/// metadata with and without xattrs, and create latency under a stream.
+fn quick_workloads(a: &RunArgs, runtime: &str, rt: Duration) -> Result<Vec<WorkloadPlan>> {
     let mut workloads = Vec::new();
     let mut add = |name: &str, kind: &str, args: &[&str]| -> Result<()> {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -303,7 +325,7 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
             "--rwmixread",
             mix,
             "--runtime",
-            &runtime,
+            runtime,
             "--seed",
             &seed,
         ];
@@ -336,7 +358,12 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
             "stream-write:1g,fsync-end",
         ],
     )?;
-    let filesystems = if a.scratch.is_empty() {
+    Ok(workloads)
+}
+
+/// The quick suite's filesystems: --scratch types, or the --target directory.
+fn quick_filesystems(a: &RunArgs) -> Result<Vec<FsPlan>> {
+    Ok(if a.scratch.is_empty() {
         vec![FsPlan {
             name: a.common.target.clone(),
             kind: FsKind::Dir {
@@ -376,20 +403,5 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
                 })
             })
             .collect::<Result<Vec<_>>>()?
-    };
-    let mut lab = LabPlan {
-        name: "quick".into(),
-        file: None,
-        repeat: 1,
-        baseline: None,
-        fresh: false,
-        drop_caches: true,
-        scratch_dir: lab::DEFAULT_SCRATCH_DIR.into(),
-        filesystems,
-        workloads,
-        outputs: Outputs::default(),
-        quiet: false,
-    };
-    lab.apply_run_args(a)?;
-    Ok(lab)
+    })
 }

@@ -241,54 +241,9 @@ impl Scratch {
     fn build(&mut self, spec: &ScratchSpec) -> Result<(), TargetError> {
         let mnt = self.dir.join("mnt");
         if spec.fs_type == "tmpfs" {
-            std::fs::create_dir(&mnt).map_err(io_err(format!("creating {}", mnt.display())))?;
-            let mut opts = format!("size={}", spec.size);
-            if let Some(o) = spec.mount_options {
-                opts = format!("{opts},{o}");
-            }
-            let source = format!("fslab-{}", std::process::id());
-            record(&self.dir, "tmpfs", &source)?;
-            run_tool(
-                Command::new("mount")
-                    .args(["-t", "tmpfs", "-o", &opts, &source])
-                    .arg(&mnt),
-                "mount -t tmpfs",
-            )?;
-            record_seen(&self.dir);
-            self.mount_point = Some(mnt.clone());
-            super::live::add_mount(&mnt);
-            self.target = mnt;
-            return Ok(());
+            return self.build_tmpfs(spec, mnt);
         }
-        // A plan's own device is claimed (O_EXCL) and checked again here, as
-        // the cell starts: the plan's check may be long past.
-        let mut claim = None;
-        let dev = match spec.device {
-            Some(d) => {
-                let c = super::safety::claim_consented(d, &super::info::mounts()).map_err(|e| match e {
-                    super::safety::SafetyError::Io { what, source } => TargetError::Io { what, source },
-                    why => refused(
-                        "--allow-device",
-                        format!("refusing to use {} for a {} cell: {why}", d.display(), spec.fs_type),
-                    ),
-                })?;
-                claim = Some(c);
-                d.to_path_buf()
-            }
-            None => {
-                let image = self.dir.join("fs.img");
-                let f = File::create(&image).map_err(io_err(format!("creating {}", image.display())))?;
-                f.set_len(spec.size)
-                    .map_err(io_err(format!("sizing {}", image.display())))?;
-                drop(f);
-                let l = LoopDev::attach(&image)
-                    .map_err(io_err(format!("attaching {} to a loop device", image.display())))?;
-                let p = l.path.clone();
-                (_, self.info.loop_direct_io) = super::info::loop_backing(&p.display().to_string());
-                self.loopdev = Some(l);
-                p
-            }
-        };
+        let (dev, claim) = self.device(spec)?;
         self.info.device = Some(dev.display().to_string());
         if spec.fs_type == "raw" {
             // the io cell claims the device again for its whole run
@@ -339,6 +294,62 @@ impl Scratch {
         super::live::add_mount(&mnt);
         self.target = mnt;
         Ok(())
+    }
+
+    /// A tmpfs of `spec.size` mounted at `mnt`.
+    fn build_tmpfs(&mut self, spec: &ScratchSpec, mnt: PathBuf) -> Result<(), TargetError> {
+        std::fs::create_dir(&mnt).map_err(io_err(format!("creating {}", mnt.display())))?;
+        let mut opts = format!("size={}", spec.size);
+        if let Some(o) = spec.mount_options {
+            opts = format!("{opts},{o}");
+        }
+        let source = format!("fslab-{}", std::process::id());
+        record(&self.dir, "tmpfs", &source)?;
+        run_tool(
+            Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &opts, &source])
+                .arg(&mnt),
+            "mount -t tmpfs",
+        )?;
+        record_seen(&self.dir);
+        self.mount_point = Some(mnt.clone());
+        super::live::add_mount(&mnt);
+        self.target = mnt;
+        Ok(())
+    }
+
+    /// The device the filesystem goes on: the plan's own (claimed and
+    /// checked again here, as the cell starts: the plan's check may be long
+    /// past), or a loop device on a new sparse image.
+    fn device(&mut self, spec: &ScratchSpec) -> Result<(PathBuf, Option<super::safety::DeviceClaim>), TargetError> {
+        let mut claim = None;
+        let dev = match spec.device {
+            Some(d) => {
+                let c = super::safety::claim_consented(d, &super::info::mounts()).map_err(|e| match e {
+                    super::safety::SafetyError::Io { what, source } => TargetError::Io { what, source },
+                    why => refused(
+                        "--allow-device",
+                        format!("refusing to use {} for a {} cell: {why}", d.display(), spec.fs_type),
+                    ),
+                })?;
+                claim = Some(c);
+                d.to_path_buf()
+            }
+            None => {
+                let image = self.dir.join("fs.img");
+                let f = File::create(&image).map_err(io_err(format!("creating {}", image.display())))?;
+                f.set_len(spec.size)
+                    .map_err(io_err(format!("sizing {}", image.display())))?;
+                drop(f);
+                let l = LoopDev::attach(&image)
+                    .map_err(io_err(format!("attaching {} to a loop device", image.display())))?;
+                let p = l.path.clone();
+                (_, self.info.loop_direct_io) = super::info::loop_backing(&p.display().to_string());
+                self.loopdev = Some(l);
+                p
+            }
+        };
+        Ok((dev, claim))
     }
 }
 
