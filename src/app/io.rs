@@ -64,9 +64,6 @@ pub(crate) fn io_worker(
 pub struct IoCell<'a> {
     name: &'a str,
     plan: &'a IoPlan,
-    /// False for a load beside another measurement (the probe's io load):
-    /// its cell is not the run's, so it is not published for an abort.
-    publish: bool,
     prepared: Option<Prepared>,
     out: Option<RunOut>,
 }
@@ -76,7 +73,6 @@ impl<'a> IoCell<'a> {
         IoCell {
             name,
             plan,
-            publish: true,
             prepared: None,
             out: None,
         }
@@ -145,12 +141,6 @@ impl CellWork for IoCell<'_> {
             p.warnings.clone(),
             out,
         )]
-    }
-
-    fn publish(&self, cells: &[Cell]) {
-        if self.publish {
-            cells.iter().for_each(crate::app::abort::publish_cell);
-        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! refuses an option, no O_DIRECT) is recorded with its reason and the run
 //! goes on.
 
-use super::{probe_cell, run_one, AppError, IoCell, MetaCell, ReplayCell};
+use super::{run_one, AppError, IoCell, MetaCell, ProbeCell, ReplayCell};
 use crate::model::TargetInfo;
 use crate::model::{Cell, LabTag, Report};
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, WorkloadPlan};
@@ -61,7 +61,7 @@ fn measure(name: &str, plan: &CellPlan, stop: &AtomicBool) -> Result<Option<Cell
         CellPlan::Io(p) => run_one(&mut IoCell::new(name, p), stop),
         CellPlan::Meta(p) => run_one(&mut MetaCell::new(name, p), stop),
         CellPlan::Replay(p) => run_one(&mut ReplayCell::new(name, p), stop),
-        CellPlan::Probe(p) => probe_cell(name, p, stop).map(Some),
+        CellPlan::Probe(p) => run_one(&mut ProbeCell::new(name, p), stop),
     }
 }
 

@@ -13,7 +13,6 @@ use crate::target::{self, Guard};
 use crate::workload::meta::{JobDirs, MetaWorkload, PhaseKind};
 use std::ffi::CString;
 use std::ops::ControlFlow;
-use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,12 +54,11 @@ fn check_xattrs(plan: &MetaPlan, work: &Path, info: &TargetInfo) -> Result<(), A
     let p = work.join(".xattr-probe");
     let f = std::fs::File::create(&p).map_err(io_err(format!("creating {}", p.display())))?;
     let value = vec![0u8; x.size];
-    // SAFETY: valid fd, NUL-terminated name, buffer of `size` bytes.
-    let r = unsafe { libc::fsetxattr(f.as_raw_fd(), x.name.as_ptr(), value.as_ptr() as *const _, x.size, 0) };
-    let err = std::io::Error::last_os_error();
+    let r = rustix::fs::fsetxattr(&f, x.name.as_c_str(), &value, rustix::fs::XattrFlags::empty());
     drop(f);
     let _ = std::fs::remove_file(&p);
-    if r != 0 {
+    if let Err(err) = r {
+        let err = std::io::Error::from(err);
         let name = x.name.to_string_lossy();
         return Err(refused(
             "--xattr",

@@ -18,7 +18,7 @@ pub use io::{run_io, IoCell};
 pub use lab::run_lab;
 pub use meta::{run_meta, MetaCell};
 pub use pipeline::{run_cell, run_one, CellHook, CellWork};
-pub use probe::{probe_cell, run_probe, ProbeCell};
+pub use probe::{run_probe, ProbeCell};
 pub use replay::{run_replay, throughput_mb_s, ReplayCell};
 
 use crate::model::{Cell, Report};

@@ -24,7 +24,7 @@
 //!    step writes what was measured.
 //! 5. [`CellWork::summarise`] builds the cell(s); every
 //!    [`CellHook::after_timed`] sees each one; [`CellWork::publish`] hands
-//!    them to the abort (`interrupt::publish_cell`) before the guard removes
+//!    them to the abort (`app::abort::publish_cell`) before the guard removes
 //!    the target's files (`Guard::finish`, a barrier in a distributed run).
 //! 6. The command writes the report (`single_cell_report`, or `fslab run`
 //!    after every cell).
@@ -107,7 +107,7 @@ pub trait CellWork: Sync {
     /// one cell per job clone or reporting group.
     fn summarise(&mut self) -> Vec<Cell>;
 
-    /// Hands the result to the abort (`interrupt::publish_cell`): from now
+    /// Hands the result to the abort (`app::abort::publish_cell`): from now
     /// on a signal that ends the process at once writes it. A load measured
     /// beside another cell publishes nothing; a fio segment publishes the
     /// report with its cells.

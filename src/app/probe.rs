@@ -10,7 +10,7 @@
 //! directions count every rank's probes, while the samples, stalls and
 //! context are rank 0's own (one grid, one machine's page cache).
 
-use super::pipeline::{run_one, run_single, CellWork};
+use super::pipeline::{run_single, CellWork};
 use super::{io_err, refused, AppError};
 use crate::engine::{Engine, SyncEngine};
 use crate::errno::errno_name;
@@ -20,7 +20,7 @@ use crate::model::{Cell, CpuSummary, DirResult, LatSummary, Report};
 use crate::plan::{IoPlan, Load, ProbeOp, ProbePlan};
 use crate::runner::{self, Counter, Group, PacedOp, Pacing, Progress, RankRun, RunConfig, RunOut};
 use crate::stats::{Instant, LatStats, OpKind, OpStats};
-use crate::target::{self, Guard, Prepared, TargetError};
+use crate::target::{self, Guard, Prepared};
 use crate::workload::probe::{kind, ProbeWorkload, StreamWrite};
 use crate::workload::{AlignedBuf, Workload};
 use std::collections::BTreeMap;
@@ -339,11 +339,6 @@ impl CellWork for ProbeCell<'_> {
         }
         vec![probe_summary(self.name, self.plan, self.info.clone(), m)]
     }
-}
-
-/// Measures one probe plan (a cell of `fslab run`).
-pub fn probe_cell(cell_name: &str, plan: &ProbePlan, stop: &AtomicBool) -> Result<Cell, AppError> {
-    run_one(&mut ProbeCell::new(cell_name, plan), stop)?.ok_or(AppError::Target(TargetError::Interrupted))
 }
 
 /// `fslab probe`: one cell with a direction per phase and the probe data.
