@@ -52,65 +52,9 @@ fn flag_of(e: &PlanError) -> &str {
 
 impl FioPlan {
     pub fn from_args(fa: &FioArgs) -> Result<FioPlan> {
-        // fio's own flags may come after the job files, as --flag=VALUE
-        // (or --flag VALUE, as fio's getopt takes them too)
-        const VALUE_FLAGS: &[&str] = &["--output-format", "--output", "--runtime", "--size", "--section"];
-        let mut eff = fa.clone();
-        eff.args.clear();
-        let mut args = fa.args.iter();
-        while let Some(a) = args.next() {
-            let (k, v) = match a.split_once('=') {
-                Some((k, v)) => (k, Some(v.to_string())),
-                None if VALUE_FLAGS.contains(&a.as_str()) => match args.next() {
-                    Some(v) => (a.as_str(), Some(v.clone())),
-                    None => return Err(PlanError::new(a.as_str(), format!("needs a value ({a}=VALUE)"))),
-                },
-                None => (a.as_str(), None),
-            };
-            match (k, v) {
-                ("--output-format", Some(v)) => eff.output_format = v,
-                ("--output", Some(v)) => eff.output = Some(v),
-                ("--runtime", Some(v)) => eff.runtime = Some(v),
-                ("--size", Some(v)) => eff.size = Some(v),
-                ("--section", Some(v)) => eff.section = Some(v),
-                ("--ignore-unsupported", None) => eff.ignore_unsupported = true,
-                ("--allow-device", None) => eff.allow_device = true,
-                ("--force-overwrite", None) => eff.force_overwrite = true,
-                ("--quiet", None) => eff.quiet = true,
-                _ => eff.args.push(a.clone()),
-            }
-        }
+        let eff = effective_args(fa)?;
         let fa = &eff;
-        // fslab fio's own values, checked before any job so that errors name the flag
-        if let Some(r) = &fa.runtime {
-            checked_time(r, "s").map_err(|e| PlanError::new("--runtime", e))?;
-        }
-        if let Some(sz) = &fa.size {
-            crate::units::parse_size(sz).map_err(|e| PlanError::new("--size", e))?;
-        }
-        let (files, cli): (Vec<&String>, Vec<&String>) = fa.args.iter().partition(|a| !a.starts_with("--"));
-        let mut jobs = if files.is_empty() {
-            Vec::new()
-        } else {
-            let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
-            fiojob::parse_files(&paths, fa.section.as_deref())?
-        };
-        let cli: Vec<String> = cli.into_iter().cloned().collect();
-        let cli_jobs = fiojob::parse_cli_jobs(&cli)?;
-        if cli_jobs.is_empty() && !cli.is_empty() {
-            // options with no --name to belong to: most likely a mistyped flag
-            return Err(PlanError::new(
-                cli[0].as_str(),
-                "not a flag of fslab fio, nor an option of a command-line job (those follow --name=NAME)",
-            ));
-        }
-        jobs.extend(cli_jobs);
-        if jobs.is_empty() {
-            return Err(PlanError::new(
-                "JOBFILE",
-                "give a job file or a command-line job (--name=NAME --rw=... )",
-            ));
-        }
+        let jobs = collect_jobs(fa)?;
         let format = match fa.output_format.as_str() {
             "normal" => FioFormat::Normal,
             "json" => FioFormat::Json,
@@ -126,62 +70,7 @@ impl FioPlan {
         if fa.output_format == "json+" {
             notes.push("--output-format=json+ is written as json (no per-bin latency lists)".into());
         }
-        let mut out = Vec::new();
-        let mut unsupported = Vec::new();
-        let (mut segment, mut group) = (0usize, 0usize);
-        for (i, job) in jobs.iter().enumerate() {
-            if i > 0 && (job.flag("stonewall") || job.flag("wait_for_previous")) {
-                segment += 1;
-                group += 1;
-            } else if i > 0 && job.flag("new_group") {
-                group += 1;
-            }
-            let mapped = map_job(job, ".", fa);
-            for n in mapped.notes {
-                if !notes.contains(&n) {
-                    notes.push(n);
-                }
-            }
-            if let Some((at, why)) = mapped.bad.first() {
-                return Err(PlanError::new(at.as_str(), format!("[{}] {why}", job.name)));
-            }
-            if !mapped.unsupported.is_empty() {
-                unsupported.extend(mapped.unsupported);
-                if !fa.ignore_unsupported {
-                    continue;
-                }
-            }
-            let mut plan = IoPlan::from_args(&mapped.args).map_err(|e| {
-                // a value fslab fio's own flag set names that flag
-                if (e.flag == "--runtime" && fa.runtime.is_some()) || (e.flag == "--size" && fa.size.is_some()) {
-                    return PlanError::new(e.flag.as_str(), format!("[{}] {}", job.name, e.msg));
-                }
-                let (at, key) = mapped
-                    .flag_at
-                    .iter()
-                    .rev()
-                    .find(|(f, _, _)| *f == flag_of(&e))
-                    .map(|(_, at, key)| (at.clone(), key.clone()))
-                    .unwrap_or_else(|| (job.at.clone(), e.flag.trim_start_matches("--").to_string()));
-                PlanError::new(at, format!("[{}] {key}: {}", job.name, e.msg))
-            })?;
-            plan.quiet = true;
-            if !mapped.percentiles.is_empty() {
-                plan.lat_percentiles = mapped.percentiles;
-            }
-            out.push(FioJobPlan {
-                name: job.name.clone(),
-                plan,
-                segment,
-                group,
-                group_reporting: job.flag("group_reporting"),
-                options: job
-                    .opts
-                    .iter()
-                    .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
-                    .collect(),
-            });
-        }
+        let (out, unsupported, segment) = plan_jobs(&jobs, fa, &mut notes)?;
         if !unsupported.is_empty() {
             if fa.ignore_unsupported {
                 for u in &unsupported {
@@ -197,30 +86,7 @@ impl FioPlan {
                 ));
             }
         }
-        // Jobs that run together share the runner's settings.
-        for s in 0..=segment {
-            let seg: Vec<&FioJobPlan> = out.iter().filter(|j| j.segment == s).collect();
-            if let Some(first) = seg.first() {
-                for j in &seg[1..] {
-                    let (a, b) = (&first.plan, &j.plan);
-                    let same = a.engine == b.engine
-                        && a.iodepth == b.iodepth
-                        && a.iodepth_batch == b.iodepth_batch
-                        && a.runtime == b.runtime
-                        && a.ramp == b.ramp
-                        && a.rate_iops == b.rate_iops;
-                    if !same {
-                        return Err(PlanError::new(
-                            "JOBFILE",
-                            format!(
-                                "jobs '{}' and '{}' run at the same time but differ in ioengine, iodepth, runtime, ramp_time or rate_iops; fslab runs such jobs together only with the same values (add stonewall to run them one after the other)",
-                                first.name, j.name
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
+        check_segments(&out, segment)?;
         if out.is_empty() {
             return Err(PlanError::new("JOBFILE", "every job was skipped"));
         }
@@ -236,4 +102,173 @@ impl FioPlan {
             quiet: fa.quiet,
         })
     }
+}
+
+/// `fa` with fslab fio's own flags taken out of its trailing arguments.
+/// fio's own flags may come after the job files, as --flag=VALUE
+/// (or --flag VALUE, as fio's getopt takes them too).
+fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
+    const VALUE_FLAGS: &[&str] = &["--output-format", "--output", "--runtime", "--size", "--section"];
+    let mut eff = fa.clone();
+    eff.args.clear();
+    let mut args = fa.args.iter();
+    while let Some(a) = args.next() {
+        let (k, v) = match a.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None if VALUE_FLAGS.contains(&a.as_str()) => match args.next() {
+                Some(v) => (a.as_str(), Some(v.clone())),
+                None => return Err(PlanError::new(a.as_str(), format!("needs a value ({a}=VALUE)"))),
+            },
+            None => (a.as_str(), None),
+        };
+        match (k, v) {
+            ("--output-format", Some(v)) => eff.output_format = v,
+            ("--output", Some(v)) => eff.output = Some(v),
+            ("--runtime", Some(v)) => eff.runtime = Some(v),
+            ("--size", Some(v)) => eff.size = Some(v),
+            ("--section", Some(v)) => eff.section = Some(v),
+            ("--ignore-unsupported", None) => eff.ignore_unsupported = true,
+            ("--allow-device", None) => eff.allow_device = true,
+            ("--force-overwrite", None) => eff.force_overwrite = true,
+            ("--quiet", None) => eff.quiet = true,
+            _ => eff.args.push(a.clone()),
+        }
+    }
+    Ok(eff)
+}
+
+/// The jobs of the job files, then the command-line jobs; at least one.
+fn collect_jobs(fa: &FioArgs) -> Result<Vec<fiojob::Job>> {
+    // fslab fio's own values, checked before any job so that errors name the flag
+    if let Some(r) = &fa.runtime {
+        checked_time(r, "s").map_err(|e| PlanError::new("--runtime", e))?;
+    }
+    if let Some(sz) = &fa.size {
+        crate::units::parse_size(sz).map_err(|e| PlanError::new("--size", e))?;
+    }
+    let (files, cli): (Vec<&String>, Vec<&String>) = fa.args.iter().partition(|a| !a.starts_with("--"));
+    let mut jobs = if files.is_empty() {
+        Vec::new()
+    } else {
+        let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+        fiojob::parse_files(&paths, fa.section.as_deref())?
+    };
+    let cli: Vec<String> = cli.into_iter().cloned().collect();
+    let cli_jobs = fiojob::parse_cli_jobs(&cli)?;
+    if cli_jobs.is_empty() && !cli.is_empty() {
+        // options with no --name to belong to: most likely a mistyped flag
+        return Err(PlanError::new(
+            cli[0].as_str(),
+            "not a flag of fslab fio, nor an option of a command-line job (those follow --name=NAME)",
+        ));
+    }
+    jobs.extend(cli_jobs);
+    if jobs.is_empty() {
+        return Err(PlanError::new(
+            "JOBFILE",
+            "give a job file or a command-line job (--name=NAME --rw=... )",
+        ));
+    }
+    Ok(jobs)
+}
+
+/// Each job mapped and built into an `IoPlan`, in order: the plans, the
+/// unsupported options (their jobs are skipped unless --ignore-unsupported)
+/// and the last segment. New notes are added to `notes` once each.
+fn plan_jobs(
+    jobs: &[fiojob::Job],
+    fa: &FioArgs,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<FioJobPlan>, Vec<String>, usize)> {
+    let mut out = Vec::new();
+    let mut unsupported = Vec::new();
+    let (mut segment, mut group) = (0usize, 0usize);
+    for (i, job) in jobs.iter().enumerate() {
+        if i > 0 && (job.flag("stonewall") || job.flag("wait_for_previous")) {
+            segment += 1;
+            group += 1;
+        } else if i > 0 && job.flag("new_group") {
+            group += 1;
+        }
+        let mut mapped = map_job(job, ".", fa);
+        for n in std::mem::take(&mut mapped.notes) {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
+        if let Some((at, why)) = mapped.bad.first() {
+            return Err(PlanError::new(at.as_str(), format!("[{}] {why}", job.name)));
+        }
+        if !mapped.unsupported.is_empty() {
+            unsupported.extend(std::mem::take(&mut mapped.unsupported));
+            if !fa.ignore_unsupported {
+                continue;
+            }
+        }
+        let mut plan = job_plan(job, &mapped, fa)?;
+        plan.quiet = true;
+        if !mapped.percentiles.is_empty() {
+            plan.lat_percentiles = mapped.percentiles;
+        }
+        out.push(FioJobPlan {
+            name: job.name.clone(),
+            plan,
+            segment,
+            group,
+            group_reporting: job.flag("group_reporting"),
+            options: job
+                .opts
+                .iter()
+                .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
+                .collect(),
+        });
+    }
+    Ok((out, unsupported, segment))
+}
+
+/// The job's `IoPlan`, through `fslab io`'s validation; an error names the
+/// fio option (and file:line) the failing flag came from.
+fn job_plan(job: &fiojob::Job, mapped: &map::Mapped, fa: &FioArgs) -> Result<IoPlan> {
+    IoPlan::from_args(&mapped.args).map_err(|e| {
+        // a value fslab fio's own flag set names that flag
+        if (e.flag == "--runtime" && fa.runtime.is_some()) || (e.flag == "--size" && fa.size.is_some()) {
+            return PlanError::new(e.flag.as_str(), format!("[{}] {}", job.name, e.msg));
+        }
+        let (at, key) = mapped
+            .flag_at
+            .iter()
+            .rev()
+            .find(|(f, _, _)| *f == flag_of(&e))
+            .map(|(_, at, key)| (at.clone(), key.clone()))
+            .unwrap_or_else(|| (job.at.clone(), e.flag.trim_start_matches("--").to_string()));
+        PlanError::new(at, format!("[{}] {key}: {}", job.name, e.msg))
+    })
+}
+
+/// Jobs that run together share the runner's settings.
+fn check_segments(out: &[FioJobPlan], segment: usize) -> Result<()> {
+    for s in 0..=segment {
+        let seg: Vec<&FioJobPlan> = out.iter().filter(|j| j.segment == s).collect();
+        if let Some(first) = seg.first() {
+            for j in &seg[1..] {
+                let (a, b) = (&first.plan, &j.plan);
+                let same = a.engine == b.engine
+                    && a.iodepth == b.iodepth
+                    && a.iodepth_batch == b.iodepth_batch
+                    && a.runtime == b.runtime
+                    && a.ramp == b.ramp
+                    && a.rate_iops == b.rate_iops;
+                if !same {
+                    return Err(PlanError::new(
+                        "JOBFILE",
+                        format!(
+                            "jobs '{}' and '{}' run at the same time but differ in ioengine, iodepth, runtime, ramp_time or rate_iops; fslab runs such jobs together only with the same values (add stonewall to run them one after the other)",
+                            first.name, j.name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }

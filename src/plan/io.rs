@@ -162,84 +162,15 @@ impl IoPlan {
         let verify = verify(a, bs, bs_max, &bssplit)?;
         // --verify-only reads sequentially, whatever --rw says
         let rw = if a.verify_only { Rw::Read } else { rw };
-        let nrfiles = count("--nrfiles", &a.nrfiles, 1)?;
-        if nrfiles > 4096 {
-            return Err(PlanError::new("--nrfiles", format!("{nrfiles} is more than 4096")));
-        }
-        let size = match &a.size {
-            None => None,
-            Some(s) => {
-                let v = units::parse_size(s).map_err(|e| PlanError::new("--size", e))?;
-                if v < bs {
-                    return Err(PlanError::new(
-                        "--size",
-                        format!("{v} bytes is smaller than one block (--bs {bs})"),
-                    ));
-                }
-                Some(v)
-            }
-        };
-        let jobs = count("--jobs", &a.jobs, 1)?;
-        if jobs > 4096 {
-            return Err(PlanError::new("--jobs", format!("{jobs} is more than 4096")));
-        }
+        let (nrfiles, size, jobs) = files_and_jobs(a, bs)?;
         let engine = EngineKind::parse(&a.engine)
             .ok_or_else(|| PlanError::new("--engine", format!("unknown engine '{}' (known: sync, null)", a.engine)))?;
         let (iodepth, iodepth_batch, uring) = queue_opts(a, engine)?;
         let (runtime, ramp) = timing(a)?;
-        let fsync_every = match &a.fsync {
-            None => 0,
-            Some(s) => count("--fsync", s, 1)?,
-        };
-        if fsync_every > 0 && rw.read_pct(rwmixread) == 100 {
-            return Err(PlanError::new(
-                "--fsync",
-                format!("--rw {} does no writes to fsync", rw.name()),
-            ));
-        }
-        let fdatasync_every = match &a.fdatasync {
-            None => 0,
-            Some(s) => count("--fdatasync", s, 1)?,
-        };
-        if fdatasync_every > 0 && rw.read_pct(rwmixread) == 100 {
-            return Err(PlanError::new(
-                "--fdatasync",
-                format!("--rw {} does no writes to fdatasync", rw.name()),
-            ));
-        }
-        if a.end_fsync && runtime.is_some() && !a.size_based {
-            return Err(PlanError::new(
-                "--end-fsync",
-                "needs a size-based run (without --runtime): a timed run has no end of its data",
-            ));
-        }
-        let thinktime = match &a.thinktime {
-            None => None,
-            Some(s) => Some(duration("--thinktime", s)?).filter(|d| !d.is_zero()),
-        };
-        if thinktime.is_some() && iodepth > 1 {
-            return Err(PlanError::new("--thinktime", "works with --iodepth 1 only"));
-        }
-        if nrfiles > 1 && a.fixed_files {
-            return Err(PlanError::new("--fixed-files", "works with --nrfiles 1 only"));
-        }
-        let rate_iops = match &a.rate_iops {
-            None => None,
-            Some(s) => Some(count("--rate-iops", s, 1)?),
-        };
+        let (fsync_every, fdatasync_every) = syncs(a, rw, rwmixread, runtime)?;
+        let (thinktime, rate_iops) = pacing(a, iodepth, nrfiles)?;
         let lat_buckets_ns = lat_buckets(a)?;
-        if a.common.target.is_empty() {
-            return Err(PlanError::new("--target", "empty path"));
-        }
-        super::refuse_pseudo_fs("--target", a.common.target.as_ref())?;
-        let stonewall = super::stonewall(a.stonewall.as_deref())?;
-        if stonewall == Some(crate::plan::Stonewall::First) && runtime.is_some() && !a.size_based {
-            return Err(PlanError::new(
-                "--stonewall",
-                "`first` waits for a job to finish its --size, and jobs of a time-based run (--runtime) never do: \
-                 give a deadline (--stonewall 30s) or add --size-based",
-            ));
-        }
+        let stonewall = target_and_stonewall(a, runtime)?;
         let (seed, stop_on_error) = (seed(&a.common)?, super::stop_on_error(&a.common)?);
         // last: the output files are checked once everything else is valid
         let outputs = Outputs::from_args(&a.common, "io")?;
@@ -561,4 +492,97 @@ fn lat_buckets(a: &IoArgs) -> Result<Vec<u64>> {
         }
     };
     Ok(lat_buckets_ns)
+}
+
+/// --nrfiles, --size (at least one block) and --jobs.
+fn files_and_jobs(a: &IoArgs, bs: u64) -> Result<(u64, Option<u64>, u64)> {
+    let nrfiles = count("--nrfiles", &a.nrfiles, 1)?;
+    if nrfiles > 4096 {
+        return Err(PlanError::new("--nrfiles", format!("{nrfiles} is more than 4096")));
+    }
+    let size = match &a.size {
+        None => None,
+        Some(s) => {
+            let v = units::parse_size(s).map_err(|e| PlanError::new("--size", e))?;
+            if v < bs {
+                return Err(PlanError::new(
+                    "--size",
+                    format!("{v} bytes is smaller than one block (--bs {bs})"),
+                ));
+            }
+            Some(v)
+        }
+    };
+    let jobs = count("--jobs", &a.jobs, 1)?;
+    if jobs > 4096 {
+        return Err(PlanError::new("--jobs", format!("{jobs} is more than 4096")));
+    }
+    Ok((nrfiles, size, jobs))
+}
+
+/// --fsync and --fdatasync (only with writes), and --end-fsync (only size-based).
+fn syncs(a: &IoArgs, rw: Rw, rwmixread: u32, runtime: Option<Duration>) -> Result<(u64, u64)> {
+    let fsync_every = match &a.fsync {
+        None => 0,
+        Some(s) => count("--fsync", s, 1)?,
+    };
+    if fsync_every > 0 && rw.read_pct(rwmixread) == 100 {
+        return Err(PlanError::new(
+            "--fsync",
+            format!("--rw {} does no writes to fsync", rw.name()),
+        ));
+    }
+    let fdatasync_every = match &a.fdatasync {
+        None => 0,
+        Some(s) => count("--fdatasync", s, 1)?,
+    };
+    if fdatasync_every > 0 && rw.read_pct(rwmixread) == 100 {
+        return Err(PlanError::new(
+            "--fdatasync",
+            format!("--rw {} does no writes to fdatasync", rw.name()),
+        ));
+    }
+    if a.end_fsync && runtime.is_some() && !a.size_based {
+        return Err(PlanError::new(
+            "--end-fsync",
+            "needs a size-based run (without --runtime): a timed run has no end of its data",
+        ));
+    }
+    Ok((fsync_every, fdatasync_every))
+}
+
+/// --thinktime (iodepth 1 only), --fixed-files (one file only) and --rate-iops.
+fn pacing(a: &IoArgs, iodepth: u64, nrfiles: u64) -> Result<(Option<Duration>, Option<u64>)> {
+    let thinktime = match &a.thinktime {
+        None => None,
+        Some(s) => Some(duration("--thinktime", s)?).filter(|d| !d.is_zero()),
+    };
+    if thinktime.is_some() && iodepth > 1 {
+        return Err(PlanError::new("--thinktime", "works with --iodepth 1 only"));
+    }
+    if nrfiles > 1 && a.fixed_files {
+        return Err(PlanError::new("--fixed-files", "works with --nrfiles 1 only"));
+    }
+    let rate_iops = match &a.rate_iops {
+        None => None,
+        Some(s) => Some(count("--rate-iops", s, 1)?),
+    };
+    Ok((thinktime, rate_iops))
+}
+
+/// --target (not empty, not a pseudo filesystem), then --stonewall.
+fn target_and_stonewall(a: &IoArgs, runtime: Option<Duration>) -> Result<Option<crate::plan::Stonewall>> {
+    if a.common.target.is_empty() {
+        return Err(PlanError::new("--target", "empty path"));
+    }
+    super::refuse_pseudo_fs("--target", a.common.target.as_ref())?;
+    let stonewall = super::stonewall(a.stonewall.as_deref())?;
+    if stonewall == Some(crate::plan::Stonewall::First) && runtime.is_some() && !a.size_based {
+        return Err(PlanError::new(
+            "--stonewall",
+            "`first` waits for a job to finish its --size, and jobs of a time-based run (--runtime) never do: \
+             give a deadline (--stonewall 30s) or add --size-based",
+        ));
+    }
+    Ok(stonewall)
 }

@@ -217,6 +217,32 @@ fn is_status(t: &str) -> bool {
     t.starts_with("NT_STATUS_") || t.starts_with("0x") || t == "SUCCESS" || t == "ERROR" || t == "*"
 }
 
+/// A leading timestamp (seconds, 0 to 4000) taken off `toks`, in µs.
+fn leading_time(toks: &mut Vec<&str>, err: &dyn Fn(String) -> LoadFileError) -> Result<Option<u32>, LoadFileError> {
+    let Some(first) = toks.first() else {
+        return Ok(None);
+    };
+    if !first.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        return Ok(None);
+    }
+    let secs: f64 = first
+        .parse()
+        .map_err(|_| err(format!("'{first}' is not a timestamp")))?;
+    if !(0.0..4000.0).contains(&secs) {
+        return Err(err(format!("'{first}' is not a timestamp (0 to 4000 s)")));
+    }
+    toks.remove(0);
+    Ok(Some((secs * 1e6) as u32))
+}
+
+/// A number argument that fits a `Line`'s u32 (`what` names it in messages).
+fn num(t: &str, what: &str, err: &dyn Fn(String) -> LoadFileError) -> Result<u32, LoadFileError> {
+    match parse_num(t) {
+        None => Err(err(format!("'{t}' is not a number ({what})"))),
+        Some(v) => u32::try_from(v).map_err(|_| err(format!("'{t}' is too large ({what}: at most {})", u32::MAX))),
+    }
+}
+
 impl LoadFile {
     /// Parses `text` (named `name` in messages).
     pub fn parse(name: &str, text: &str) -> Result<Self, LoadFileError> {
@@ -248,20 +274,13 @@ impl LoadFile {
                 continue;
             }
             let mut toks = tokens(t);
-            let mut time_us = NO_TIME;
-            if let Some(first) = toks.first() {
-                if first.chars().next().is_some_and(|c| c.is_ascii_digit()) {
-                    let secs: f64 = first
-                        .parse()
-                        .map_err(|_| err(format!("'{first}' is not a timestamp")))?;
-                    if !(0.0..4000.0).contains(&secs) {
-                        return Err(err(format!("'{first}' is not a timestamp (0 to 4000 s)")));
-                    }
-                    time_us = (secs * 1e6) as u32;
+            let time_us = match leading_time(&mut toks, &err)? {
+                Some(us) => {
                     lf.has_timestamps = true;
-                    toks.remove(0);
+                    us
                 }
-            }
+                None => NO_TIME,
+            };
             if toks.len() < 2 && !matches!(toks.first(), Some(&"ENDLOOP")) {
                 // as dbench: lines with fewer than 2 tokens are skipped
                 continue;
@@ -275,18 +294,10 @@ impl LoadFile {
                 time_us,
                 line_no: line_no as u32,
             };
-            let num = |t: &str, what: &str| -> Result<u32, LoadFileError> {
-                match parse_num(t) {
-                    None => Err(err(format!("'{t}' is not a number ({what})"))),
-                    Some(v) => {
-                        u32::try_from(v).map_err(|_| err(format!("'{t}' is too large ({what}: at most {})", u32::MAX)))
-                    }
-                }
-            };
             match toks[0] {
                 "LOOP" | "REPEAT" => {
                     line.kind = if toks[0] == "LOOP" { Kind::Loop } else { Kind::Repeat };
-                    line.args[0] = num(toks[1], "count")?;
+                    line.args[0] = num(toks[1], "count", &err)?;
                     if line.kind == Kind::Loop {
                         loops.push(lf.lines.len());
                     }
@@ -300,79 +311,97 @@ impl LoadFile {
                     }
                     line.args[0] = start as u32;
                 }
-                op => {
-                    let (dir, np, nn) = op_of(op).ok_or_else(|| err(format!("unknown operation '{op}'")))?;
-                    line.kind = Kind::Op(dir);
-                    let want = 1 + np + nn + usize::from(dir != OpKind::Sleep);
-                    // some writers add trailing fields; the status is the last token
-                    if toks.len() < want {
-                        return Err(err(format!(
-                            "{op} needs {} argument(s) and a status, got {}",
-                            np + nn,
-                            toks.len() - 1
-                        )));
-                    }
-                    for (k, slot) in [&mut line.path, &mut line.path2].into_iter().enumerate().take(np) {
-                        let raw = toks[1 + k];
-                        let p = normalize_path(raw).map_err(|why| err(format!("path \"{}\" {why}", shown(raw))))?;
-                        *slot = match interned.get(&p) {
-                            Some(&n) => n,
-                            None => lf.intern(&mut dirs, &mut interned, p),
-                        };
-                    }
-                    for k in 0..nn {
-                        let t = toks[1 + np + k];
-                        // (argument, bound, message) of the numbers that size memory or time
-                        let bound = match (dir, k) {
-                            (OpKind::ReadX | OpKind::WriteX, 2) => {
-                                Some((MAX_TRANSFER, "bytes: at most 16 MiB per operation"))
-                            }
-                            (OpKind::Sleep, 0) => Some((MAX_SLEEP_US, "µs: at most 60 s")),
-                            _ => None,
-                        };
-                        if let (Some((max, why)), Some(v)) = (bound, parse_num(t)) {
-                            if v > max as u64 {
-                                return Err(err(format!("{op} of {v} {why}")));
-                            }
-                        }
-                        line.args[k] = num(t, op)?;
-                    }
-                    if dir != OpKind::Sleep {
-                        let st = toks[toks.len() - 1];
-                        if !is_status(st) {
-                            return Err(err(format!(
-                                "'{st}' is not a status (NT_STATUS_..., 0x..., SUCCESS, ERROR or *)"
-                            )));
-                        }
-                        line.expect = match st {
-                            "NT_STATUS_OK" | "SUCCESS" | "0x00000000" | "0x0" => Expect::Ok,
-                            "*" => Expect::Any,
-                            _ => Expect::Fail,
-                        };
-                    }
-                }
+                op => lf.op_line(&mut line, op, &toks, &mut dirs, &mut interned, &err)?,
             }
             lf.lines.push(line);
         }
+        lf.check_complete(&loops)?;
+        Ok(lf)
+    }
+
+    /// Fills `line` from the operation `op` and its arguments `toks[1..]`:
+    /// paths normalised and interned, numbers bounded, the status last.
+    fn op_line(
+        &mut self,
+        line: &mut Line,
+        op: &str,
+        toks: &[&str],
+        dirs: &mut HashMap<String, u32>,
+        interned: &mut HashMap<String, u32>,
+        err: &dyn Fn(String) -> LoadFileError,
+    ) -> Result<(), LoadFileError> {
+        let (dir, np, nn) = op_of(op).ok_or_else(|| err(format!("unknown operation '{op}'")))?;
+        line.kind = Kind::Op(dir);
+        let want = 1 + np + nn + usize::from(dir != OpKind::Sleep);
+        // some writers add trailing fields; the status is the last token
+        if toks.len() < want {
+            return Err(err(format!(
+                "{op} needs {} argument(s) and a status, got {}",
+                np + nn,
+                toks.len() - 1
+            )));
+        }
+        for (k, slot) in [&mut line.path, &mut line.path2].into_iter().enumerate().take(np) {
+            let raw = toks[1 + k];
+            let p = normalize_path(raw).map_err(|why| err(format!("path \"{}\" {why}", shown(raw))))?;
+            *slot = match interned.get(&p) {
+                Some(&n) => n,
+                None => self.intern(dirs, interned, p),
+            };
+        }
+        for k in 0..nn {
+            let t = toks[1 + np + k];
+            // (argument, bound, message) of the numbers that size memory or time
+            let bound = match (dir, k) {
+                (OpKind::ReadX | OpKind::WriteX, 2) => Some((MAX_TRANSFER, "bytes: at most 16 MiB per operation")),
+                (OpKind::Sleep, 0) => Some((MAX_SLEEP_US, "µs: at most 60 s")),
+                _ => None,
+            };
+            if let (Some((max, why)), Some(v)) = (bound, parse_num(t)) {
+                if v > max as u64 {
+                    return Err(err(format!("{op} of {v} {why}")));
+                }
+            }
+            line.args[k] = num(t, op, err)?;
+        }
+        if dir != OpKind::Sleep {
+            let st = toks[toks.len() - 1];
+            if !is_status(st) {
+                return Err(err(format!(
+                    "'{st}' is not a status (NT_STATUS_..., 0x..., SUCCESS, ERROR or *)"
+                )));
+            }
+            line.expect = match st {
+                "NT_STATUS_OK" | "SUCCESS" | "0x00000000" | "0x0" => Expect::Ok,
+                "*" => Expect::Any,
+                _ => Expect::Fail,
+            };
+        }
+        Ok(())
+    }
+
+    /// Once every line is read: every LOOP closed, and some operation that
+    /// is not a SLEEP.
+    fn check_complete(&self, loops: &[usize]) -> Result<(), LoadFileError> {
         if let Some(&open) = loops.last() {
             return Err(LoadFileError {
-                file: name.to_string(),
-                line: lf.lines[open].line_no as usize,
+                file: self.name.clone(),
+                line: self.lines[open].line_no as usize,
                 msg: "LOOP without ENDLOOP".into(),
             });
         }
-        if !lf
+        if !self
             .lines
             .iter()
             .any(|l| matches!(l.kind, Kind::Op(d) if d != OpKind::Sleep))
         {
             return Err(LoadFileError {
-                file: name.to_string(),
+                file: self.name.clone(),
                 line: 1,
                 msg: "no operations".into(),
             });
         }
-        Ok(lf)
+        Ok(())
     }
 
     /// Interns a new normalised path `p` and its parent directory.
