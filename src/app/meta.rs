@@ -148,25 +148,13 @@ impl<'a> MetaCell<'a> {
     fn cell(&self, interrupted: bool) -> Cell {
         let (cpu, elapsed) = (self.cpu_total, self.elapsed_total);
         Cell {
-            name: self.name.into(),
-            plan: self.cell_plan.clone(),
-            target: self.info.clone(),
             warnings: self.warnings.clone(),
             interrupted,
             elapsed_ns: elapsed,
             directions: self.directions.clone(),
-            cpu: CpuSummary {
-                user_ns: cpu.user_ns,
-                sys_ns: cpu.sys_ns,
-                percent_of_core: cpu.percent_of_core(elapsed),
-                jobs: Vec::new(),
-            },
-            series: Vec::new(),
+            cpu: CpuSummary::of_process(cpu, elapsed),
             job_errors: self.job_errors.clone(),
-            inflight_depth: Vec::new(),
-            probe: None,
-            lab: None,
-            error: None,
+            ..Cell::new(self.name, self.cell_plan.clone(), self.info.clone())
         }
     }
 

@@ -132,6 +132,18 @@ pub struct CpuSummary {
     pub jobs: Vec<JobCpu>,
 }
 
+impl CpuSummary {
+    /// The whole process's CPU time over `elapsed_ns`, without per-job figures.
+    pub fn of_process(cpu: crate::stats::cpu::CpuTimes, elapsed_ns: u64) -> Self {
+        CpuSummary {
+            user_ns: cpu.user_ns,
+            sys_ns: cpu.sys_ns,
+            percent_of_core: cpu.percent_of_core(elapsed_ns),
+            jobs: Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobCpu {
     pub job: usize,
@@ -141,8 +153,10 @@ pub struct JobCpu {
 }
 
 impl Cell {
-    /// A cell that could not run: the reason, nothing measured.
-    pub fn failed(name: &str, plan: CellPlan, target: TargetInfo, error: String) -> Self {
+    /// A cell of `plan` on `target` with nothing measured yet: kinds that
+    /// summarise their own directions (meta's phases, the probe's) fill in
+    /// what they measured with `..Cell::new(..)`.
+    pub fn new(name: &str, plan: CellPlan, target: TargetInfo) -> Self {
         Cell {
             name: name.to_string(),
             plan,
@@ -157,7 +171,15 @@ impl Cell {
             inflight_depth: vec![],
             probe: None,
             lab: None,
+            error: None,
+        }
+    }
+
+    /// A cell that could not run: the reason, nothing measured.
+    pub fn failed(name: &str, plan: CellPlan, target: TargetInfo, error: String) -> Self {
+        Cell {
             error: Some(error),
+            ..Cell::new(name, plan, target)
         }
     }
 

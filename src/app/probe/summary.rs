@@ -263,22 +263,12 @@ pub(super) fn probe_summary(cell_name: &str, plan: &ProbePlan, info: TargetInfo,
         .collect();
     let cpu = m.probe.cpu_process;
     Cell {
-        name: cell_name.into(),
-        plan: crate::model::CellPlan::Probe(plan.clone()),
-        target: info,
         warnings,
         interrupted: m.probe.interrupted,
         elapsed_ns: elapsed,
         directions,
-        cpu: CpuSummary {
-            user_ns: cpu.user_ns,
-            sys_ns: cpu.sys_ns,
-            percent_of_core: cpu.percent_of_core(elapsed),
-            jobs: Vec::new(),
-        },
-        series: Vec::new(),
+        cpu: CpuSummary::of_process(cpu, elapsed),
         job_errors,
-        inflight_depth: Vec::new(),
         probe: Some(ProbeData {
             op: serde_json::to_value(plan.op)
                 .ok()
@@ -293,7 +283,6 @@ pub(super) fn probe_summary(cell_name: &str, plan: &ProbePlan, info: TargetInfo,
             context: m.context,
             load: plan.load_spec.clone(),
         }),
-        lab: None,
-        error: None,
+        ..Cell::new(cell_name, crate::model::CellPlan::Probe(plan.clone()), info)
     }
 }
