@@ -21,5 +21,6 @@ pub mod runner;
 pub mod stats;
 mod sys;
 pub mod target;
+pub mod telemetry;
 pub mod units;
 pub mod workload;

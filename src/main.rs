@@ -53,6 +53,21 @@ fn run(cli: Cli) -> ExitCode {
         }
         return ExitCode::from(2);
     }
+    let telemetry = match &cli.command {
+        Command::Io(a) => Some(&a.common.telemetry),
+        Command::Meta(a) => Some(&a.common.telemetry),
+        Command::Probe(a) => Some(&a.common.telemetry),
+        Command::Replay(a) => Some(&a.common.telemetry),
+        Command::Run(a) => Some(&a.common.telemetry),
+        Command::Fio(a) => Some(&a.telemetry),
+        Command::Cleanup(_) | Command::Compare(_) | Command::Report(_) => None,
+    };
+    // hooks first: `fslab run` installs its plan's own over these
+    if let Some(t) = telemetry {
+        if let Err(e) = plan::TelemetryPlan::from_args(t).and_then(|t| app::telemetry::install(&t)) {
+            return usage(e);
+        }
+    }
     let result = match &cli.command {
         Command::Io(a) => match validated(plan::IoPlan::from_args(a)) {
             Ok(p) => app::run_io(p, &stop),

@@ -26,9 +26,6 @@ pub fn from_run(name: &str, plan: CellPlan, target: TargetInfo, warnings: Vec<St
         warnings.push("stopped at the first failed operation (--on-error stop)".into());
     }
     Cell {
-        name: name.to_string(),
-        plan,
-        target,
         warnings,
         interrupted: out.interrupted,
         elapsed_ns: elapsed,
@@ -52,9 +49,7 @@ pub fn from_run(name: &str, plan: CellPlan, target: TargetInfo, warnings: Vec<St
         series: out.series,
         job_errors: out.jobs.iter().filter_map(|o| o.error.clone()).collect(),
         inflight_depth: out.depth_counts,
-        probe: None,
-        lab: None,
-        error: None,
+        ..Cell::new(name, plan, target)
     }
 }
 

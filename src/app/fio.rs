@@ -4,7 +4,7 @@
 //! group_reporting.
 
 use super::io::{io_config, io_worker};
-use super::pipeline::{run_cell, CellWork, NO_HOOKS};
+use super::pipeline::{installed_hooks, run_cell, CellWork};
 use super::AppError;
 use crate::engine::Engine;
 use crate::model::{Cell, CellPlan, FioCellPlan, FioJob, Report};
@@ -205,7 +205,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             break;
         }
         let mut work = FioSegment::new(&plan, seg, &r);
-        let cells = run_cell(&mut work, stop, NO_HOOKS);
+        let cells = run_cell(&mut work, stop, &installed_hooks());
         let interrupted = work.interrupted;
         // the segment's files go
         drop(work);

@@ -216,6 +216,11 @@ impl CellWork for MetaCell<'_> {
         Ok(ControlFlow::Continue(()))
     }
 
+    fn phase_name(&self, phase: usize) -> String {
+        let (o, k) = self.phases[phase];
+        phase_name(o, k)
+    }
+
     fn config(&self, phase: usize) -> RunConfig {
         let (_, kind) = self.phases[phase];
         RunConfig {

@@ -12,6 +12,7 @@ mod meta;
 pub mod pipeline;
 mod probe;
 mod replay;
+pub mod telemetry;
 
 pub use fio::run_fio;
 pub use io::{run_io, IoCell};

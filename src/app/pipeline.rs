@@ -74,6 +74,12 @@ pub trait CellWork: Sync {
         Ok(ControlFlow::Continue(()))
     }
 
+    /// Phase `phase`'s name, as the result names it (meta's "create",
+    /// "stat"...): the telemetry's phase spans and the profile's phases.
+    fn phase_name(&self, _phase: usize) -> String {
+        "run".to_string()
+    }
+
     /// How phase `phase` is driven (jobs, runtime, pacing, stonewall).
     fn config(&self, phase: usize) -> RunConfig;
 
@@ -121,14 +127,25 @@ pub trait CellWork: Sync {
 /// Where later features attach to every cell of every workload: telemetry
 /// beside the numbers, cache control, kernel and scheduler settings.
 ///
-/// None is registered yet ([`NO_HOOKS`]). `fslab run` still drops the page
-/// cache itself before each cell, before the target is prepared (as it
-/// always has); cache control that must act on the prepared target belongs
-/// in `before_timed`.
-pub trait CellHook: Sync {
+/// A command installs its hooks once ([`install_hooks`]: telemetry,
+/// profiling); [`run_one`] and the fio segments use them. `fslab run` still
+/// drops the page cache itself before each cell, before the target is
+/// prepared (as it always has); cache control that must act on the prepared
+/// target belongs in `before_timed`.
+///
+/// Every rank of a distributed run calls every method in the same order, so
+/// a hook may use the coordinator's collectives in `after_timed`.
+pub trait CellHook: Sync + Send {
     /// After the target is prepared (every rank agreed), before the first
     /// timed phase.
     fn before_timed(&self, _cell: &str) {}
+
+    /// Right before phase `phase` (named `name`) runs its workers, after
+    /// its `begin_phase`: the workers' threads start after this returns.
+    fn phase_started(&self, _phase: usize, _name: &str) {}
+
+    /// Right after phase `phase`'s workers ended, before `end_phase`.
+    fn phase_ended(&self, _phase: usize) {}
 
     /// After the last timed phase, once the cell is built, before it is
     /// published and the target's files are removed: the hook may add to
@@ -136,8 +153,24 @@ pub trait CellHook: Sync {
     fn after_timed(&self, _cell: &mut Cell) {}
 }
 
-/// No hooks: what every command passes today.
+/// No hooks (the pipeline's own tests).
 pub const NO_HOOKS: &[&dyn CellHook] = &[];
+
+static HOOKS: std::sync::RwLock<Vec<&'static dyn CellHook>> = std::sync::RwLock::new(Vec::new());
+
+/// Installs the hooks every later cell of this process runs with (a command
+/// calls it once, after validation). Leaked on purpose: they live as long as
+/// the process, and an abort may still read them.
+pub fn install_hooks(hooks: Vec<Box<dyn CellHook>>) {
+    let mut h = HOOKS.write().unwrap_or_else(|e| e.into_inner());
+    h.clear();
+    h.extend(hooks.into_iter().map(|b| &*Box::leak(b)));
+}
+
+/// The installed hooks.
+pub fn installed_hooks() -> Vec<&'static dyn CellHook> {
+    HOOKS.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
 
 /// Measures one cell of `work` (see the module's data flow). `Ok(None)`:
 /// stopped before anything was measured (a signal while laying out files).
@@ -159,7 +192,14 @@ pub fn run_cell<K: CellWork>(
         }
         let cfg = work.config(phase);
         let progress = work.progress(phase);
+        let name = work.phase_name(phase);
+        for h in hooks {
+            h.phase_started(phase, &name);
+        }
         let out = work.run_phase(phase, &cfg, stop, &progress);
+        for h in hooks {
+            h.phase_ended(phase);
+        }
         let flow = work.end_phase(phase, out);
         // an abort from now on (a signal during the sync of the next phase,
         // say) writes the phases done
@@ -182,9 +222,9 @@ pub fn run_cell<K: CellWork>(
     Ok(Some(cells))
 }
 
-/// [`run_cell`] for a kind that makes one cell.
+/// [`run_cell`] for a kind that makes one cell, with the installed hooks.
 pub fn run_one<K: CellWork>(work: &mut K, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
-    Ok(run_cell(work, stop, NO_HOOKS)?.and_then(|mut c| c.pop()))
+    Ok(run_cell(work, stop, &installed_hooks())?.and_then(|mut c| c.pop()))
 }
 
 /// A one-cell command (`fslab io`, `meta`, `replay`): the report started

@@ -158,6 +158,31 @@ pub struct CommonArgs {
     /// Seed of the random offsets and data (default: fixed, so runs repeat).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub seed: Option<String>,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
+}
+
+/// What is measured beside the numbers (every measuring command).
+#[derive(Debug, Args, Clone, Default)]
+pub struct TelemetryArgs {
+    /// Do not sample the devices, CPU, memory and pressure beside each cell.
+    #[arg(long)]
+    pub no_telemetry: bool,
+    /// Mark a cell disturbed when other processes (or the hypervisor's
+    /// steal) took more than PCT % of all CPUs during it [default: 10].
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
+    pub disturbed_cpu: Option<String>,
+    /// Sample fslab's CPU with kernel stacks in each timed phase
+    /// (perf_event_open, cpu-clock): top symbols in the report, a
+    /// folded-stacks file per cell, a flame graph in the HTML report.
+    #[arg(long)]
+    pub profile: bool,
+    /// Where --profile writes its folded-stacks files [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub profile_dir: Option<String>,
+    /// Profile samples per second and CPU [default: 999].
+    #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
+    pub profile_hz: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -465,6 +490,8 @@ pub struct FioArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
     /// Job files, then command-line jobs (--name=NAME --rw=randread ...). fio's flags
     /// above may also come after the files, written --flag=VALUE.
     #[arg(

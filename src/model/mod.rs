@@ -13,6 +13,7 @@ mod host;
 pub mod probe;
 pub mod ranks;
 mod read;
+pub mod system;
 mod target;
 mod v1;
 
@@ -103,6 +104,16 @@ pub struct Cell {
     /// filesystem lacks O_DIRECT): nothing was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The system beside the cell: devices, CPU, memory, interference
+    /// (None with --no-telemetry, and in results of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<system::SystemData>,
+    /// `--profile`: where fslab's CPU time went, per phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<system::Profile>,
+    /// Metadata cells with xattrs: where the xattrs live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xattrs: Option<system::XattrPlacement>,
 }
 
 /// A lab cell's place in the plan.
@@ -172,6 +183,9 @@ impl Cell {
             probe: None,
             lab: None,
             error: None,
+            system: None,
+            profile: None,
+            xattrs: None,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod meta;
 mod output;
 pub mod probe;
 pub mod replay;
+pub mod telemetry;
 
 pub use io::{FileMode, IoPlan, Rw};
 pub use lab::{FsKind, FsPlan, LabPlan, WorkloadPlan};
@@ -18,6 +19,7 @@ pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{check_path, write_atomically, OutputFormat, OutputSpec, Outputs};
 pub use probe::{Load, ProbeOp, ProbePlan};
 pub use replay::ReplayPlan;
+pub use telemetry::TelemetryPlan;
 
 use crate::cli::{CommonArgs, RunArgs};
 use crate::units;
