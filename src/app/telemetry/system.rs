@@ -143,6 +143,7 @@ impl CellHook for SystemHook {
             done.system = Some(sd);
         }
         let mut sd = done.system.clone().unwrap_or_default();
+        sd.attempts = 1;
         sd.latency_share = crate::telemetry::latency::latency_shares(&cell.directions, &sd.devices);
         if let Some(w) = disturbed_warning(&sd) {
             cell.warnings.push(w);
