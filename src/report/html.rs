@@ -29,7 +29,6 @@ figure.chart figcaption{font-size:.8em;color:#555;padding:.2em .5em;max-width:54
 svg text{font-family:system-ui,sans-serif;font-size:11px;fill:#222}svg text.t{font-size:13px;font-weight:600}
 svg text.n{font-size:11px;font-weight:600}svg text.b{font-size:10px;fill:#444}
 table.env td,table.env th{text-align:left}.sig{font-weight:700}.note{color:#555;font-size:.9em}.fail{color:#b00}
-figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}
 @media print{body{margin:0}figure.chart{break-inside:avoid}details{display:block}}";
 
 fn fmt_ns(v: f64) -> String {
@@ -195,7 +194,7 @@ fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
         for (f, k, of) in &w.disturbed {
             let _ = writeln!(
                 s,
-                "<p class=\"dist\">! {}: {k} of {of} cell(s) disturbed (other processes took the CPU; see the system timelines)</p>",
+                "<p class=\"dist\" style=\"color:#D00\">! {}: {k} of {of} cell(s) disturbed (other processes took the CPU; see the system timelines)</p>",
                 esc(f)
             );
         }
@@ -469,7 +468,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
     if cells.is_empty() {
         return;
     }
-    s.push_str("<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each point is the end of its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
+    s.push_str("<style>figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}</style>\n<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each point is the end of its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
     let line = |label: String, color: &str, points: Vec<(f64, f64)>, dashed: bool| Series {
         label,
         color: color.into(),

@@ -75,11 +75,12 @@ fn us(v: f64) -> String {
 /// "read: fslab 412 µs, loop3 await 398 µs (97%), vda await 380 µs (93%)",
 /// one per direction.
 pub fn share_lines(sys: &SystemData) -> Vec<String> {
-    share_dirs(sys)
-        .into_iter()
+    let dirs = share_dirs(sys);
+    let w = dirs.iter().map(|d| d.name().len() + 1).max().unwrap_or(0);
+    dirs.into_iter()
         .map(|dir| {
             let of: Vec<&LatencyShare> = sys.latency_share.iter().filter(|l| l.dir == dir).collect();
-            let mut line = format!("{}: ", dir.name());
+            let mut line = format!("{:<w$} ", format!("{}:", dir.name()));
             match of.iter().find(|l| l.ops > 0) {
                 Some(l) => {
                     let _ = write!(line, "fslab {}", us(l.mean_lat_us));
@@ -149,8 +150,12 @@ fn psi_line(p: &SystemPoint) -> Option<String> {
     ))
 }
 
-/// "disturbed: reason; reason" or "quiet: others 1.2% CPU".
+/// "disturbed: reason; reason" or "quiet: others 1.2% CPU (threshold 10.0%)".
 pub fn interference_line(sys: &SystemData) -> String {
+    interference(sys, true)
+}
+
+fn interference(sys: &SystemData, threshold: bool) -> String {
     let i = &sys.interference;
     if i.disturbed {
         if i.reasons.is_empty() {
@@ -166,7 +171,7 @@ pub fn interference_line(sys: &SystemData) -> String {
         if i.steal_pct >= 0.05 {
             let _ = write!(s, ", steal {:.1}%", i.steal_pct);
         }
-        if i.cpu_threshold_pct > 0.0 {
+        if threshold && i.cpu_threshold_pct > 0.0 {
             let _ = write!(s, " (threshold {:.1}%)", i.cpu_threshold_pct);
         }
         s
@@ -178,14 +183,25 @@ pub fn disturbed(c: &Cell) -> bool {
     c.system.as_ref().is_some_and(|s| s.interference.disturbed)
 }
 
-/// The device table: one row per device of the stack.
-fn device_table(s: &mut String, indent: &str, devs: &[DeviceData]) {
-    let w = devs.iter().map(|d| d.name.len()).max().unwrap_or(0).clamp(6, 16);
+/// Width of the device column.
+const DEV_W: usize = 8;
+
+fn device_header(s: &mut String, indent: &str) {
     let _ = writeln!(
         s,
-        "{indent}{:<w$} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10} {:>7} {:>6}",
+        "{indent}{:<DEV_W$} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10} {:>7} {:>6}",
         "device", "r/s", "w/s", "rMB/s", "wMB/s", "r_await ms", "w_await ms", "aqu-sz", "%util"
     );
+}
+
+/// The device table: one row per device of the stack.
+fn device_table(s: &mut String, indent: &str, devs: &[DeviceData]) {
+    device_header(s, indent);
+    device_rows(s, indent, devs);
+}
+
+fn device_rows(s: &mut String, indent: &str, devs: &[DeviceData]) {
+    let w = devs.iter().map(|d| d.name.len()).max().unwrap_or(0).max(DEV_W);
     for d in devs {
         let t = &d.total;
         let _ = writeln!(
@@ -266,31 +282,37 @@ pub fn text_block(s: &mut String, c: &Cell) {
     }
 }
 
-/// The compact block of one lab cell: a header with its place and whether it
-/// was disturbed, the device table, where the time goes, the CPU.
-pub fn text_compact(s: &mut String, c: &Cell) {
-    let Some(sys) = &c.system else { return };
+/// The compact block of one lab cell: its place, disturbed or quiet and the
+/// dirty memory peaks; the device stack when it differs from `prev_stack`;
+/// the device rows (under the section's header), where the time goes, the
+/// CPU. Returns the stack line.
+pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
+    let Some(sys) = &c.system else { return prev_stack.to_string() };
     let place = match &c.lab {
         Some(l) => format!("{} #{} {}", l.filesystem, l.repeat, l.workload),
         None => c.name.clone(),
     };
-    let _ = writeln!(s, "{place}: {}", interference_line(sys));
+    let head = format!("{place}: {}", interference(sys, false));
+    let (d, w) = dirty_peaks(sys);
+    let mem = format!("peak Dirty {}, Writeback {}", Bytes(d * 1024), Bytes(w * 1024));
+    if head.chars().count() + mem.len() + 2 <= 100 {
+        let _ = writeln!(s, "{head}; {mem}");
+    } else {
+        let _ = writeln!(s, "{head}\n  {mem}");
+    }
+    let stack = stack_line(sys);
     if !sys.devices.is_empty() {
-        let _ = writeln!(s, "  {}", stack_line(sys));
-        device_table(s, "  ", &sys.devices);
+        if stack != prev_stack {
+            let _ = writeln!(s, "  stack: {stack}");
+        }
+        device_rows(s, "  ", &sys.devices);
     }
     for l in share_lines(sys) {
         let _ = writeln!(s, "  {l}");
     }
-    let (d, w) = dirty_peaks(sys);
-    let _ = writeln!(
-        s,
-        "  cpu {}; Dirty {} WB {}",
-        cpu_line(&sys.total),
-        Bytes(d * 1024),
-        Bytes(w * 1024)
-    );
+    let _ = writeln!(s, "  cpu: {}", cpu_line(&sys.total));
     foreign_lines(s, "  ", sys);
+    stack
 }
 
 /// The lab run's per-cell system section (after the comparison), or nothing
@@ -300,9 +322,11 @@ pub fn lab_text(s: &mut String, cells: &[Cell]) {
     if with.is_empty() {
         return;
     }
-    s.push_str("\nsystem per cell (device await beside fslab's mean latency, share = device time / fslab's):\n");
+    s.push_str("\nsystem per cell (device figures over the cell as iostat -x; per direction each device's\nawait beside fslab's mean latency, and its share: device time / fslab's):\n");
+    device_header(s, "  ");
+    let mut stack = String::new();
     for c in with {
-        text_compact(s, c);
+        stack = text_compact(s, c, &stack);
     }
 }
 
