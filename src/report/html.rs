@@ -454,6 +454,11 @@ fn probes(s: &mut String, n: &mut usize, sources: &[(String, &Report)]) {
     s.push_str("</div>\n");
 }
 
+/// Intervals (start, end, value) as a step line: each value held over its interval.
+fn steps(intervals: impl Iterator<Item = (f64, f64, f64)>) -> Vec<(f64, f64)> {
+    intervals.flat_map(|(a, b, v)| [(a, v), (b, v)]).collect()
+}
+
 /// Per cell with telemetry: one timeline of stacked panels on a shared time
 /// axis (throughput, p99 latency, device %util and await, the CPU split,
 /// dirty memory), its phases shaded, disturbed cells framed in red; then a
@@ -468,7 +473,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
     if cells.is_empty() {
         return;
     }
-    s.push_str("<style>figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}</style>\n<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each point is the end of its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
+    s.push_str("<style>figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}</style>\n<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each value is held over its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
     let line = |label: String, color: &str, points: Vec<(f64, f64)>, dashed: bool| Series {
         label,
         color: color.into(),
@@ -489,7 +494,6 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                 }
             }
             let bytes = c.series.iter().any(|p| p.kinds.values().any(|k| k.bytes > 0));
-            let at = |p: &crate::stats::series::IntervalPoint| (p.t_s + 1) as f64;
             panels.push(svg::Panel {
                 title: if bytes { "MB/s".into() } else { "operations/s".into() },
                 y_scale: Scale::Linear,
@@ -498,14 +502,11 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                     .iter()
                     .enumerate()
                     .map(|(i, k)| {
-                        let pts = c
-                            .series
-                            .iter()
-                            .map(|p| {
-                                let d = p.dir(*k);
-                                (at(p), if bytes { d.bytes as f64 / 1e6 } else { d.ops as f64 })
-                            })
-                            .collect();
+                        let pts = steps(c.series.iter().map(|p| {
+                            let d = p.dir(*k);
+                            let v = if bytes { d.bytes as f64 / 1e6 } else { d.ops as f64 };
+                            (p.t_s as f64, (p.t_s + 1) as f64, v)
+                        }));
                         line(k.name().into(), PALETTE[i % PALETTE.len()], pts, false)
                     })
                     .collect(),
@@ -520,7 +521,11 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                     .iter()
                     .enumerate()
                     .map(|(i, k)| {
-                        let pts = c.series.iter().map(|p| (at(p), p.dir(*k).p99_ns as f64)).collect();
+                        let pts = steps(
+                            c.series
+                                .iter()
+                                .map(|p| (p.t_s as f64, (p.t_s + 1) as f64, p.dir(*k).p99_ns as f64)),
+                        );
                         line(k.name().into(), PALETTE[i % PALETTE.len()], pts, false)
                     })
                     .collect(),
@@ -529,6 +534,8 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
             });
         }
         let sec = |t_ms: u64| t_ms as f64 / 1e3;
+        // an interval ending at t_ms, len_ms long
+        let span = |t_ms: u64, len_ms: u64| (sec(t_ms.saturating_sub(len_ms)), sec(t_ms));
         if !sys.devices.is_empty() {
             panels.push(svg::Panel {
                 title: "device %util".into(),
@@ -539,7 +546,10 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                     .iter()
                     .enumerate()
                     .map(|(i, d)| {
-                        let pts = d.samples.iter().map(|p| (sec(p.t_ms), p.util_pct)).collect();
+                        let pts = steps(d.samples.iter().map(|p| {
+                            let (a, b) = span(p.t_ms, p.len_ms);
+                            (a, b, p.util_pct)
+                        }));
                         line(d.name.clone(), PALETTE[i % PALETTE.len()], pts, false)
                     })
                     .collect(),
@@ -550,11 +560,17 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
             for (i, d) in sys.devices.iter().enumerate() {
                 let col = PALETTE[i % PALETTE.len()];
                 if d.total.read_ios > 0 || d.samples.iter().any(|p| p.read_ios > 0) {
-                    let pts = d.samples.iter().map(|p| (sec(p.t_ms), p.r_await_ms * 1e6)).collect();
+                    let pts = steps(d.samples.iter().map(|p| {
+                        let (a, b) = span(p.t_ms, p.len_ms);
+                        (a, b, p.r_await_ms * 1e6)
+                    }));
                     awaits.push(line(format!("{} r_await", d.name), col, pts, false));
                 }
                 if d.total.write_ios > 0 || d.samples.iter().any(|p| p.write_ios > 0) {
-                    let pts = d.samples.iter().map(|p| (sec(p.t_ms), p.w_await_ms * 1e6)).collect();
+                    let pts = steps(d.samples.iter().map(|p| {
+                        let (a, b) = span(p.t_ms, p.len_ms);
+                        (a, b, p.w_await_ms * 1e6)
+                    }));
                     awaits.push(line(format!("{} w_await", d.name), col, pts, true));
                 }
             }
@@ -570,9 +586,13 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
             }
         }
         if !sys.samples.is_empty() {
-            let cpu = |f: fn(&crate::model::system::CpuSplit) -> f64| -> Vec<(f64, f64)> {
-                sys.samples.iter().map(|p| (sec(p.t_ms), f(&p.cpu))).collect()
+            let at = |f: &dyn Fn(&crate::model::system::SystemPoint) -> f64| -> Vec<(f64, f64)> {
+                steps(sys.samples.iter().map(|p| {
+                    let (a, b) = span(p.t_ms, p.len_ms);
+                    (a, b, f(p))
+                }))
             };
+            let cpu = |f: fn(&crate::model::system::CpuSplit) -> f64| at(&|p| f(&p.cpu));
             panels.push(svg::Panel {
                 title: "CPU (% of all CPUs)".into(),
                 y_scale: Scale::Linear,
@@ -586,16 +606,14 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                     line(
                         "fslab".into(),
                         "#009E73",
-                        sys.samples.iter().map(|p| (sec(p.t_ms), p.fslab_pct)).collect(),
+                        at(&|p| p.fslab_pct),
                         true,
                     ),
                 ],
                 stacked: true,
                 y_max: Some(100.0),
             });
-            let mem = |f: fn(&crate::model::system::SystemPoint) -> u64| -> Vec<(f64, f64)> {
-                sys.samples.iter().map(|p| (sec(p.t_ms), f(p) as f64 * 1024.0)).collect()
-            };
+            let mem = |f: fn(&crate::model::system::SystemPoint) -> u64| at(&|p| f(p) as f64 * 1024.0);
             panels.push(svg::Panel {
                 title: "dirty memory".into(),
                 y_scale: Scale::Linear,

@@ -416,8 +416,8 @@ pub struct Panel {
 }
 
 /// Panels stacked on one shared x axis (seconds), the bands (phases) drawn
-/// across all of them; `alert` writes a red line under the title and frames
-/// the chart in red (a disturbed cell).
+/// across all of them; `alert` writes a red line under the title (a
+/// disturbed cell).
 #[derive(Debug, Clone)]
 pub struct Timeline {
     pub title: String,
@@ -452,9 +452,7 @@ impl Timeline {
         if let Some(a) = &self.alert {
             let _ = write!(
                 s,
-                r##"<rect x="1" y="1" width="{}" height="{}" fill="none" stroke="#D00" stroke-width="2"/><text x="{}" y="36" text-anchor="middle" class="n" fill="#D00" style="fill:#D00">{}</text>"##,
-                TW - 2.0,
-                h - 2.0,
+                r##"<text x="{}" y="36" text-anchor="middle" class="n" style="fill:#D00">{}</text>"##,
                 TW / 2.0,
                 esc(a)
             );
