@@ -160,7 +160,11 @@ fn system_timelines_render_in_headless_chromium() {
     let url = format!("file://{}", page.display());
     let out = chromium(&dir.path().join("profile"), &["--dump-dom", &url]);
     let dom = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && dom.contains("</html>"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && dom.contains("</html>"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let figs: Vec<&str> = dom
         .split("<figure class=\"chart\" data-kind=\"system\"")
         .skip(1)
@@ -175,11 +179,20 @@ fn system_timelines_render_in_headless_chromium() {
         }
         assert!(f.contains("Z\""), "stacked CPU areas");
     }
-    assert_eq!(figs.iter().filter(|f| f.starts_with(" data-disturbed=\"true\"")).count(), 1);
+    assert_eq!(
+        figs.iter()
+            .filter(|f| f.starts_with(" data-disturbed=\"true\""))
+            .count(),
+        1
+    );
     let png = dir.path().join("shot.png");
     let out = chromium(
         &dir.path().join("profile2"),
-        &["--window-size=1400,3000", &format!("--screenshot={}", png.display()), &url],
+        &[
+            "--window-size=1400,3000",
+            &format!("--screenshot={}", png.display()),
+            &url,
+        ],
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     if let Ok(keep) = std::env::var("FSLAB_KEEP_PNG") {

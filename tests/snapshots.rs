@@ -208,7 +208,11 @@ pub(crate) fn hand_built_system(disturbed: bool) -> fslab::model::system::System
     };
     let dev = |name: &str, role, above: Option<&str>, backing: Option<&str>, sched: Option<&str>, k: f64| DeviceData {
         name: name.into(),
-        dev: if role == DeviceRole::Loop { "7:3".into() } else { "253:0".into() },
+        dev: if role == DeviceRole::Loop {
+            "7:3".into()
+        } else {
+            "253:0".into()
+        },
         role,
         above: above.map(String::from),
         backing: backing.map(String::from),
@@ -284,7 +288,14 @@ pub(crate) fn hand_built_system(disturbed: bool) -> fslab::model::system::System
             end_ms: 3000,
         }],
         devices: vec![
-            dev("loop3", DeviceRole::Loop, None, Some("/var/tmp/fslab-x.img"), Some("none"), 1.0),
+            dev(
+                "loop3",
+                DeviceRole::Loop,
+                None,
+                Some("/var/tmp/fslab-x.img"),
+                Some("none"),
+                1.0,
+            ),
             dev("vda", DeviceRole::Disk, Some("loop3"), None, Some("mq-deadline"), 0.955),
         ],
         samples: vec![point(1000, others), point(2000, others), point(3000, others)],
@@ -329,7 +340,11 @@ fn snapshot_io_with_system() {
     assert!(csv.contains("io,,,,xattrs,,external,64\n"), "{csv}");
     let sys_rows: String = csv
         .lines()
-        .filter(|l| ["system", "device:", "xattrs"].iter().any(|k| l.contains(&format!(",{k}"))))
+        .filter(|l| {
+            ["system", "device:", "xattrs"]
+                .iter()
+                .any(|k| l.contains(&format!(",{k}")))
+        })
         .map(|l| format!("{l}\n"))
         .collect();
     insta::assert_snapshot!("io.system.csv", sys_rows);
@@ -359,7 +374,10 @@ fn snapshot_lab_with_system() {
         c.system = Some(sys);
     }
     let text = render(&r, &text::Text);
-    assert!(text.contains("ext4 #1 randread: disturbed: other processes used 21.2%"), "{text}");
+    assert!(
+        text.contains("ext4 #1 randread: disturbed: other processes used 21.2%"),
+        "{text}"
+    );
     assert!(text.contains("ext4 !"), "{text}");
     assert!(text.contains("! ext4: 1 of 2 cell(s) disturbed"), "{text}");
     let block = text.split("\nsystem per cell").nth(1).expect("a system section");

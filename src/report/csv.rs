@@ -176,7 +176,11 @@ fn system_rows(s: &mut String, c: &crate::model::Cell, prefix: &str) {
         row("xattrs", "none", x.none as f64);
     }
     if let Some(p) = &c.profile {
-        row("profile", "samples", p.phases.iter().map(|ph| ph.samples).sum::<u64>() as f64);
+        row(
+            "profile",
+            "samples",
+            p.phases.iter().map(|ph| ph.samples).sum::<u64>() as f64,
+        );
         row("profile", "overhead_pct", p.overhead_pct);
     }
 }

@@ -603,12 +603,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                     line("iowait".into(), "#E69F00", cpu(|c| c.iowait), false),
                     line("irq+soft".into(), "#CC79A7", cpu(|c| c.irq + c.softirq), false),
                     line("steal".into(), "#000000", cpu(|c| c.steal), false),
-                    line(
-                        "fslab".into(),
-                        "#009E73",
-                        at(&|p| p.fslab_pct),
-                        true,
-                    ),
+                    line("fslab".into(), "#009E73", at(&|p| p.fslab_pct), true),
                 ],
                 stacked: true,
                 y_max: Some(100.0),
@@ -683,7 +678,11 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                 .iter()
                 .find(|l| l.device == dev && l.dir == dir)
                 .map(|l| match l.share_pct {
-                    Some(p) => format!("{} of {} ({p:.0}%)", fmt_ns(l.await_us * 1e3), fmt_ns(l.mean_lat_us * 1e3)),
+                    Some(p) => format!(
+                        "{} of {} ({p:.0}%)",
+                        fmt_ns(l.await_us * 1e3),
+                        fmt_ns(l.mean_lat_us * 1e3)
+                    ),
                     None => fmt_ns(l.await_us * 1e3),
                 })
                 .unwrap_or_default()

@@ -536,10 +536,7 @@ impl Timeline {
                 xr = TW - RIGHT
             );
             for (i, (sr, pts)) in p.series.iter().zip(&drawn).enumerate() {
-                let visible: Vec<&(f64, f64)> = pts
-                    .iter()
-                    .filter(|q| p.y_scale != Scale::Log || q.1 > 0.0)
-                    .collect();
+                let visible: Vec<&(f64, f64)> = pts.iter().filter(|q| p.y_scale != Scale::Log || q.1 > 0.0).collect();
                 let Some(first) = visible.first() else { continue };
                 let mut d = format!("M{:.1} {:.1}", px(first.0), py(first.1));
                 for q in &visible[1..] {

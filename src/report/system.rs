@@ -232,7 +232,11 @@ pub fn text_block(s: &mut String, c: &Cell) {
         "system ({} CPU(s), {} ms samples, {}):",
         sys.ncpus,
         sys.interval_ms,
-        if sys.interference.disturbed { "DISTURBED" } else { "quiet" }
+        if sys.interference.disturbed {
+            "DISTURBED"
+        } else {
+            "quiet"
+        }
     );
     if !sys.devices.is_empty() {
         let _ = writeln!(s, "  stack: {}", stack_line(sys));
@@ -287,7 +291,9 @@ pub fn text_block(s: &mut String, c: &Cell) {
 /// the device rows (under the section's header), where the time goes, the
 /// CPU. Returns the stack line.
 pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
-    let Some(sys) = &c.system else { return prev_stack.to_string() };
+    let Some(sys) = &c.system else {
+        return prev_stack.to_string();
+    };
     let place = match &c.lab {
         Some(l) => format!("{} #{} {}", l.filesystem, l.repeat, l.workload),
         None => c.name.clone(),

@@ -540,7 +540,11 @@ fn summary(s: &mut String, r: &Report) {
         any_disturbed |= disturbed;
         for d in &c.directions {
             tab.add_row([
-                if disturbed { format!("{} !", c.name) } else { c.name.clone() },
+                if disturbed {
+                    format!("{} !", c.name)
+                } else {
+                    c.name.clone()
+                },
                 d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()),
                 fmt_rate(d.iops),
                 format!("{:.1}", d.mb_s),
