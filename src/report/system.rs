@@ -369,3 +369,120 @@ pub fn profile_line(c: &Cell) -> Option<String> {
     }
     Some(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::system::{Interference, XattrPlacement};
+
+    fn share(device: &str, dir: OpKind, ops: u64, ios: u64, share_pct: Option<f64>) -> LatencyShare {
+        LatencyShare {
+            device: device.into(),
+            dir,
+            ops,
+            mean_lat_us: 412.0,
+            device_ios: ios,
+            await_us: 398.0,
+            share_pct,
+        }
+    }
+
+    #[test]
+    fn shares_read_first_and_say_what_is_missing() {
+        let sys = SystemData {
+            latency_share: vec![
+                share("loop0", OpKind::Write, 0, 0, None),
+                share("loop0", OpKind::Read, 10, 10, Some(96.6)),
+                share("vda", OpKind::Read, 10, 0, None),
+            ],
+            ..SystemData::default()
+        };
+        assert_eq!(
+            share_lines(&sys),
+            [
+                "read:  fslab 412 µs, loop0 await 398 µs (97%), vda await - (no I/O)",
+                "write: fslab -, loop0 await - (no I/O)"
+            ]
+        );
+    }
+
+    #[test]
+    fn labels_and_stack() {
+        let dev = |name: &str, role, above: Option<&str>| DeviceData {
+            name: name.into(),
+            role,
+            above: above.map(String::from),
+            backing: (role == DeviceRole::Loop).then(|| "/var/tmp/x.img".to_string()),
+            scheduler: Some(
+                if role == DeviceRole::Loop {
+                    "none"
+                } else {
+                    "mq-deadline"
+                }
+                .into(),
+            ),
+            ..DeviceData::default()
+        };
+        let sys = SystemData {
+            devices: vec![
+                dev("md0", DeviceRole::Md, None),
+                dev("vdb", DeviceRole::Disk, Some("md0")),
+                dev("vdc", DeviceRole::Disk, Some("md0")),
+            ],
+            ..SystemData::default()
+        };
+        assert_eq!(
+            stack_line(&sys),
+            "md0 (md, mq-deadline) -> vdb (disk, mq-deadline) + vdc (disk, mq-deadline)"
+        );
+        assert_eq!(
+            device_label(&dev("loop3", DeviceRole::Loop, None)),
+            "loop3 (loop over /var/tmp/x.img)"
+        );
+    }
+
+    #[test]
+    fn interference_says_disturbed_or_quiet() {
+        let mut sys = SystemData {
+            interference: Interference {
+                other_cpu_pct: 1.24,
+                cpu_threshold_pct: 10.0,
+                ..Interference::default()
+            },
+            ..SystemData::default()
+        };
+        assert_eq!(interference_line(&sys), "quiet: others 1.2% CPU (threshold 10.0%)");
+        sys.interference.disturbed = true;
+        sys.interference.other_cpu_pct = 48.0;
+        assert_eq!(
+            interference_line(&sys),
+            "disturbed: others 48.0% CPU, steal 0.0% (threshold 10.0%)"
+        );
+        sys.interference.reasons = vec!["a".into(), "b".into()];
+        assert_eq!(interference_line(&sys), "disturbed: a; b");
+    }
+
+    #[test]
+    fn a_cell_without_devices_or_psi_has_a_short_block() {
+        let r = crate::model::parse_report(include_str!("../../tests/fixtures/meta.json")).unwrap();
+        let mut c = r.cells[0].clone();
+        let mut s = String::new();
+        text_block(&mut s, &c);
+        assert!(s.is_empty(), "no system, no block");
+        c.system = Some(SystemData {
+            ncpus: 2,
+            interval_ms: 1000,
+            ..SystemData::default()
+        });
+        c.xattrs = Some(XattrPlacement {
+            error: Some("EOPNOTSUPP".into()),
+            ..XattrPlacement::default()
+        });
+        text_block(&mut s, &c);
+        assert_eq!(
+            s,
+            "system (2 CPU(s), 1000 ms samples, quiet):\n  cpu: usr 0.0% sys 0.0% iowait 0.0% irq 0.0% soft 0.0% steal 0.0% idle 0.0%, fslab 0.0%\n  memory: Dirty peak 0 B, Writeback peak 0 B\n  quiet: others 0.0% CPU\n"
+        );
+        assert_eq!(xattrs_line(&c).unwrap(), "xattrs: placement not sampled: EOPNOTSUPP");
+    }
+}
