@@ -647,6 +647,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
         caption.extend(sy::share_lines(sys));
         caption.push(format!("cpu: {}", sy::cpu_line(&sys.total)));
         caption.push(sy::interference_line(sys));
+        caption.extend(sy::rerun_lines(sys));
         caption.extend(sy::xattrs_line(c));
         caption.extend(sy::profile_line(c));
         *n += 1;

@@ -178,6 +178,21 @@ fn interference(sys: &SystemData, threshold: bool) -> String {
     }
 }
 
+/// `--retry-disturbed`: "attempt 2 (reran after attempt 1: ...)", one line
+/// per earlier attempt; nothing for a first attempt.
+pub fn rerun_lines(sys: &SystemData) -> Vec<String> {
+    if sys.attempts <= 1 && sys.rerun_reasons.is_empty() {
+        return Vec::new();
+    }
+    let mut v = vec![format!(
+        "attempt {} (--retry-disturbed reran the cell {} time(s)):",
+        sys.attempts,
+        sys.rerun_reasons.len()
+    )];
+    v.extend(sys.rerun_reasons.iter().map(|r| format!("  {r}")));
+    v
+}
+
 /// True when the cell has telemetry that marked it disturbed.
 pub fn disturbed(c: &Cell) -> bool {
     c.system.as_ref().is_some_and(|s| s.interference.disturbed)
@@ -266,6 +281,9 @@ pub fn text_block(s: &mut String, c: &Cell) {
         let _ = writeln!(s, "  others: {}", top.join(", "));
     }
     foreign_lines(s, "  ", sys);
+    for l in rerun_lines(sys) {
+        let _ = writeln!(s, "  {l}");
+    }
     for r in &sys.ranks {
         let _ = writeln!(
             s,
@@ -318,6 +336,9 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
     }
     let _ = writeln!(s, "  cpu: {}", cpu_line(&sys.total));
     foreign_lines(s, "  ", sys);
+    for l in rerun_lines(sys) {
+        let _ = writeln!(s, "  {l}");
+    }
     stack
 }
 
