@@ -21,3 +21,4 @@ mod signals;
 mod snapshots;
 mod uring;
 mod verify;
+mod xattr_placement;

@@ -13,6 +13,7 @@ pub mod ranks;
 pub mod svg;
 pub mod text;
 pub mod timeline_csv;
+pub mod xattrs;
 
 use crate::model::Report;
 use crate::plan::{OutputFormat, Outputs};

@@ -26,6 +26,7 @@ impl Reporter for Text {
                 &[(String::new(), r)],
                 None,
             )));
+            s.push_str(&super::xattrs::lab_text(r));
             s.push('\n');
         } else {
             for c in &r.cells {
@@ -404,6 +405,7 @@ fn cell(s: &mut String, c: &Cell) {
             }
         }
         let _ = writeln!(s, "{tab}");
+        s.push_str(&super::xattrs::text(c));
         trailer(s, c);
         return;
     }
