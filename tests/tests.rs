@@ -22,3 +22,4 @@ mod telemetry_core;
 mod snapshots;
 mod uring;
 mod verify;
+mod xattr_placement;

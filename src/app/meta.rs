@@ -4,13 +4,15 @@
 use super::pipeline::{self, CellWork};
 use super::{io_err, refused, AppError};
 use crate::engine::{Engine, UringOpts};
+use crate::model::system::XattrPlacement;
 use crate::model::TargetInfo;
 use crate::model::{Cell, CpuSummary, DirResult, Report};
 use crate::plan::{ExtraPhase, MetaPlan, Order};
 use crate::runner::{Progress, RunConfig, RunOut};
 use crate::stats::cpu::CpuTimes;
+use crate::sys::fiemap::{self, XattrFork};
 use crate::target::{self, Guard};
-use crate::workload::meta::{JobDirs, MetaWorkload, PhaseKind};
+use crate::workload::meta::{self as meta_wl, JobDirs, MetaWorkload, PhaseKind};
 use std::ffi::CString;
 use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
@@ -121,6 +123,8 @@ pub struct MetaCell<'a> {
     renamed: bool,
     last_order: Option<Order>,
     created: Option<Vec<u64>>,
+    /// Where the xattrs live, sampled after the first create phase.
+    xattrs: Option<XattrPlacement>,
 }
 
 impl<'a> MetaCell<'a> {
@@ -141,6 +145,7 @@ impl<'a> MetaCell<'a> {
             renamed: false,
             last_order: None,
             created: None,
+            xattrs: None,
         }
     }
 
@@ -154,6 +159,7 @@ impl<'a> MetaCell<'a> {
             directions: self.directions.clone(),
             cpu: CpuSummary::of_process(cpu, elapsed),
             job_errors: self.job_errors.clone(),
+            xattrs: self.xattrs.clone(),
             ..Cell::new(self.name, self.cell_plan.clone(), self.info.clone())
         }
     }
@@ -181,6 +187,87 @@ impl<'a> MetaCell<'a> {
         }
         (elapsed, cpu)
     }
+}
+
+/// How many files the xattr placement looks at.
+const XATTR_SAMPLE: u64 = 64;
+
+impl MetaCell<'_> {
+    /// Where the xattrs of up to [`XATTR_SAMPLE`] of the files the create
+    /// phase of `order` made live, from FIEMAP (`FIEMAP_FLAG_XATTR`): the
+    /// sample spread over the jobs and, within each job, evenly over its
+    /// files (and so its directories). Untimed, between the create phase and
+    /// the next; each file opened read-only relative to its directory, never
+    /// following a symlink. The first error (a filesystem without fiemap for
+    /// xattrs, EOPNOTSUPP on tmpfs) ends the sample and is reported, not a
+    /// failure. Each rank samples its own files (rank 0's are the cell's).
+    fn sample_xattrs(&self, order: Order) -> XattrPlacement {
+        let plan = self.plan;
+        let jobs = plan.jobs as usize;
+        let made: Vec<u64> = (0..jobs)
+            .map(|j| match &self.created {
+                Some(c) => c.get(j).copied().unwrap_or(0).min(plan.files),
+                None => plan.files,
+            })
+            .collect();
+        let n = made.iter().sum::<u64>().min(XATTR_SAMPLE);
+        let mut quota = vec![0u64; jobs];
+        for slot in 0..n {
+            quota[(slot * jobs as u64 / n) as usize] += 1;
+        }
+        // XFS keeps shortform attributes in the inode and reports them as no
+        // extent (xfs_xattr_iomap_begin: no attribute fork blocks); every
+        // sampled file has the plan's xattrs, so no extent means in the inode
+        let xfs = self.info.fs_type == "xfs";
+        let mut p = XattrPlacement::default();
+        for (j, (&q, &m)) in quota.iter().zip(&made).enumerate() {
+            let q = q.min(m);
+            let dirs = &self.dirs[if plan.shared_dirs { 0 } else { j }];
+            for k in 0..q {
+                let idx = ((2 * k + 1) as u128 * m as u128 / (2 * q) as u128) as u64;
+                let (d, name) = meta_wl::created_file(plan, j as u32, order, idx, dirs.fds.len());
+                match xattr_fork(&dirs.fds[d], &name) {
+                    Ok(f) => {
+                        p.sampled += 1;
+                        match f {
+                            XattrFork::InInode => p.in_inode += 1,
+                            XattrFork::External => p.external += 1,
+                            XattrFork::NoExtent if xfs => p.in_inode += 1,
+                            XattrFork::NoExtent => p.none += 1,
+                        }
+                    }
+                    Err(e) => {
+                        p.error = Some(self.fiemap_error(&name, e));
+                        return p;
+                    }
+                }
+            }
+        }
+        p
+    }
+
+    fn fiemap_error(&self, name: &std::ffi::CStr, e: rustix::io::Errno) -> String {
+        let why = match e {
+            rustix::io::Errno::OPNOTSUPP => " (the filesystem has no fiemap)",
+            rustix::io::Errno::BADR => " (the filesystem's fiemap does not map xattrs)",
+            _ => "",
+        };
+        format!(
+            "FIEMAP (FIEMAP_FLAG_XATTR) of {} on {}: {}{why}",
+            name.to_string_lossy(),
+            self.info.fs_type,
+            std::io::Error::from(e)
+        )
+    }
+}
+
+/// Opens `name` in `dir` read-only without following a symlink (nor
+/// blocking on a FIFO) and asks FIEMAP where its xattrs are.
+fn xattr_fork(dir: &std::os::fd::OwnedFd, name: &std::ffi::CStr) -> Result<XattrFork, rustix::io::Errno> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, name, flags, Mode::empty())?;
+    Ok(fiemap::xattr_fork(&fiemap::xattr_extents(&fd)?))
 }
 
 impl CellWork for MetaCell<'_> {
@@ -274,6 +361,10 @@ impl CellWork for MetaCell<'_> {
         d.elapsed_ns = Some(elapsed);
         d.cpu_percent = Some(cpu.percent_of_core(elapsed));
         let failed = !st.errors.is_empty();
+        let whole = !failed && !out.interrupted && out.jobs.iter().all(|o| o.error.is_none());
+        if kind == PhaseKind::Create && whole && self.xattrs.is_none() && !self.plan.xattrs.is_empty() {
+            self.xattrs = Some(self.sample_xattrs(order));
+        }
         self.directions.push(d);
         self.cpu_total += cpu;
         self.elapsed_total += elapsed;

@@ -296,7 +296,8 @@ pub struct FoldedStack {
 pub struct XattrPlacement {
     /// Files sampled (after the create phase).
     pub sampled: u64,
-    /// Xattrs inside the inode (FIEMAP_EXTENT_DATA_INLINE).
+    /// Xattrs inside the inode (FIEMAP_EXTENT_DATA_INLINE; on XFS, which
+    /// reports shortform attributes as no extent, a file without one).
     pub in_inode: u64,
     /// In an external block.
     pub external: u64,

@@ -14,6 +14,7 @@ pub mod svg;
 pub mod system;
 pub mod text;
 pub mod timeline_csv;
+pub mod xattrs;
 
 use crate::model::Report;
 use crate::plan::{OutputFormat, Outputs};

@@ -27,6 +27,7 @@ impl Reporter for Text {
                 None,
             )));
             super::system::lab_text(&mut s, &r.cells);
+            s.push_str(&super::xattrs::lab_text(r));
             s.push('\n');
         } else {
             for c in &r.cells {
@@ -405,6 +406,7 @@ fn cell(s: &mut String, c: &Cell) {
             }
         }
         let _ = writeln!(s, "{tab}");
+        s.push_str(&super::xattrs::text(c));
         trailer(s, c);
         return;
     }

@@ -8,9 +8,11 @@
 //! getxattrat(2) (Linux 6.13, in neither rustix 1.1 nor libc), byte-range
 //! `fcntl` locks (rustix has whole-file locks only), getdents64 into the
 //! caller's buffer (rustix's `Dir` sizes its own), a close that reports its
-//! error, and the fd-walking tree removal both `target::rmtree` and replay's
-//! Deltree use ([`tree`]).
+//! error, the fd-walking tree removal both `target::rmtree` and replay's
+//! Deltree use ([`tree`]), and FS_IOC_FIEMAP for where a file's xattrs live
+//! ([`fiemap`]).
 
+pub mod fiemap;
 pub mod tree;
 
 use rustix::fd::{AsRawFd, BorrowedFd, IntoRawFd, OwnedFd};

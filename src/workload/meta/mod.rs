@@ -53,6 +53,27 @@ impl PhaseKind {
         }
     }
 }
+/// The directory (of `dirs`) that file `idx` of a job's `files` goes in.
+#[inline]
+fn dir_index(idx: u64, files: u64, dirs: usize) -> usize {
+    let dirs = dirs as u64;
+    match idx.checked_mul(dirs) {
+        Some(p) => (p / files) as usize,
+        // 128-bit division is a library call: only when it is needed
+        None => (idx as u128 * dirs as u128 / files as u128) as usize,
+    }
+}
+
+/// Where the create phase of `order` put file `idx` of job `job`: the index
+/// of its directory in the job's [`JobDirs`] and its name (before any rename
+/// phase). For looking at the files between phases (xattr placement).
+pub fn created_file(plan: &MetaPlan, job: u32, order: Order, idx: u64, dirs: usize) -> (usize, CString) {
+    let mut buf = [0u8; 48];
+    let prefix = plan.shared_dirs.then_some(job);
+    let name = file_name(&mut buf, idx, prefix, order == Order::Random, false, plan.seed);
+    (dir_index(idx, plan.files, dirs), name.to_owned())
+}
+
 /// One job's pass over its files in one phase.
 pub struct MetaWorkload {
     kind: PhaseKind,
@@ -150,12 +171,7 @@ impl MetaWorkload {
 
     #[inline]
     fn dir_of(&self, idx: u64) -> usize {
-        let dirs = self.dirs.fds.len() as u64;
-        match idx.checked_mul(dirs) {
-            Some(p) => (p / self.files) as usize,
-            // 128-bit division is a library call: only when it is needed
-            None => (idx as u128 * dirs as u128 / self.files as u128) as usize,
-        }
+        dir_index(idx, self.files, self.dirs.fds.len())
     }
 
     fn dirfd(&self, d: usize) -> RawFd {
