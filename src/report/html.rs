@@ -562,6 +562,7 @@ pub fn render(sources: &[(String, &Report)]) -> String {
     probes(&mut body, &mut n, sources);
     op_tables(&mut body, sources);
     ranks(&mut body, sources);
+    n += super::flame::section(&mut body, sources);
     let interrupted = sources.iter().any(|(_, r)| r.interrupted);
     let title = sources
         .iter()

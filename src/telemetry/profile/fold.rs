@@ -72,9 +72,10 @@ impl Stacks {
     }
 
     /// The `n` symbols with the largest inclusive share (on the stack at
-    /// all; a recursive symbol counts once per sample), with their self
-    /// share (on top of the stack), in % of the phase's samples.
-    pub fn top(&self, n: usize) -> Vec<SymbolShare> {
+    /// all; a recursive symbol counts once per sample) and the `hot` ones
+    /// with the largest self share (on top of the stack) not among them,
+    /// by inclusive share; shares in % of the phase's samples.
+    pub fn top(&self, n: usize, hot: usize) -> Vec<SymbolShare> {
         if self.total == 0 {
             return Vec::new();
         }
@@ -100,9 +101,17 @@ impl Stacks {
                 .then_with(|| self.frames[a].cmp(&self.frames[b]))
         });
         let pct = |x: u64| (x as f64 * 1000.0 / self.total as f64).round() / 10.0;
-        order
-            .into_iter()
-            .take(n)
+        let mut by_self: Vec<usize> = order.iter().copied().filter(|&i| own[i] > 0).collect();
+        by_self.sort_by(|&a, &b| own[b].cmp(&own[a]).then_with(|| incl[b].cmp(&incl[a])));
+        let mut keep: Vec<usize> = order.iter().copied().take(n).collect();
+        for i in by_self.into_iter().take(hot) {
+            if !keep.contains(&i) {
+                keep.push(i);
+            }
+        }
+        // back in inclusive order
+        keep.sort_by_key(|i| order.iter().position(|o| o == i));
+        keep.into_iter()
             .map(|i| SymbolShare {
                 symbol: self.frames[i].0.clone(),
                 space: if self.frames[i].1 { "kernel" } else { "user" }.into(),
@@ -140,7 +149,7 @@ mod tests {
     fn top_symbols_have_self_and_inclusive_shares() {
         let s = stacks();
         assert_eq!(s.total(), 10);
-        let top = s.top(10);
+        let top = s.top(10, 0);
         let get = |n: &str| top.iter().find(|t| t.symbol == n).unwrap();
         assert_eq!(top[0].symbol, "main");
         assert_eq!((top[0].self_pct, top[0].total_pct), (0.0, 100.0));
@@ -155,7 +164,12 @@ mod tests {
         assert!((self_sum - 100.0).abs() < 1e-9, "{self_sum}");
         // sorted by inclusive share, then self
         assert!(top.windows(2).all(|w| w[0].total_pct >= w[1].total_pct));
-        assert_eq!(s.top(2).len(), 2);
+        assert_eq!(s.top(2, 0).len(), 2);
+        // the two most inclusive (main; xfs_attr_set beats its callers on
+        // self share), and the hottest by self not
+        // among them (memcpy and spin at 40%)
+        let names: Vec<String> = s.top(2, 2).into_iter().map(|t| t.symbol).collect();
+        assert_eq!(names, ["main", "xfs_attr_set", "memcpy", "spin"]);
     }
 
     #[test]
@@ -181,7 +195,7 @@ mod tests {
         let a = s.frame("<[u8; 4] as Debug>::fmt", false);
         s.add(vec![a], 1);
         assert_eq!(s.folded()[0].stack, "<[u8: 4] as Debug>::fmt");
-        assert!(s.top(5).is_empty() == false);
-        assert_eq!(Stacks::default().top(5), vec![]);
+        assert!(!s.top(5, 5).is_empty());
+        assert_eq!(Stacks::default().top(5, 5), vec![]);
     }
 }

@@ -23,14 +23,24 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 use symbols::{KernelSymbols, UserSymbols};
 
-/// Top symbols kept per phase.
-pub const TOP_SYMBOLS: usize = 20;
+/// Top symbols kept per phase: the most inclusive ones, and the hottest
+/// by self share.
+pub const TOP_SYMBOLS: usize = 25;
+pub const TOP_SELF: usize = 10;
 /// Folded stacks kept per phase in the result (the file has all of them).
 pub const MAX_STACKS: usize = 2000;
 /// Ring buffer per CPU, in pages (a power of two): 1 MiB, a second of
-/// samples at 999 Hz with deep stacks; the reader empties it every 10 ms.
+/// samples at 999 Hz with deep stacks.
 const RING_PAGES: usize = 256;
-const DRAIN_EVERY: Duration = Duration::from_millis(10);
+
+/// How often the reader empties the buffers: a quarter of the time a
+/// buffer takes to fill with 512-byte samples at `hz` (200 ms at 999 Hz,
+/// 5 ms at 100 kHz); fewer wake-ups cost fslab less.
+fn drain_every(hz: u32) -> Duration {
+    let bytes = (RING_PAGES * 4096) as f64;
+    let fill_s = bytes / (hz.max(1) as f64 * 512.0);
+    Duration::from_secs_f64((fill_s / 4.0).clamp(0.005, 0.2))
+}
 
 /// Why profiling cannot run; `flag` is the option to blame.
 #[derive(Debug)]
@@ -119,7 +129,7 @@ pub fn own_cpu_ns() -> u64 {
     thread_cpu_ns()
 }
 
-fn reader(shared: Arc<Shared>) {
+fn reader(shared: Arc<Shared>, every: Duration) {
     let mut st = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         if st.quit {
@@ -133,7 +143,7 @@ fn reader(shared: Arc<Shared>) {
             st.reader_now_ns = thread_cpu_ns();
             st = shared
                 .wake
-                .wait_timeout(st, DRAIN_EVERY)
+                .wait_timeout(st, every)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         } else {
@@ -178,7 +188,7 @@ impl Profiler {
         let s2 = shared.clone();
         let reader = std::thread::Builder::new()
             .name("fslab-profile".into())
-            .spawn(move || reader(s2))
+            .spawn(move || reader(s2, drain_every(hz)))
             .map_err(|e| ProfileError {
                 flag: "--profile",
                 msg: format!("cannot start the profile reader thread: {e}"),
@@ -259,7 +269,7 @@ impl Profiler {
             name: name.to_string(),
             samples: raw.samples,
             lost: raw.lost,
-            top: stacks.top(TOP_SYMBOLS),
+            top: stacks.top(TOP_SYMBOLS, TOP_SELF),
             stacks: all.iter().take(MAX_STACKS).cloned().collect(),
         };
         (p, all)
@@ -409,10 +419,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_reader_wakes_less_often_at_low_frequencies() {
+        assert_eq!(drain_every(999), Duration::from_millis(200));
+        assert!(drain_every(100_000) < Duration::from_millis(6));
+        assert!(drain_every(10_000) < Duration::from_millis(200));
+    }
+
+    #[test]
     fn file_names_are_safe() {
         assert_eq!(folded_file_name("meta", None), "fslab-profile-meta.folded");
         assert_eq!(folded_file_name("ext4/create 1", Some(2)), "fslab-profile-ext4_create_1.rank2.folded");
-        assert_eq!(folded_file_name("../..", None), "fslab-profile-_._.folded");
+        assert_eq!(folded_file_name("../..", None), "fslab-profile-_.folded");
         assert_eq!(folded_file_name("", None), "fslab-profile-cell.folded");
     }
 
@@ -479,7 +496,7 @@ mod tests {
         );
         assert_eq!(f[0].count, 3);
         assert_eq!(f[1].stack, me_name);
-        let top = s.top(3);
+        let top = s.top(3, 0);
         assert_eq!(top[0].symbol, me_name);
         assert_eq!(top[0].total_pct, 100.0);
         assert_eq!(top[0].self_pct, 25.0);
