@@ -15,7 +15,7 @@ fn fixture(name: &str) -> String {
 
 /// Chromium as the machine's probe runs it: no sandbox (root), no GPU, no
 /// background network (this machine's network is closed), a fresh profile.
-fn chromium(profile: &Path, args: &[&str]) -> std::process::Output {
+pub fn chromium(profile: &Path, args: &[&str]) -> std::process::Output {
     Command::new("chromium")
         .args([
             "--headless",

@@ -15,6 +15,7 @@ mod layering;
 mod meta;
 mod mpi;
 mod probe;
+mod profile;
 mod replay;
 mod results;
 mod signals;

@@ -266,7 +266,8 @@ pub struct PhaseProfile {
     pub samples: u64,
     /// Samples the kernel dropped (ring buffer full).
     pub lost: u64,
-    /// Top symbols by inclusive share.
+    /// Top symbols by inclusive share (the 25 most inclusive, and the 10
+    /// hottest by self share if not among them).
     pub top: Vec<SymbolShare>,
     /// Folded stacks ("a;b;c" root first, count), the heaviest first, pruned
     /// to what a flame graph can show.

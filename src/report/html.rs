@@ -838,6 +838,7 @@ pub fn render(sources: &[(String, &Report)]) -> String {
     system_timelines(&mut body, &mut n, sources);
     op_tables(&mut body, sources);
     ranks(&mut body, sources);
+    n += super::flame::section(&mut body, sources);
     let interrupted = sources.iter().any(|(_, r)| r.interrupted);
     let title = sources
         .iter()

@@ -479,6 +479,7 @@ fn trailer(s: &mut String, c: &Cell) {
         c.cpu.sys_ns as f64 / 1e9,
         c.cpu.percent_of_core
     );
+    super::profile::text(s, c);
     if c.inflight_depth.len() > 2 {
         let _ = writeln!(s, "in flight at submit: {}", depth_levels(&c.inflight_depth));
     }

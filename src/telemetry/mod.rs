@@ -10,5 +10,6 @@ pub mod diskstats;
 pub mod interference;
 pub mod latency;
 pub mod procstat;
+pub mod profile;
 pub mod sampler;
 pub mod stack;
