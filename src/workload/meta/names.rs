@@ -28,7 +28,7 @@ impl Perm {
         Perm {
             n,
             half_bits,
-            keys: std::array::from_fn(|i| mix(seed ^ ((i as u64 + 1) * 0xA24B_AED4_963E_E407))),
+            keys: std::array::from_fn(|i| mix(seed ^ (i as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407))),
         }
     }
 
