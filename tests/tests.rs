@@ -18,6 +18,7 @@ mod probe;
 mod replay;
 mod results;
 mod signals;
+mod telemetry_core;
 mod snapshots;
 mod uring;
 mod verify;

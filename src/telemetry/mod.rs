@@ -5,3 +5,10 @@
 //! CPU (interference), and the CPU profile (perf_event_open). It produces the
 //! result model's `model::system` types; `app::telemetry` attaches it to
 //! every cell through the pipeline's hooks.
+
+pub mod diskstats;
+pub mod interference;
+pub mod latency;
+pub mod procstat;
+pub mod sampler;
+pub mod stack;
