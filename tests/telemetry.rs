@@ -177,7 +177,7 @@ fn injected_device_latency_is_the_reported_await() {
         return;
     }
     let lo = DelayedLoop::new(64);
-    let inject = Duration::from_millis(4);
+    let inject = Duration::from_millis(10);
     let inject_ms = inject.as_secs_f64() * 1e3;
     for (rw, op) in [("randread", Op::Read), ("randwrite", Op::Write)] {
         lo.faults().clear();
