@@ -139,3 +139,64 @@ print(len(rows), len({{(r["filesystem"], r["workload"], r["repeat"]) for r in ro
     let cells: usize = text.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert_eq!(cells, r.cells.len(), "every cell has rows");
 }
+
+/// Cells with telemetry: each has its system timeline (stacked panels on one
+/// time axis), drawn in Chromium; the disturbed one is framed in red.
+#[test]
+fn system_timelines_render_in_headless_chromium() {
+    if !require("chromium", have("chromium")) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = fslab::model::parse_report(&std::fs::read_to_string(fixture("lab.json")).unwrap()).unwrap();
+    for (i, c) in r.cells.iter_mut().enumerate() {
+        c.system = Some(crate::snapshots::hand_built_system(i == 3));
+    }
+    let page = dir.path().join("system.html");
+    std::fs::write(&page, fslab::report::Reporter::render(&fslab::report::html::Html, &r)).unwrap();
+    if let Ok(keep) = std::env::var("FSLAB_KEEP_HTML") {
+        std::fs::copy(&page, keep).unwrap();
+    }
+    let url = format!("file://{}", page.display());
+    let out = chromium(&dir.path().join("profile"), &["--dump-dom", &url]);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && dom.contains("</html>"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figs: Vec<&str> = dom
+        .split("<figure class=\"chart\" data-kind=\"system\"")
+        .skip(1)
+        .map(|f| f.split("</figure>").next().unwrap())
+        .collect();
+    assert_eq!(figs.len(), r.cells.len(), "one timeline per cell");
+    for f in &figs {
+        // six panels (throughput, p99, %util, await, CPU, dirty memory), one svg
+        assert_eq!(f.matches("<svg").count(), 1);
+        for panel in ["device %util", "device await", "CPU (% of all CPUs)", "dirty memory"] {
+            assert!(f.contains(panel), "{panel} in {f:.300}");
+        }
+        assert!(f.contains("Z\""), "stacked CPU areas");
+    }
+    assert_eq!(
+        figs.iter()
+            .filter(|f| f.starts_with(" data-disturbed=\"true\""))
+            .count(),
+        1
+    );
+    let png = dir.path().join("shot.png");
+    let out = chromium(
+        &dir.path().join("profile2"),
+        &[
+            "--window-size=1400,3000",
+            &format!("--screenshot={}", png.display()),
+            &url,
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    if let Ok(keep) = std::env::var("FSLAB_KEEP_PNG") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+}

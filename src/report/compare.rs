@@ -133,6 +133,8 @@ pub struct WorkloadCmp {
     pub rows: Vec<Row>,
     /// (filesystem, reason) of cells that could not run.
     pub failed: Vec<(String, String)>,
+    /// (filesystem, cells of it that telemetry marked disturbed, its cells).
+    pub disturbed: Vec<(String, u32, u32)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -186,6 +188,8 @@ struct Samples {
     name: String,
     rows: Vec<(String, Unit, bool, Vec<Vec<f64>>)>,
     failed: Vec<(String, String)>,
+    /// (filesystem, disturbed cells, cells with telemetry)
+    disturbed: Vec<(String, u32, u32)>,
 }
 
 /// Every cell's metrics, grouped by workload and filesystem; with the
@@ -215,6 +219,7 @@ fn collect(sources: &[(String, &Report)]) -> (Vec<String>, Vec<(String, String)>
                         name: wl.clone(),
                         rows: Vec::new(),
                         failed: Vec::new(),
+                        disturbed: Vec::new(),
                     });
                     workloads.len() - 1
                 }
@@ -225,6 +230,18 @@ fn collect(sources: &[(String, &Report)]) -> (Vec<String>, Vec<(String, String)>
             }
             if c.interrupted {
                 continue;
+            }
+            if let Some(sys) = &c.system {
+                let d = &mut workloads[wi].disturbed;
+                let k = match d.iter().position(|x| x.0 == fs) {
+                    Some(k) => k,
+                    None => {
+                        d.push((fs.clone(), 0, 0));
+                        d.len() - 1
+                    }
+                };
+                d[k].1 += u32::from(sys.interference.disturbed);
+                d[k].2 += 1;
             }
             if !environment.iter().any(|(f, _)| *f == fs) {
                 environment.push((fs.clone(), describe_fs(c)));
@@ -300,6 +317,7 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
                 name: w.name,
                 rows,
                 failed,
+                disturbed: w.disturbed.into_iter().filter(|d| d.1 > 0).collect(),
             }
         })
         .collect();
@@ -363,11 +381,15 @@ pub fn render(c: &Comparison) -> String {
         let mut head = vec![w.name.clone()];
         for &i in &used {
             let f = &c.filesystems[i];
-            head.push(if *f == c.baseline && used.len() > 1 {
+            let mut h = if *f == c.baseline && used.len() > 1 {
                 format!("{f} (baseline)")
             } else {
                 f.clone()
-            });
+            };
+            if w.disturbed.iter().any(|d| d.0 == *f) {
+                h.push_str(" !");
+            }
+            head.push(h);
         }
         t.set_header(head);
         for r in &w.rows {
@@ -392,6 +414,12 @@ pub fn render(c: &Comparison) -> String {
         let _ = writeln!(s, "\n{t}");
         for (f, e) in &w.failed {
             let _ = writeln!(s, "  {f}: failed: {e}");
+        }
+        for (f, n, of) in &w.disturbed {
+            let _ = writeln!(
+                s,
+                "  ! {f}: {n} of {of} cell(s) disturbed (other processes took the CPU; see the system blocks)"
+            );
         }
     }
     let n = c

@@ -87,7 +87,100 @@ impl Reporter for Csv {
                     row("last_stopped_ops_per_s", w.ops_per_s_at_last);
                 }
             }
+            if c.error.is_none() {
+                let cell = field(&c.name);
+                system_rows(&mut s, c, &format!("{cell},{fs},{wl},{rep}"));
+            }
         }
         s.into_bytes()
+    }
+}
+
+/// The rows of `cell.system`, `cell.xattrs` and `cell.profile` (after the
+/// cell's direction rows; docs/results.md): operation `system` for the
+/// machine and interference, `device:NAME` per device of the stack (its
+/// `iostat -x` figures over the cell, and per direction the device's await
+/// and share of fslab's latency), `xattrs` and `profile`.
+fn system_rows(s: &mut String, c: &crate::model::Cell, prefix: &str) {
+    let mut row = |op: &str, metric: &str, v: f64| {
+        let _ = writeln!(s, "{prefix},{},,{metric},{v}", field(op));
+    };
+    if let Some(sys) = &c.system {
+        let t = &sys.total;
+        let i = &sys.interference;
+        for (m, v) in [
+            ("cpu_user_pct", t.cpu.user),
+            ("cpu_nice_pct", t.cpu.nice),
+            ("cpu_system_pct", t.cpu.system),
+            ("cpu_iowait_pct", t.cpu.iowait),
+            ("cpu_irq_pct", t.cpu.irq),
+            ("cpu_softirq_pct", t.cpu.softirq),
+            ("cpu_steal_pct", t.cpu.steal),
+            ("cpu_idle_pct", t.cpu.idle),
+            ("fslab_cpu_pct", t.fslab_pct),
+            ("ctxt_per_s", t.ctxt_s),
+            ("pgpgin_kib_per_s", t.pgpgin_kib_s),
+            ("pgpgout_kib_per_s", t.pgpgout_kib_s),
+        ] {
+            row("system", m, v);
+        }
+        let (dirty, wb) = super::system::dirty_peaks(sys);
+        row("system", "dirty_peak_kib", dirty as f64);
+        row("system", "writeback_peak_kib", wb as f64);
+        if let Some(p) = &t.psi {
+            row("system", "psi_cpu_some_pct", p.cpu_some);
+            row("system", "psi_io_some_pct", p.io_some);
+            row("system", "psi_io_full_pct", p.io_full);
+            row("system", "psi_memory_some_pct", p.memory_some);
+            row("system", "psi_memory_full_pct", p.memory_full);
+        }
+        row("system", "other_cpu_pct", i.other_cpu_pct);
+        row("system", "steal_pct", i.steal_pct);
+        row("system", "kernel_threads_pct", i.kernel_threads_pct);
+        row("system", "disturbed", if i.disturbed { 1.0 } else { 0.0 });
+        for d in &sys.devices {
+            let op = format!("device:{}", d.name);
+            let t = &d.total;
+            for (m, v) in [
+                ("r_per_s", t.r_s),
+                ("w_per_s", t.w_s),
+                ("rmb_per_s", t.rmb_s),
+                ("wmb_per_s", t.wmb_s),
+                ("r_await_ms", t.r_await_ms),
+                ("w_await_ms", t.w_await_ms),
+                ("rareq_kib", t.rareq_kib),
+                ("wareq_kib", t.wareq_kib),
+                ("d_per_s", t.d_s),
+                ("d_await_ms", t.d_await_ms),
+                ("f_per_s", t.f_s),
+                ("f_await_ms", t.f_await_ms),
+                ("aqu_sz", t.aqu_sz),
+                ("util_pct", t.util_pct),
+            ] {
+                row(&op, m, v);
+            }
+            for l in sys.latency_share.iter().filter(|l| l.device == d.name) {
+                let dir = l.dir.name();
+                row(&op, &format!("{dir}_await_us"), l.await_us);
+                row(&op, &format!("{dir}_fslab_mean_us"), l.mean_lat_us);
+                if let Some(p) = l.share_pct {
+                    row(&op, &format!("{dir}_share_pct"), p);
+                }
+            }
+        }
+    }
+    if let Some(x) = c.xattrs.as_ref().filter(|x| x.error.is_none()) {
+        row("xattrs", "sampled", x.sampled as f64);
+        row("xattrs", "in_inode", x.in_inode as f64);
+        row("xattrs", "external", x.external as f64);
+        row("xattrs", "none", x.none as f64);
+    }
+    if let Some(p) = &c.profile {
+        row(
+            "profile",
+            "samples",
+            p.phases.iter().map(|ph| ph.samples).sum::<u64>() as f64,
+        );
+        row("profile", "overhead_pct", p.overhead_pct);
     }
 }

@@ -11,6 +11,7 @@ pub mod html;
 pub mod json;
 pub mod ranks;
 pub mod svg;
+pub mod system;
 pub mod text;
 pub mod timeline_csv;
 

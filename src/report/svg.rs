@@ -401,6 +401,211 @@ pub fn bars(title: &str, bars: &[Bar], fmt: fn(f64) -> String) -> String {
     s
 }
 
+/// One panel of a timeline: lines, or stacked areas (each series on top of
+/// the ones before it; they must share their x values). In a stacked panel
+/// a dashed series is not stacked: it is drawn over the areas as a line.
+#[derive(Debug, Clone)]
+pub struct Panel {
+    pub title: String,
+    pub y_scale: Scale,
+    pub y_fmt: fn(f64) -> String,
+    pub series: Vec<Series>,
+    pub stacked: bool,
+    /// A fixed top of the y axis (100 for percentages).
+    pub y_max: Option<f64>,
+}
+
+/// Panels stacked on one shared x axis (seconds), the bands (phases) drawn
+/// across all of them; `alert` writes a red line under the title (a
+/// disturbed cell).
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    pub title: String,
+    pub panels: Vec<Panel>,
+    pub bands: Vec<Band>,
+    pub alert: Option<String>,
+    pub x_fmt: fn(f64) -> String,
+}
+
+impl Timeline {
+    pub fn render(&self) -> String {
+        const TW: f64 = 720.0;
+        const PH: f64 = 70.0; // plot height of one panel
+        const GAP: f64 = 26.0; // title row above each panel
+        const TOP: f64 = 30.0;
+        const BOTTOM: f64 = 40.0;
+        const LEFT: f64 = 70.0;
+        const RIGHT: f64 = 20.0;
+        let top = TOP + if self.alert.is_some() { 16.0 } else { 0.0 };
+        let h = top + self.panels.len() as f64 * (PH + GAP) + BOTTOM;
+        let (x0, x1) = extent(
+            Scale::Linear,
+            self.panels
+                .iter()
+                .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().map(|q| q.0)))
+                .chain(self.bands.iter().flat_map(|b| [b.from, b.to])),
+        );
+        let x1 = x1.max(x0 + 1e-9);
+        let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (TW - LEFT - RIGHT);
+        let mut s = String::new();
+        header(&mut s, &self.title, TW, h);
+        if let Some(a) = &self.alert {
+            let _ = write!(
+                s,
+                r##"<text x="{}" y="36" text-anchor="middle" class="n" style="fill:#D00">{}</text>"##,
+                TW / 2.0,
+                esc(a)
+            );
+        }
+        for (k, p) in self.panels.iter().enumerate() {
+            let yt = top + k as f64 * (PH + GAP) + GAP; // top of the plot area
+            let yb = yt + PH;
+            let _ = write!(
+                s,
+                r#"<text x="{LEFT}" y="{:.1}" class="n">{}</text>"#,
+                yt - 6.0,
+                esc(&p.title)
+            );
+            // stacked: cumulative values
+            let drawn: Vec<Vec<(f64, f64)>> = if p.stacked {
+                let mut acc: Vec<(f64, f64)> = Vec::new();
+                p.series
+                    .iter()
+                    .map(|sr| {
+                        if sr.dashed {
+                            return sr.points.clone();
+                        }
+                        if acc.len() != sr.points.len() {
+                            acc = sr.points.iter().map(|q| (q.0, 0.0)).collect();
+                        }
+                        for (a, q) in acc.iter_mut().zip(&sr.points) {
+                            a.1 += q.1;
+                        }
+                        acc.clone()
+                    })
+                    .collect()
+            } else {
+                p.series.iter().map(|sr| sr.points.clone()).collect()
+            };
+            let (mut y0, mut y1) = extent(p.y_scale, drawn.iter().flatten().map(|q| q.1));
+            if let Some(m) = p.y_max {
+                y1 = m;
+                if p.y_scale == Scale::Linear {
+                    y0 = 0.0;
+                }
+            }
+            let (fy0, fy1) = (fwd(p.y_scale, y0), fwd(p.y_scale, y1).max(fwd(p.y_scale, y0) + 1e-9));
+            let py = |y: f64| yb - (fwd(p.y_scale, y.max(y0).min(y1)) - fy0) / (fy1 - fy0) * PH;
+            for b in &self.bands {
+                let (a, c) = (px(b.from), px(b.to));
+                let _ = write!(
+                    s,
+                    r#"<rect x="{a:.1}" y="{yt:.1}" width="{:.1}" height="{PH}" fill="{}" fill-opacity="{}"><title>{}</title></rect>"#,
+                    (c - a).max(1.0),
+                    b.color,
+                    b.opacity,
+                    esc(&b.label)
+                );
+                if k == 0 && !b.label.is_empty() && c - a > 30.0 {
+                    let _ = write!(
+                        s,
+                        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="b">{}</text>"#,
+                        (a + c) / 2.0,
+                        yt + 11.0,
+                        esc(&b.label)
+                    );
+                }
+            }
+            let all_ticks = ticks(p.y_scale, y0, y1);
+            // at most 3 labelled ticks: a panel is short
+            let step = all_ticks.len().div_ceil(3).max(1);
+            for t in all_ticks.iter().step_by(step) {
+                let y = py(*t);
+                let _ = write!(
+                    s,
+                    r##"<line x1="{LEFT}" x2="{xr}" y1="{y:.1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{tx}" y="{ty:.1}" text-anchor="end" class="k">{}</text>"##,
+                    esc(&(p.y_fmt)(*t)),
+                    xr = TW - RIGHT,
+                    tx = LEFT - 4.0,
+                    ty = y + 4.0
+                );
+            }
+            let _ = write!(
+                s,
+                r##"<path d="M{LEFT} {yt:.1}V{yb:.1}H{xr}" fill="none" stroke="#333"/>"##,
+                xr = TW - RIGHT
+            );
+            for (i, (sr, pts)) in p.series.iter().zip(&drawn).enumerate() {
+                let visible: Vec<&(f64, f64)> = pts.iter().filter(|q| p.y_scale != Scale::Log || q.1 > 0.0).collect();
+                let Some(first) = visible.first() else { continue };
+                let mut d = format!("M{:.1} {:.1}", px(first.0), py(first.1));
+                for q in &visible[1..] {
+                    let _ = write!(d, "L{:.1} {:.1}", px(q.0), py(q.1));
+                }
+                if p.stacked && !sr.dashed {
+                    // close down to the stacked series below (or the axis)
+                    let below: Vec<(f64, f64)> = match (0..i).rev().find(|&j| !p.series[j].dashed) {
+                        Some(j) => drawn[j].clone(),
+                        None => pts.iter().map(|q| (q.0, y0)).collect(),
+                    };
+                    for q in below.iter().rev() {
+                        let _ = write!(d, "L{:.1} {:.1}", px(q.0), py(q.1));
+                    }
+                    d.push('Z');
+                    let _ = write!(
+                        s,
+                        r#"<path d="{d}" fill="{}" fill-opacity="0.75" stroke="none"><title>{}</title></path>"#,
+                        sr.color,
+                        esc(&sr.label)
+                    );
+                } else {
+                    let _ = write!(
+                        s,
+                        r#"<path d="{d}" fill="none" stroke="{}" stroke-width="1.5"{}><title>{}</title></path>"#,
+                        sr.color,
+                        if sr.dashed { r#" stroke-dasharray="4 3""# } else { "" },
+                        esc(&sr.label)
+                    );
+                }
+            }
+            // the panel's legend, right-aligned on its title row
+            let mut x = TW - RIGHT;
+            for sr in p.series.iter().rev() {
+                let w = 16.0 + 6.0 * sr.label.chars().count() as f64;
+                x -= w;
+                let _ = write!(
+                    s,
+                    r#"<rect x="{x:.0}" y="{:.0}" width="9" height="9" fill="{}"/><text x="{:.0}" y="{:.1}" class="b">{}</text>"#,
+                    yt - 14.0,
+                    sr.color,
+                    x + 12.0,
+                    yt - 6.0,
+                    esc(&sr.label)
+                );
+            }
+        }
+        // the shared x axis, under the last panel
+        let yb = top + self.panels.len() as f64 * (PH + GAP);
+        for t in ticks(Scale::Linear, x0, x1) {
+            let x = px(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{yb:.1}" y2="{:.1}" stroke="#333"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" class="k">{}</text>"##,
+                yb + 4.0,
+                yb + 16.0,
+                esc(&(self.x_fmt)(t))
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="k">seconds</text></svg>"#,
+            (LEFT + TW - RIGHT) / 2.0,
+            yb + 32.0
+        );
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,5 +633,55 @@ mod tests {
             |v| format!("{v}"),
         );
         assert!(svg.contains("ops/s &lt;x&gt;") && svg.contains("whisker"));
+    }
+
+    #[test]
+    fn timeline_panels_share_the_x_axis() {
+        let line = |label: &str, pts: Vec<(f64, f64)>| Series {
+            label: label.into(),
+            color: PALETTE[0].into(),
+            points: pts,
+            dots: false,
+            dashed: false,
+        };
+        let t = Timeline {
+            title: "cell".into(),
+            panels: vec![
+                Panel {
+                    title: "MB/s".into(),
+                    y_scale: Scale::Linear,
+                    y_fmt: |v| format!("{v}"),
+                    series: vec![line("read", vec![(1.0, 10.0), (2.0, 20.0)])],
+                    stacked: false,
+                    y_max: None,
+                },
+                Panel {
+                    title: "CPU".into(),
+                    y_scale: Scale::Linear,
+                    y_fmt: |v| format!("{v}%"),
+                    series: vec![
+                        line("usr", vec![(1.0, 10.0), (2.0, 20.0)]),
+                        line("sys", vec![(1.0, 5.0), (2.0, 5.0)]),
+                    ],
+                    stacked: true,
+                    y_max: Some(100.0),
+                },
+            ],
+            bands: vec![Band {
+                from: 0.0,
+                to: 2.0,
+                label: "run".into(),
+                color: "#888".into(),
+                opacity: 0.1,
+            }],
+            alert: Some("disturbed <x>".into()),
+            x_fmt: |v| format!("{v}"),
+        };
+        let svg = t.render();
+        // a point at x=2 is at the same place in both panels
+        let x2 = "L670.0 "; // 70 + 2 / 2.1 * 630: x to 2.1 (5% headroom)
+        assert_eq!(svg.matches("<svg").count(), 1);
+        assert!(svg.matches(x2).count() >= 3, "{svg}");
+        assert!(svg.contains("disturbed &lt;x&gt;") && svg.contains("Z\""));
     }
 }

@@ -26,6 +26,7 @@ impl Reporter for Text {
                 &[(String::new(), r)],
                 None,
             )));
+            super::system::lab_text(&mut s, &r.cells);
             s.push('\n');
         } else {
             for c in &r.cells {
@@ -485,8 +486,22 @@ fn trailer(s: &mut String, c: &Cell) {
     for e in &c.job_errors {
         let _ = writeln!(s, "job error: {e}");
     }
+    extras(s, c);
     if c.interrupted {
         s.push_str("interrupted\n");
+    }
+}
+
+/// Per-cell extras under the trailer, in this order: the system block
+/// (`cell.system`), where the xattrs live (`cell.xattrs`), the profile
+/// (`cell.profile`; its top symbols go right after its line).
+fn extras(s: &mut String, c: &Cell) {
+    super::system::text_block(s, c);
+    if let Some(l) = super::system::xattrs_line(c) {
+        let _ = writeln!(s, "{l}");
+    }
+    if let Some(l) = super::system::profile_line(c) {
+        let _ = writeln!(s, "{l}");
     }
 }
 
@@ -519,10 +534,17 @@ fn summary(s: &mut String, r: &Report) {
     let mut tab = Table::new();
     tab.load_style(UTF8_BORDERS_ONLY);
     tab.set_header(["cell", "operation", "ops/s", "MB/s", "mean", "p99"]);
+    let mut any_disturbed = false;
     for c in &r.cells {
+        let disturbed = super::system::disturbed(c);
+        any_disturbed |= disturbed;
         for d in &c.directions {
             tab.add_row([
-                c.name.clone(),
+                if disturbed {
+                    format!("{} !", c.name)
+                } else {
+                    c.name.clone()
+                },
                 d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()),
                 fmt_rate(d.iops),
                 format!("{:.1}", d.mb_s),
@@ -532,4 +554,7 @@ fn summary(s: &mut String, r: &Report) {
         }
     }
     let _ = writeln!(s, "summary\n{tab}");
+    if any_disturbed {
+        s.push_str("!: disturbed (other processes took the CPU; see the cell's system block)\n");
+    }
 }

@@ -1,0 +1,488 @@
+//! The system beside a cell (`cell.system`, model::system) as text: the
+//! device stack with its `iostat -x` figures, where fslab's latency goes
+//! (each device's await beside fslab's mean latency, and its share), the
+//! CPU split, pressure, dirty memory and interference ("disturbed: ..." or
+//! "quiet: ..."). Plain text, at most 100 columns, for mail. Used by
+//! `text` (one block per cell, a compact one per lab cell), and its
+//! helpers by `csv` and `html`.
+
+use crate::model::system::{DeviceData, DeviceRole, LatencyShare, SystemData, SystemPoint};
+use crate::model::Cell;
+use crate::stats::OpKind;
+use crate::units::{Bytes, Nanos};
+use std::fmt::Write;
+
+/// "loop", "dm", "md", "partition", "disk".
+pub fn role_name(r: DeviceRole) -> &'static str {
+    match r {
+        DeviceRole::Loop => "loop",
+        DeviceRole::Dm => "dm",
+        DeviceRole::Md => "md",
+        DeviceRole::Partition => "partition",
+        DeviceRole::Disk => "disk",
+    }
+}
+
+/// "loop3 (loop over /var/tmp/x.img)", "vda (disk, mq-deadline)".
+pub fn device_label(d: &DeviceData) -> String {
+    let mut what = match (&d.role, &d.backing) {
+        (DeviceRole::Loop, Some(b)) => format!("loop over {b}"),
+        (r, _) => role_name(*r).to_string(),
+    };
+    if let Some(sc) = d.scheduler.as_deref().filter(|s| !s.is_empty() && *s != "none") {
+        let _ = write!(what, ", {sc}");
+    }
+    format!("{} ({what})", d.name)
+}
+
+/// The stack top first: "loop3 (loop over X) -> vda (disk, mq-deadline)";
+/// members of the same device joined with " + ".
+pub fn stack_line(sys: &SystemData) -> String {
+    let mut s = String::new();
+    let mut prev: Option<&DeviceData> = None;
+    for d in &sys.devices {
+        match prev {
+            None => {}
+            Some(p) if d.above.is_some() && d.above == p.above => s.push_str(" + "),
+            Some(_) => s.push_str(" -> "),
+        }
+        s.push_str(&device_label(d));
+        prev = Some(d);
+    }
+    s
+}
+
+/// Directions in the order read, write, then the rest as first seen.
+fn share_dirs(sys: &SystemData) -> Vec<OpKind> {
+    let mut dirs: Vec<OpKind> = Vec::new();
+    for l in &sys.latency_share {
+        if !dirs.contains(&l.dir) {
+            dirs.push(l.dir);
+        }
+    }
+    dirs.sort_by_key(|d| match d {
+        OpKind::Read => 0,
+        OpKind::Write => 1,
+        _ => 2,
+    });
+    dirs
+}
+
+fn us(v: f64) -> String {
+    Nanos((v * 1e3).max(0.0).round() as u64).to_string()
+}
+
+/// "read: fslab 412 µs, loop3 await 398 µs (97%), vda await 380 µs (93%)",
+/// one per direction.
+pub fn share_lines(sys: &SystemData) -> Vec<String> {
+    let dirs = share_dirs(sys);
+    let w = dirs.iter().map(|d| d.name().len() + 1).max().unwrap_or(0);
+    dirs.into_iter()
+        .map(|dir| {
+            let of: Vec<&LatencyShare> = sys.latency_share.iter().filter(|l| l.dir == dir).collect();
+            let mut line = format!("{:<w$} ", format!("{}:", dir.name()));
+            match of.iter().find(|l| l.ops > 0) {
+                Some(l) => {
+                    let _ = write!(line, "fslab {}", us(l.mean_lat_us));
+                }
+                None => line.push_str("fslab -"),
+            }
+            for l in of {
+                let _ = write!(line, ", {} await ", l.device);
+                if l.device_ios == 0 {
+                    line.push_str("- (no I/O)");
+                    continue;
+                }
+                line.push_str(&us(l.await_us));
+                if let Some(p) = l.share_pct {
+                    let _ = write!(line, " ({p:.0}%)");
+                }
+            }
+            line
+        })
+        .collect()
+}
+
+/// "usr 12.0% sys 30.1% iowait 40.2% irq 0.1% soft 1.0% steal 0.0% idle 16.6%, fslab 38.5%"
+pub fn cpu_line(p: &SystemPoint) -> String {
+    let c = &p.cpu;
+    let mut s = format!("usr {:.1}%", c.user);
+    if c.nice >= 0.05 {
+        let _ = write!(s, " nice {:.1}%", c.nice);
+    }
+    let _ = write!(
+        s,
+        " sys {:.1}% iowait {:.1}% irq {:.1}% soft {:.1}% steal {:.1}% idle {:.1}%, fslab {:.1}%",
+        c.system, c.iowait, c.irq, c.softirq, c.steal, c.idle, p.fslab_pct
+    );
+    s
+}
+
+/// Dirty and Writeback at their peak over the samples (the total's without samples).
+pub fn dirty_peaks(sys: &SystemData) -> (u64, u64) {
+    let pts = || sys.samples.iter().chain(std::iter::once(&sys.total));
+    (
+        pts().map(|p| p.dirty_kib).max().unwrap_or(0),
+        pts().map(|p| p.writeback_kib).max().unwrap_or(0),
+    )
+}
+
+fn memory_line(sys: &SystemData) -> String {
+    let (d, w) = dirty_peaks(sys);
+    let mut s = format!("Dirty peak {}, Writeback peak {}", Bytes(d * 1024), Bytes(w * 1024));
+    let t = &sys.total;
+    if t.dirty_threshold_kib > 0 {
+        let _ = write!(
+            s,
+            " (thresholds {}, background {})",
+            Bytes(t.dirty_threshold_kib * 1024),
+            Bytes(t.dirty_bg_threshold_kib * 1024)
+        );
+    }
+    s
+}
+
+fn psi_line(p: &SystemPoint) -> Option<String> {
+    let x = p.psi.as_ref()?;
+    Some(format!(
+        "io some {:.1}% full {:.1}%, memory some {:.1}% full {:.1}%, cpu some {:.1}%",
+        x.io_some, x.io_full, x.memory_some, x.memory_full, x.cpu_some
+    ))
+}
+
+/// "disturbed: reason; reason" or "quiet: others 1.2% CPU (threshold 10.0%)".
+pub fn interference_line(sys: &SystemData) -> String {
+    interference(sys, true)
+}
+
+fn interference(sys: &SystemData, threshold: bool) -> String {
+    let i = &sys.interference;
+    if i.disturbed {
+        if i.reasons.is_empty() {
+            format!(
+                "disturbed: others {:.1}% CPU, steal {:.1}% (threshold {:.1}%)",
+                i.other_cpu_pct, i.steal_pct, i.cpu_threshold_pct
+            )
+        } else {
+            format!("disturbed: {}", i.reasons.join("; "))
+        }
+    } else {
+        let mut s = format!("quiet: others {:.1}% CPU", i.other_cpu_pct);
+        if i.steal_pct >= 0.05 {
+            let _ = write!(s, ", steal {:.1}%", i.steal_pct);
+        }
+        if threshold && i.cpu_threshold_pct > 0.0 {
+            let _ = write!(s, " (threshold {:.1}%)", i.cpu_threshold_pct);
+        }
+        s
+    }
+}
+
+/// True when the cell has telemetry that marked it disturbed.
+pub fn disturbed(c: &Cell) -> bool {
+    c.system.as_ref().is_some_and(|s| s.interference.disturbed)
+}
+
+/// Width of the device column.
+const DEV_W: usize = 8;
+
+fn device_header(s: &mut String, indent: &str) {
+    let _ = writeln!(
+        s,
+        "{indent}{:<DEV_W$} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10} {:>7} {:>6}",
+        "device", "r/s", "w/s", "rMB/s", "wMB/s", "r_await ms", "w_await ms", "aqu-sz", "%util"
+    );
+}
+
+/// The device table: one row per device of the stack.
+fn device_table(s: &mut String, indent: &str, devs: &[DeviceData]) {
+    device_header(s, indent);
+    device_rows(s, indent, devs);
+}
+
+fn device_rows(s: &mut String, indent: &str, devs: &[DeviceData]) {
+    let w = devs.iter().map(|d| d.name.len()).max().unwrap_or(0).max(DEV_W);
+    for d in devs {
+        let t = &d.total;
+        let _ = writeln!(
+            s,
+            "{indent}{:<w$} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>10.2} {:>10.2} {:>7.2} {:>6.1}",
+            d.name, t.r_s, t.w_s, t.rmb_s, t.wmb_s, t.r_await_ms, t.w_await_ms, t.aqu_sz, t.util_pct
+        );
+    }
+}
+
+fn foreign_lines(s: &mut String, indent: &str, sys: &SystemData) {
+    for f in &sys.interference.foreign_io {
+        let _ = writeln!(
+            s,
+            "{indent}foreign I/O on {}: {} read, {} written (not issued by the device above)",
+            f.device,
+            Bytes(f.read_bytes),
+            Bytes(f.write_bytes)
+        );
+    }
+}
+
+/// The full "system" block of a cell, under its table.
+pub fn text_block(s: &mut String, c: &Cell) {
+    let Some(sys) = &c.system else { return };
+    let _ = writeln!(
+        s,
+        "system ({} CPU(s), {} ms samples, {}):",
+        sys.ncpus,
+        sys.interval_ms,
+        if sys.interference.disturbed {
+            "DISTURBED"
+        } else {
+            "quiet"
+        }
+    );
+    if !sys.devices.is_empty() {
+        let _ = writeln!(s, "  stack: {}", stack_line(sys));
+        device_table(s, "  ", &sys.devices);
+    }
+    let shares = share_lines(sys);
+    if !shares.is_empty() {
+        s.push_str("  where the time goes (device await beside fslab's mean; share = device time / fslab's):\n");
+        for l in shares {
+            let _ = writeln!(s, "    {l}");
+        }
+    }
+    let _ = writeln!(s, "  cpu: {}", cpu_line(&sys.total));
+    if let Some(p) = psi_line(&sys.total) {
+        let _ = writeln!(s, "  pressure: {p}");
+    }
+    let _ = writeln!(s, "  memory: {}", memory_line(sys));
+    let _ = writeln!(s, "  {}", interference_line(sys));
+    if !sys.interference.top_others.is_empty() {
+        let top: Vec<String> = sys
+            .interference
+            .top_others
+            .iter()
+            .take(3)
+            .map(|o| format!("{} {}: {:.1}%", o.comm, o.pid, o.cpu_pct))
+            .collect();
+        let _ = writeln!(s, "  others: {}", top.join(", "));
+    }
+    foreign_lines(s, "  ", sys);
+    for r in &sys.ranks {
+        let _ = writeln!(
+            s,
+            "  rank {} ({}): busy {:.1}%, fslab {:.1}%, {}",
+            r.rank,
+            r.host,
+            100.0 - r.total.cpu.idle - r.total.cpu.iowait,
+            r.total.fslab_pct,
+            if r.interference.disturbed {
+                format!("disturbed: {}", r.interference.reasons.join("; "))
+            } else {
+                format!("quiet: others {:.1}% CPU", r.interference.other_cpu_pct)
+            }
+        );
+    }
+    for n in &sys.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+}
+
+/// The compact block of one lab cell: its place, disturbed or quiet and the
+/// dirty memory peaks; the device stack when it differs from `prev_stack`;
+/// the device rows (under the section's header), where the time goes, the
+/// CPU. Returns the stack line.
+pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
+    let Some(sys) = &c.system else {
+        return prev_stack.to_string();
+    };
+    let place = match &c.lab {
+        Some(l) => format!("{} #{} {}", l.filesystem, l.repeat, l.workload),
+        None => c.name.clone(),
+    };
+    let head = format!("{place}: {}", interference(sys, false));
+    let (d, w) = dirty_peaks(sys);
+    let mem = format!("peak Dirty {}, Writeback {}", Bytes(d * 1024), Bytes(w * 1024));
+    if head.chars().count() + mem.len() + 2 <= 100 {
+        let _ = writeln!(s, "{head}; {mem}");
+    } else {
+        let _ = writeln!(s, "{head}\n  {mem}");
+    }
+    let stack = stack_line(sys);
+    if !sys.devices.is_empty() {
+        if stack != prev_stack {
+            let _ = writeln!(s, "  stack: {stack}");
+        }
+        device_rows(s, "  ", &sys.devices);
+    }
+    for l in share_lines(sys) {
+        let _ = writeln!(s, "  {l}");
+    }
+    let _ = writeln!(s, "  cpu: {}", cpu_line(&sys.total));
+    foreign_lines(s, "  ", sys);
+    stack
+}
+
+/// The lab run's per-cell system section (after the comparison), or nothing
+/// when no cell has telemetry.
+pub fn lab_text(s: &mut String, cells: &[Cell]) {
+    let with: Vec<&Cell> = cells.iter().filter(|c| c.system.is_some()).collect();
+    if with.is_empty() {
+        return;
+    }
+    s.push_str("\nsystem per cell (device figures over the cell as iostat -x; per direction each device's\nawait beside fslab's mean latency, and its share: device time / fslab's):\n");
+    device_header(s, "  ");
+    let mut stack = String::new();
+    for c in with {
+        stack = text_compact(s, c, &stack);
+    }
+}
+
+/// `cell.xattrs` as one line.
+pub fn xattrs_line(c: &Cell) -> Option<String> {
+    let x = c.xattrs.as_ref()?;
+    Some(match &x.error {
+        Some(e) => format!("xattrs: placement not sampled: {e}"),
+        None => format!(
+            "xattrs: {} file(s) sampled: {} in the inode, {} in an external block, {} without",
+            x.sampled, x.in_inode, x.external, x.none
+        ),
+    })
+}
+
+/// `cell.profile` as one line (the top symbols are rendered beside it).
+pub fn profile_line(c: &Cell) -> Option<String> {
+    let p = c.profile.as_ref()?;
+    let samples: u64 = p.phases.iter().map(|ph| ph.samples).sum();
+    let lost: u64 = p.phases.iter().map(|ph| ph.lost).sum();
+    let mut s = format!(
+        "profile: {} at {} Hz, {} sample(s) in {} phase(s)",
+        p.event,
+        p.frequency_hz,
+        samples,
+        p.phases.len()
+    );
+    if lost > 0 {
+        let _ = write!(s, " ({lost} lost)");
+    }
+    let _ = write!(s, ", overhead {:.1}% of fslab's CPU", p.overhead_pct);
+    if let Some(f) = &p.folded_file {
+        let _ = write!(s, ", folded stacks in {f}");
+    }
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::system::{Interference, XattrPlacement};
+
+    fn share(device: &str, dir: OpKind, ops: u64, ios: u64, share_pct: Option<f64>) -> LatencyShare {
+        LatencyShare {
+            device: device.into(),
+            dir,
+            ops,
+            mean_lat_us: 412.0,
+            device_ios: ios,
+            await_us: 398.0,
+            share_pct,
+        }
+    }
+
+    #[test]
+    fn shares_read_first_and_say_what_is_missing() {
+        let sys = SystemData {
+            latency_share: vec![
+                share("loop0", OpKind::Write, 0, 0, None),
+                share("loop0", OpKind::Read, 10, 10, Some(96.6)),
+                share("vda", OpKind::Read, 10, 0, None),
+            ],
+            ..SystemData::default()
+        };
+        assert_eq!(
+            share_lines(&sys),
+            [
+                "read:  fslab 412 µs, loop0 await 398 µs (97%), vda await - (no I/O)",
+                "write: fslab -, loop0 await - (no I/O)"
+            ]
+        );
+    }
+
+    #[test]
+    fn labels_and_stack() {
+        let dev = |name: &str, role, above: Option<&str>| DeviceData {
+            name: name.into(),
+            role,
+            above: above.map(String::from),
+            backing: (role == DeviceRole::Loop).then(|| "/var/tmp/x.img".to_string()),
+            scheduler: Some(
+                if role == DeviceRole::Loop {
+                    "none"
+                } else {
+                    "mq-deadline"
+                }
+                .into(),
+            ),
+            ..DeviceData::default()
+        };
+        let sys = SystemData {
+            devices: vec![
+                dev("md0", DeviceRole::Md, None),
+                dev("vdb", DeviceRole::Disk, Some("md0")),
+                dev("vdc", DeviceRole::Disk, Some("md0")),
+            ],
+            ..SystemData::default()
+        };
+        assert_eq!(
+            stack_line(&sys),
+            "md0 (md, mq-deadline) -> vdb (disk, mq-deadline) + vdc (disk, mq-deadline)"
+        );
+        assert_eq!(
+            device_label(&dev("loop3", DeviceRole::Loop, None)),
+            "loop3 (loop over /var/tmp/x.img)"
+        );
+    }
+
+    #[test]
+    fn interference_says_disturbed_or_quiet() {
+        let mut sys = SystemData {
+            interference: Interference {
+                other_cpu_pct: 1.24,
+                cpu_threshold_pct: 10.0,
+                ..Interference::default()
+            },
+            ..SystemData::default()
+        };
+        assert_eq!(interference_line(&sys), "quiet: others 1.2% CPU (threshold 10.0%)");
+        sys.interference.disturbed = true;
+        sys.interference.other_cpu_pct = 48.0;
+        assert_eq!(
+            interference_line(&sys),
+            "disturbed: others 48.0% CPU, steal 0.0% (threshold 10.0%)"
+        );
+        sys.interference.reasons = vec!["a".into(), "b".into()];
+        assert_eq!(interference_line(&sys), "disturbed: a; b");
+    }
+
+    #[test]
+    fn a_cell_without_devices_or_psi_has_a_short_block() {
+        let r = crate::model::parse_report(include_str!("../../tests/fixtures/meta.json")).unwrap();
+        let mut c = r.cells[0].clone();
+        let mut s = String::new();
+        text_block(&mut s, &c);
+        assert!(s.is_empty(), "no system, no block");
+        c.system = Some(SystemData {
+            ncpus: 2,
+            interval_ms: 1000,
+            ..SystemData::default()
+        });
+        c.xattrs = Some(XattrPlacement {
+            error: Some("EOPNOTSUPP".into()),
+            ..XattrPlacement::default()
+        });
+        text_block(&mut s, &c);
+        assert_eq!(
+            s,
+            "system (2 CPU(s), 1000 ms samples, quiet):\n  cpu: usr 0.0% sys 0.0% iowait 0.0% irq 0.0% soft 0.0% steal 0.0% idle 0.0%, fslab 0.0%\n  memory: Dirty peak 0 B, Writeback peak 0 B\n  quiet: others 0.0% CPU\n"
+        );
+        assert_eq!(xattrs_line(&c).unwrap(), "xattrs: placement not sampled: EOPNOTSUPP");
+    }
+}
