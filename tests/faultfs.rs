@@ -2,6 +2,12 @@
 //! test process (as root) in a temporary directory and always unmounted.
 //! A test chooses, per operation, an errno to return after N successful
 //! calls (EIO, ENOSPC, EDQUOT ...) and a fixed latency to add.
+//!
+//! [`DelayedLoop`] puts an image file on it and a loop device over that
+//! file: with the FUSE files opened FOPEN_DIRECT_IO (no page cache between
+//! the loop driver and the daemon) every request of the loop device is one
+//! read or write of the daemon, so a delay injected here is device latency
+//! (device-mapper's delay target is not available on every kernel).
 
 use fuser::{
     AccessFlags, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner,
@@ -31,6 +37,12 @@ struct Faults {
     errors: HashMap<Op, (i32, u64)>,
     delays: HashMap<Op, Duration>,
     calls: HashMap<Op, u64>,
+    /// Open files FOPEN_DIRECT_IO: every read and write reaches the daemon.
+    direct_io: bool,
+    /// op -> (request size in bytes -> requests), for Read and Write.
+    sizes: HashMap<Op, BTreeMap<u32, u64>>,
+    /// op -> (requests, total time from arrival to reply), for Read and Write.
+    service: HashMap<Op, (u64, Duration)>,
 }
 
 /// The test's handle on the faults of a mounted filesystem.
@@ -55,6 +67,55 @@ impl FaultControl {
         f.delays.clear();
     }
 
+    #[allow(dead_code)] // used by the telemetry test binary, not by tests/tests.rs
+    /// Files opened (or created) from now on bypass the kernel's page cache
+    /// (FOPEN_DIRECT_IO): each read(2)/write(2) on them is one request here.
+    pub fn direct_io(&self, on: bool) {
+        self.0.lock().unwrap().direct_io = on;
+    }
+
+    #[allow(dead_code)] // used by the telemetry test binary, not by tests/tests.rs
+    /// How many `op` requests (Read or Write) of each size arrived since the
+    /// last [`FaultControl::reset_sizes`].
+    pub fn sizes(&self, op: Op) -> BTreeMap<u32, u64> {
+        self.0.lock().unwrap().sizes.get(&op).cloned().unwrap_or_default()
+    }
+
+    #[allow(dead_code)] // used by the telemetry test binary, not by tests/tests.rs
+    pub fn reset_sizes(&self) {
+        let mut f = self.0.lock().unwrap();
+        f.sizes.clear();
+        f.service.clear();
+    }
+
+    #[allow(dead_code)] // used by the telemetry test binary, not by tests/tests.rs
+    /// The mean time `op` requests (Read or Write) spent in the daemon, from
+    /// arrival to reply, since the last [`FaultControl::reset_sizes`].
+    pub fn mean_service(&self, op: Op) -> Option<Duration> {
+        let f = self.0.lock().unwrap();
+        f.service.get(&op).filter(|(n, _)| *n > 0).map(|(n, t)| *t / *n as u32)
+    }
+
+    fn served(&self, op: Op, since: std::time::Instant) {
+        let d = since.elapsed();
+        let mut f = self.0.lock().unwrap();
+        let e = f.service.entry(op).or_insert((0, Duration::ZERO));
+        e.0 += 1;
+        e.1 += d;
+    }
+
+    fn record(&self, op: Op, size: u32) {
+        *self.0.lock().unwrap().sizes.entry(op).or_default().entry(size).or_insert(0) += 1;
+    }
+
+    fn open_flags(&self) -> FopenFlags {
+        if self.0.lock().unwrap().direct_io {
+            FopenFlags::FOPEN_DIRECT_IO
+        } else {
+            FopenFlags::empty()
+        }
+    }
+
     /// Applies `op`'s delay and says whether it fails (and how).
     fn check(&self, op: Op) -> Option<Errno> {
         let (delay, fail) = {
@@ -67,10 +128,27 @@ impl FaultControl {
             (delay, fail)
         };
         if let Some(d) = delay {
+            realtime();
             std::thread::sleep(d);
         }
         fail.map(Errno::from_i32)
     }
+}
+
+/// Puts the calling daemon thread in SCHED_FIFO (once): an injected delay
+/// then lasts as long as asked even on a machine busy with other work (in
+/// SCHED_OTHER the timer's wakeup waits for a CPU, 0.5-1 ms more per request
+/// under a load of 2 per core), as a real device's latency does not depend on
+/// the host's CPU load. The thread sleeps nearly all the time; best effort.
+fn realtime() {
+    thread_local!(static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    DONE.with(|done| {
+        if !done.replace(true) {
+            let p = libc::sched_param { sched_priority: 1 };
+            // SAFETY: sched_setscheduler(2) on the calling thread (pid 0) with a valid param.
+            unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) };
+        }
+    });
 }
 
 struct Node {
@@ -282,7 +360,7 @@ impl Filesystem for FaultFs {
 
     fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         if self.state.lock().unwrap().nodes.contains_key(&ino.0) {
-            reply.opened(FileHandle(0), FopenFlags::empty());
+            reply.opened(FileHandle(0), self.faults.open_flags());
         } else {
             reply.error(Errno::ENOENT);
         }
@@ -302,7 +380,7 @@ impl Filesystem for FaultFs {
             return reply.error(e);
         }
         match self.make(parent, name, FileType::RegularFile, mode) {
-            Ok(a) => reply.created(&TTL, &a, Generation(0), FileHandle(0), FopenFlags::empty()),
+            Ok(a) => reply.created(&TTL, &a, Generation(0), FileHandle(0), self.faults.open_flags()),
             Err(e) => reply.error(e),
         }
     }
@@ -318,6 +396,8 @@ impl Filesystem for FaultFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        let arrived = std::time::Instant::now();
+        self.faults.record(Op::Read, size);
         if let Some(e) = self.faults.check(Op::Read) {
             return reply.error(e);
         }
@@ -330,6 +410,7 @@ impl Filesystem for FaultFs {
             }
             None => reply.error(Errno::ENOENT),
         }
+        self.faults.served(Op::Read, arrived);
     }
 
     fn write(
@@ -344,6 +425,8 @@ impl Filesystem for FaultFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
+        let arrived = std::time::Instant::now();
+        self.faults.record(Op::Write, data.len() as u32);
         if let Some(e) = self.faults.check(Op::Write) {
             return reply.error(e);
         }
@@ -359,6 +442,8 @@ impl Filesystem for FaultFs {
         n.attr.size = n.data.len() as u64;
         n.attr.blocks = n.attr.size.div_ceil(512);
         reply.written(data.len() as u32);
+        drop(s);
+        self.faults.served(Op::Write, arrived);
     }
 
     fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock_owner: LockOwner, reply: ReplyEmpty) {
@@ -527,5 +612,86 @@ impl Drop for FaultMount {
                 let _ = std::process::Command::new("umount").arg("-l").arg(&p).status();
             }
         }
+    }
+}
+
+#[allow(dead_code)] // used by the telemetry test binary, not by tests/tests.rs
+/// A loop device over an image file on a fresh fault filesystem opened
+/// FOPEN_DIRECT_IO: a block device whose every request is one FUSE read or
+/// write, so `faults.delay(Op::Read, d)` makes each read request take `d`.
+/// The loop device does direct I/O on the image (`--direct-io=on`): its
+/// requests complete in the daemon's reply (no kworker wakeup, which on a
+/// busy machine adds scheduling delay to every request).
+/// Dropped (also on panic): the loop device is detached, and once the kernel
+/// has let go of the image, the filesystem is unmounted.
+pub struct DelayedLoop {
+    /// "/dev/loopN", as the kernel chose it.
+    pub dev: String,
+    /// Declared after `dev`, dropped after the detach in `drop`.
+    pub mount: FaultMount,
+    image: std::path::PathBuf,
+}
+
+#[allow(dead_code)] // used by the telemetry test binary, not by tests/tests.rs
+impl DelayedLoop {
+    pub fn new(size_mib: u64) -> DelayedLoop {
+        let mount = FaultMount::new();
+        mount.faults.direct_io(true);
+        let image = mount.path().join("disk.img");
+        std::fs::File::create(&image)
+            .and_then(|f| f.set_len(size_mib << 20))
+            .expect("the image on the fault fs");
+        // The kernel picks a free device: never a hard-coded /dev/loopN.
+        let out = std::process::Command::new("losetup")
+            .args(["--find", "--show", "--direct-io=on"])
+            .arg(&image)
+            .output()
+            .expect("spawn losetup");
+        assert!(
+            out.status.success(),
+            "losetup on {}: {}",
+            image.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        mount.faults.reset_sizes();
+        DelayedLoop { dev, mount, image }
+    }
+
+    pub fn faults(&self) -> &FaultControl {
+        &self.mount.faults
+    }
+
+    /// "loopN".
+    pub fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+
+    /// Whether the loop driver does direct (async) I/O on the image: then a
+    /// request completes in the daemon's reply, without waking a kworker.
+    pub fn loop_dio(&self) -> bool {
+        std::fs::read_to_string(format!("/sys/block/{}/loop/dio", self.name())).is_ok_and(|s| s.trim() == "1")
+    }
+
+    /// Whether the kernel still has our loop device over our image.
+    fn attached(&self) -> bool {
+        std::fs::read_to_string(format!("/sys/block/{}/loop/backing_file", self.name()))
+            .map(|b| Path::new(b.trim().trim_end_matches(" (deleted)")) == self.image)
+            .unwrap_or(false)
+    }
+}
+
+impl Drop for DelayedLoop {
+    fn drop(&mut self) {
+        // no delays nor failures while the kernel lets go of the device
+        self.mount.faults.clear();
+        let _ = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
+        // The detach completes once the last opener closed the device; until
+        // then the image is open and the unmount would find the fs busy.
+        let t = std::time::Instant::now();
+        while self.attached() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // then `mount` drops: unmounted
     }
 }
