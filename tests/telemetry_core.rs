@@ -85,3 +85,35 @@ fn no_telemetry_means_no_system_block() {
     let j = read_json(&jp);
     assert!(j["cells"][0].get("system").is_none());
 }
+
+/// Every rank samples its own machine; rank 0 gathers them all.
+#[cfg(feature = "mpi")]
+#[test]
+fn every_mpi_rank_reports_its_machine() {
+    if !require("mpirun (Debian openmpi-bin)", have("mpirun")) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    std::fs::create_dir_all(&target).unwrap();
+    let jp = dir.path().join("r.json");
+    let o = std::process::Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
+        .arg(fslab_path())
+        .args(["io", "--size", "4m", "--runtime", "1500ms", "--quiet", "--target", target.to_str().unwrap()])
+        .args(["--output", &format!("json:{}", jp.display())])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j = read_json(&jp);
+    let sys = &j["cells"][0]["system"];
+    let ranks = sys["ranks"].as_array().unwrap_or_else(|| panic!("no ranks: {sys}"));
+    assert_eq!(ranks.len(), 2);
+    for (i, r) in ranks.iter().enumerate() {
+        assert_eq!(r["rank"].as_u64().unwrap(), i as u64);
+        assert!(r["total"]["t_ms"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["interference"]["cpu_threshold_pct"].as_f64().unwrap() == 10.0);
+    }
+    assert_eq!(sys["phases"][0]["name"], "run");
+    assert!(!sys["samples"].as_array().unwrap().is_empty());
+}
