@@ -278,7 +278,8 @@ mod tests {
         assert!(k.kthread);
         assert_eq!((k.pid, k.ppid, k.ticks, k.start), (54, 2, 12, 40));
         assert_eq!(k.comm, "kworker/1:1-events");
-        let p = parse_task("1234 (yes) R 99 1234 99 34816 1234 4194304 90 0 0 0 4790 10 0 0 20 0 1 0 5000 1 1").unwrap();
+        let p =
+            parse_task("1234 (yes) R 99 1234 99 34816 1234 4194304 90 0 0 0 4790 10 0 0 20 0 1 0 5000 1 1").unwrap();
         assert!(!p.kthread);
         assert_eq!((p.pid, p.ppid, p.ticks, p.comm.as_str()), (1234, 99, 4800, "yes"));
         assert!(parse_task("garbage").is_none());
@@ -310,9 +311,19 @@ mod tests {
         let d = scan_delta(&start, &end, 100, None);
         assert_eq!(d.kthread_ticks, 30);
         assert_eq!(d.own_ticks, 45);
-        assert_eq!(d.others, vec![(200, "yes".to_string(), 958), (400, "cc1".to_string(), 20)]);
+        assert_eq!(
+            d.others,
+            vec![(200, "yes".to_string(), 958), (400, "cc1".to_string(), 20)]
+        );
         // a reused pid counts from 0
-        end.insert(300, Task { start: 9999, ticks: 3, ..task(300, 1, "sshd", false, 3) });
+        end.insert(
+            300,
+            Task {
+                start: 9999,
+                ticks: 3,
+                ..task(300, 1, "sshd", false, 3)
+            },
+        );
         let d = scan_delta(&start, &end, 100, None);
         assert!(d.others.contains(&(300, "sshd".to_string(), 3)));
         // sibling ranks are fslab's own
@@ -354,7 +365,10 @@ mod tests {
             steal: 0,
             total: 2000,
             own: 500,
-            scans: ScanDelta { kthread_ticks: 300, ..Default::default() },
+            scans: ScanDelta {
+                kthread_ticks: 300,
+                ..Default::default()
+            },
         };
         let i = interference(&quiet, &[], 0, 10.0);
         assert!(!i.disturbed, "{:?}", i.reasons);
@@ -385,7 +399,14 @@ mod tests {
             dev("vda", DeviceRole::Disk, Some("loop3"), 400 * M, 104 * M),
         ];
         let (f, r) = foreign_io(&quiet, 0);
-        assert_eq!(f, [ForeignIo { device: "vda".into(), read_bytes: 0, write_bytes: 4 * M }]);
+        assert_eq!(
+            f,
+            [ForeignIo {
+                device: "vda".into(),
+                read_bytes: 0,
+                write_bytes: 4 * M
+            }]
+        );
         assert!(r.is_empty());
         // someone wrote 300 MiB to the disk during a 100 MiB cell
         let busy = [
@@ -394,7 +415,10 @@ mod tests {
         ];
         let (_, r) = foreign_io(&busy, 0);
         assert_eq!(r.len(), 1);
-        assert!(r[0].starts_with("vda moved 300.0 MiB that loop3 above it did not"), "{r:?}");
+        assert!(
+            r[0].starts_with("vda moved 300.0 MiB that loop3 above it did not"),
+            "{r:?}"
+        );
         // ...unless it is the dirty memory fslab left before the cell
         let (_, r) = foreign_io(&busy, 400 * 1024);
         assert!(r.is_empty());
