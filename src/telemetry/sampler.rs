@@ -319,3 +319,25 @@ mod tests {
         assert!(s.finish().is_none());
     }
 }
+
+#[cfg(test)]
+mod cost {
+    use super::*;
+
+    /// What one reading costs (run with --nocapture to see it): the
+    /// sampler's whole per-second work.
+    #[test]
+    fn one_reading_is_cheap() {
+        let n = 50;
+        let t = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(Reading::now());
+        }
+        let per = t.elapsed() / n;
+        let t = Instant::now();
+        std::hint::black_box(interference::scan());
+        let scan = t.elapsed();
+        eprintln!("one reading: {per:?}; one /proc scan: {scan:?}");
+        assert!(!Reading::now().disks.is_empty());
+    }
+}
