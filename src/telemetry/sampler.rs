@@ -266,12 +266,14 @@ impl Finished {
                 siblings.as_deref(),
             ),
         };
-        sd.interference = interference::interference(
+        let (i, notes) = interference::interference(
             &cpu,
             &sd.devices,
             first.machine.dirty_kib + first.machine.writeback_kib,
             threshold_pct,
         );
+        sd.interference = i;
+        sd.notes.extend(notes);
         sd
     }
 }

@@ -17,6 +17,7 @@ pub struct StackDevice {
     pub role: DeviceRole,
     pub above: Option<String>,
     pub backing: Option<String>,
+    pub direct_io: Option<bool>,
     pub scheduler: Option<String>,
 }
 
@@ -28,6 +29,7 @@ impl StackDevice {
             role: self.role,
             above: self.above.clone(),
             backing: self.backing.clone(),
+            direct_io: self.direct_io,
             scheduler: self.scheduler.clone(),
             ..Default::default()
         }
@@ -231,6 +233,9 @@ fn walk(
         role,
         above,
         backing: backing.clone(),
+        direct_io: (role == DeviceRole::Loop)
+            .then(|| sys.read(&format!("block/{name}/loop/dio")).map(|v| v == "1"))
+            .flatten(),
         scheduler: sys
             .read(&format!("block/{whole}/queue/scheduler"))
             .as_deref()
