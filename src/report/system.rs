@@ -193,6 +193,31 @@ pub fn rerun_lines(sys: &SystemData) -> Vec<String> {
     v
 }
 
+/// Width of the text report's lines.
+const WIDTH: usize = 100;
+
+/// Writes `text` after `first` (the indent of the first line), broken at
+/// spaces into lines of at most WIDTH columns, continued under `first` plus
+/// two spaces (a word longer than a line stays whole).
+fn wrapped(s: &mut String, first: &str, text: &str) {
+    let cont = format!("{first}  ");
+    let mut line = first.to_string();
+    let mut fresh = true;
+    for word in text.split(' ') {
+        if !fresh && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            let _ = writeln!(s, "{line}");
+            line = cont.clone();
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+        fresh = false;
+    }
+    let _ = writeln!(s, "{line}");
+}
+
 /// True when the cell has telemetry that marked it disturbed.
 pub fn disturbed(c: &Cell) -> bool {
     c.system.as_ref().is_some_and(|s| s.interference.disturbed)
@@ -269,7 +294,7 @@ pub fn text_block(s: &mut String, c: &Cell) {
         let _ = writeln!(s, "  pressure: {p}");
     }
     let _ = writeln!(s, "  memory: {}", memory_line(sys));
-    let _ = writeln!(s, "  {}", interference_line(sys));
+    wrapped(s, "  ", &interference_line(sys));
     if !sys.interference.top_others.is_empty() {
         let top: Vec<String> = sys
             .interference
@@ -282,12 +307,11 @@ pub fn text_block(s: &mut String, c: &Cell) {
     }
     foreign_lines(s, "  ", sys);
     for l in rerun_lines(sys) {
-        let _ = writeln!(s, "  {l}");
+        wrapped(s, "  ", &l);
     }
     for r in &sys.ranks {
-        let _ = writeln!(
-            s,
-            "  rank {} ({}): busy {:.1}%, fslab {:.1}%, {}",
+        let line = format!(
+            "rank {} ({}): busy {:.1}%, fslab {:.1}%, {}",
             r.rank,
             r.host,
             100.0 - r.total.cpu.idle - r.total.cpu.iowait,
@@ -298,9 +322,10 @@ pub fn text_block(s: &mut String, c: &Cell) {
                 format!("quiet: others {:.1}% CPU", r.interference.other_cpu_pct)
             }
         );
+        wrapped(s, "  ", &line);
     }
     for n in &sys.notes {
-        let _ = writeln!(s, "  note: {n}");
+        wrapped(s, "  ", &format!("note: {n}"));
     }
 }
 
@@ -319,10 +344,11 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
     let head = format!("{place}: {}", interference(sys, false));
     let (d, w) = dirty_peaks(sys);
     let mem = format!("peak Dirty {}, Writeback {}", Bytes(d * 1024), Bytes(w * 1024));
-    if head.chars().count() + mem.len() + 2 <= 100 {
+    if head.chars().count() + mem.len() + 2 <= WIDTH {
         let _ = writeln!(s, "{head}; {mem}");
     } else {
-        let _ = writeln!(s, "{head}\n  {mem}");
+        wrapped(s, "", &head);
+        let _ = writeln!(s, "  {mem}");
     }
     let stack = stack_line(sys);
     if !sys.devices.is_empty() {
@@ -337,7 +363,7 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
     let _ = writeln!(s, "  cpu: {}", cpu_line(&sys.total));
     foreign_lines(s, "  ", sys);
     for l in rerun_lines(sys) {
-        let _ = writeln!(s, "  {l}");
+        wrapped(s, "  ", &l);
     }
     stack
 }
@@ -459,6 +485,20 @@ mod tests {
         assert_eq!(
             device_label(&dev("loop3", DeviceRole::Loop, None)),
             "loop3 (loop over /var/tmp/x.img)"
+        );
+    }
+
+    #[test]
+    fn long_lines_wrap_at_100_columns() {
+        let mut s = String::new();
+        let reason = "other processes used 76.5% of the CPUs (rustc 26752: 26.3%, rustc 28296: 22.4%, rustc 28509: 19.0%), steal 9.0%: above 10%";
+        wrapped(&mut s, "  ", &format!("disturbed: {reason}"));
+        assert!(s.lines().all(|l| l.chars().count() <= 100), "{s}");
+        assert_eq!(s.lines().count(), 2);
+        assert!(s.lines().nth(1).unwrap().starts_with("    "), "{s}");
+        assert_eq!(
+            s.split_whitespace().collect::<Vec<_>>().join(" "),
+            format!("disturbed: {reason}")
         );
     }
 
