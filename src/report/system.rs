@@ -193,6 +193,90 @@ pub fn rerun_lines(sys: &SystemData) -> Vec<String> {
     v
 }
 
+/// Per timed phase (when there are several), from the samples whose
+/// interval's middle falls inside it: the CPU split and the top device's
+/// %util and awaits. Phases shorter than a sample have no row.
+fn phase_table(s: &mut String, sys: &SystemData) {
+    if sys.phases.len() < 2 {
+        return;
+    }
+    let inside = |t_ms: u64, len_ms: u64, a: u64, b: u64| {
+        let mid = t_ms.saturating_sub(len_ms / 2);
+        mid >= a && mid < b
+    };
+    let top = sys.devices.first();
+    let mut rows = Vec::new();
+    for ph in &sys.phases {
+        let pts: Vec<&SystemPoint> = sys
+            .samples
+            .iter()
+            .filter(|p| inside(p.t_ms, p.len_ms, ph.start_ms, ph.end_ms))
+            .collect();
+        let len: u64 = pts.iter().map(|p| p.len_ms).sum();
+        if len == 0 {
+            continue;
+        }
+        let avg =
+            |f: &dyn Fn(&SystemPoint) -> f64| pts.iter().map(|p| f(p) * p.len_ms as f64).sum::<f64>() / len as f64;
+        let mut row = format!(
+            "{:<14.14} {:>6.1} {:>6.1} {:>6.1} {:>7.1} {:>6.1} {:>6.1}",
+            ph.name,
+            (ph.end_ms - ph.start_ms) as f64 / 1e3,
+            avg(&|p| p.cpu.user + p.cpu.nice),
+            avg(&|p| p.cpu.system),
+            avg(&|p| p.cpu.iowait),
+            avg(&|p| p.cpu.idle),
+            avg(&|p| p.fslab_pct)
+        );
+        if let Some(d) = top {
+            let dp: Vec<_> = d
+                .samples
+                .iter()
+                .filter(|p| inside(p.t_ms, p.len_ms, ph.start_ms, ph.end_ms))
+                .collect();
+            let dlen: u64 = dp.iter().map(|p| p.len_ms).sum::<u64>().max(1);
+            let util = dp.iter().map(|p| p.util_pct * p.len_ms as f64).sum::<f64>() / dlen as f64;
+            let aw = |ios: &dyn Fn(&&crate::model::system::IostatPoint) -> u64,
+                      ticks: &dyn Fn(&&crate::model::system::IostatPoint) -> u64| {
+                let n: u64 = dp.iter().map(ios).sum();
+                if n == 0 {
+                    0.0
+                } else {
+                    dp.iter().map(ticks).sum::<u64>() as f64 / n as f64
+                }
+            };
+            let _ = write!(
+                row,
+                " {:>7.1} {:>8.2} {:>8.2}",
+                util,
+                aw(&|p| p.read_ios, &|p| p.read_ticks_ms),
+                aw(&|p| p.write_ios, &|p| p.write_ticks_ms)
+            );
+        }
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let mut head = format!(
+        "{:<14} {:>6} {:>6} {:>6} {:>7} {:>6} {:>6}",
+        "phase", "secs", "usr%", "sys%", "iowait%", "idle%", "fslab%"
+    );
+    if let Some(d) = top {
+        let _ = write!(
+            head,
+            " {:>7} {:>8} {:>8}",
+            format!("{} %util", d.name),
+            "r_await",
+            "w_await"
+        );
+    }
+    let _ = writeln!(s, "  per phase (awaits in ms):\n    {head}");
+    for r in rows {
+        let _ = writeln!(s, "    {r}");
+    }
+}
+
 /// Width of the text report's lines.
 const WIDTH: usize = 100;
 
@@ -293,6 +377,7 @@ pub fn text_block(s: &mut String, c: &Cell) {
     if let Some(p) = psi_line(&sys.total) {
         let _ = writeln!(s, "  pressure: {p}");
     }
+    phase_table(s, sys);
     let _ = writeln!(s, "  memory: {}", memory_line(sys));
     wrapped(s, "  ", &interference_line(sys));
     if !sys.interference.top_others.is_empty() {
@@ -485,6 +570,65 @@ mod tests {
         assert_eq!(
             device_label(&dev("loop3", DeviceRole::Loop, None)),
             "loop3 (loop over /var/tmp/x.img)"
+        );
+    }
+
+    #[test]
+    fn phases_get_their_samples() {
+        use crate::model::system::{IostatPoint, PhaseSpan};
+        let pt = |t_ms: u64, user: f64| SystemPoint {
+            t_ms,
+            len_ms: 1000,
+            cpu: crate::model::system::CpuSplit {
+                user,
+                idle: 100.0 - user,
+                ..Default::default()
+            },
+            ..SystemPoint::default()
+        };
+        let io = |t_ms: u64, w: u64, ticks: u64| IostatPoint {
+            t_ms,
+            len_ms: 1000,
+            util_pct: 50.0,
+            write_ios: w,
+            write_ticks_ms: ticks,
+            ..IostatPoint::default()
+        };
+        let sys = SystemData {
+            phases: vec![
+                PhaseSpan {
+                    name: "seq-create".into(),
+                    start_ms: 0,
+                    end_ms: 2000,
+                },
+                PhaseSpan {
+                    name: "seq-stat".into(),
+                    start_ms: 2000,
+                    end_ms: 2300,
+                },
+                PhaseSpan {
+                    name: "seq-delete".into(),
+                    start_ms: 2300,
+                    end_ms: 3400,
+                },
+            ],
+            samples: vec![pt(1000, 10.0), pt(2000, 30.0), pt(3000, 80.0)],
+            devices: vec![DeviceData {
+                name: "vda".into(),
+                samples: vec![io(1000, 100, 100), io(2000, 300, 900), io(3000, 0, 0)],
+                ..DeviceData::default()
+            }],
+            ..SystemData::default()
+        };
+        let mut s = String::new();
+        phase_table(&mut s, &sys);
+        assert_eq!(
+            s,
+            "  per phase (awaits in ms):
+    phase            secs   usr%   sys% iowait%  idle% fslab% vda %util  r_await  w_await
+    seq-create        2.0   20.0    0.0     0.0   80.0    0.0    50.0     0.00     2.50
+    seq-delete        1.1   80.0    0.0     0.0   20.0    0.0    50.0     0.00     0.00
+"
         );
     }
 
