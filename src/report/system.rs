@@ -460,12 +460,13 @@ pub fn lab_text(s: &mut String, cells: &[Cell]) {
     if with.is_empty() {
         return;
     }
-    s.push_str("\nsystem per cell (device figures over the cell as iostat -x; per direction each device's\nawait beside fslab's mean latency, and its share: device time / fslab's):\n");
+    s.push_str("system per cell (device figures over the cell as iostat -x; per direction each device's\nawait beside fslab's mean latency, and its share: device time / fslab's):\n");
     device_header(s, "  ");
     let mut stack = String::new();
     for c in with {
         stack = text_compact(s, c, &stack);
     }
+    s.push('\n');
 }
 
 /// `cell.xattrs` as one line.
