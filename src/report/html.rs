@@ -473,7 +473,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
     if cells.is_empty() {
         return;
     }
-    s.push_str("<style>figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}</style>\n<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each value is held over its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
+    s.push_str("<style>figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}table.sys td:nth-child(2),table.sys td:last-child{text-align:left}table.sys td:nth-child(11),table.sys td:nth-child(12){white-space:nowrap}</style>\n<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each value is held over its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
     let line = |label: String, color: &str, points: Vec<(f64, f64)>, dashed: bool| Series {
         label,
         color: color.into(),
@@ -673,7 +673,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                 .join("<br>")
         );
     }
-    s.push_str("</div>\n<h3>Where the time goes</h3>\n<p class=\"note\">Each device's figures over the cell (iostat -x); per direction its await beside fslab's mean latency, and its share: the device's request time over fslab's operation time.</p>\n<table><tr><th>cell</th><th>device</th><th>r/s</th><th>w/s</th><th>rMB/s</th><th>wMB/s</th><th>r_await</th><th>w_await</th><th>aqu-sz</th><th>%util</th><th>read share</th><th>write share</th><th>others' CPU</th><th>state</th></tr>\n");
+    s.push_str("</div>\n<h3>Where the time goes</h3>\n<p class=\"note\">Each device's figures over the cell (iostat -x); per direction its await beside fslab's mean latency, and its share: the device's request time over fslab's operation time.</p>\n<table class=\"sys\"><tr><th>cell</th><th>device</th><th>r/s</th><th>w/s</th><th>rMB/s</th><th>wMB/s</th><th>r_await</th><th>w_await</th><th>aqu-sz</th><th>%util</th><th>read share</th><th>write share</th><th>others' CPU</th><th>state</th></tr>\n");
     for (label, c) in &cells {
         let sys = c.system.as_ref().expect("filtered");
         let (fs, _) = place(label, c);
