@@ -107,7 +107,9 @@ fn csv_loads_in_python_with_the_documented_columns() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let r = fslab::model::parse_report(&std::fs::read_to_string(fixture("lab.json")).unwrap()).unwrap();
+    let mut r = fslab::model::parse_report(&std::fs::read_to_string(fixture("lab.json")).unwrap()).unwrap();
+    // with the system rows of telemetry (operation system, device:NAME)
+    r.cells[1].system = Some(crate::snapshots::hand_built_system(true));
     let csv = dir.path().join("lab.csv");
     std::fs::write(&csv, fslab::report::Reporter::render(&fslab::report::csv::Csv, &r)).unwrap();
     let columns = fslab::report::csv::COLUMNS.join(",");
@@ -125,6 +127,9 @@ assert list(rows[0].keys()) == "{columns}".split(","), rows[0].keys()
 for r in rows:
     float(r["value"]); int(r["repeat"])
     assert r["filesystem"] in ("tmpfs", "ext4"), r
+sysrows = [r for r in rows if r["operation"] == "system" and r["metric"] == "disturbed"]
+assert [float(r["value"]) for r in sysrows] == [1.0], sysrows
+assert any(r["operation"] == "device:vda" and r["metric"] == "read_share_pct" for r in rows)
 print(len(rows), len({{(r["filesystem"], r["workload"], r["repeat"]) for r in rows}}))
 "#
     );

@@ -473,7 +473,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
     if cells.is_empty() {
         return;
     }
-    s.push_str("<style>figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}</style>\n<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each value is held over its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
+    s.push_str("<style>figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}table.sys td:nth-child(2),table.sys td:last-child{text-align:left}table.sys td:nth-child(11),table.sys td:nth-child(12){white-space:nowrap}</style>\n<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each value is held over its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
     let line = |label: String, color: &str, points: Vec<(f64, f64)>, dashed: bool| Series {
         label,
         color: color.into(),
@@ -608,11 +608,11 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                 stacked: true,
                 y_max: Some(100.0),
             });
-            let mem = |f: fn(&crate::model::system::SystemPoint) -> u64| at(&|p| f(p) as f64 * 1024.0);
+            let mem = |f: fn(&crate::model::system::SystemPoint) -> u64| at(&|p| f(p) as f64 / 1024.0);
             panels.push(svg::Panel {
                 title: "dirty memory".into(),
                 y_scale: Scale::Linear,
-                y_fmt: |v| Bytes(v.max(0.0) as u64).to_string(),
+                y_fmt: |v| format!("{} MiB", fmt_plain(v)),
                 series: vec![
                     line("Dirty".into(), "#0072B2", mem(|p| p.dirty_kib), false),
                     line("Writeback".into(), "#D55E00", mem(|p| p.writeback_kib), false),
@@ -633,14 +633,23 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                 opacity: if i % 2 == 0 { 0.08 } else { 0.16 },
             })
             .collect();
-        let (fs, _) = place(label, c);
-        let rep = c.lab.as_ref().map(|l| format!(" #{}", l.repeat)).unwrap_or_default();
+        let title = match &c.lab {
+            Some(l) => format!("{} #{}: system", c.name, l.repeat),
+            None if label.is_empty() => format!("{}: system", c.name),
+            None => format!("{label} {}: system", c.name),
+        };
         let disturbed = sys.interference.disturbed;
+        let i = &sys.interference;
         let tl = svg::Timeline {
-            title: format!("{}{rep}: {} system", fs, c.name),
+            title,
             panels,
             bands,
-            alert: disturbed.then(|| sy::interference_line(sys)),
+            alert: disturbed.then(|| {
+                format!(
+                    "DISTURBED: others {:.1}% of the CPUs, steal {:.1}% (threshold {:.1}%)",
+                    i.other_cpu_pct, i.steal_pct, i.cpu_threshold_pct
+                )
+            }),
             x_fmt: fmt_plain,
         };
         let mut caption = vec![sy::stack_line(sys)];
@@ -664,7 +673,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                 .join("<br>")
         );
     }
-    s.push_str("</div>\n<h3>Where the time goes</h3>\n<p class=\"note\">Each device's figures over the cell (iostat -x); per direction its await beside fslab's mean latency, and its share: the device's request time over fslab's operation time.</p>\n<table><tr><th>cell</th><th>device</th><th>r/s</th><th>w/s</th><th>rMB/s</th><th>wMB/s</th><th>r_await</th><th>w_await</th><th>aqu-sz</th><th>%util</th><th>read share</th><th>write share</th><th>others' CPU</th><th>state</th></tr>\n");
+    s.push_str("</div>\n<h3>Where the time goes</h3>\n<p class=\"note\">Each device's figures over the cell (iostat -x); per direction its await beside fslab's mean latency, and its share: the device's request time over fslab's operation time.</p>\n<table class=\"sys\"><tr><th>cell</th><th>device</th><th>r/s</th><th>w/s</th><th>rMB/s</th><th>wMB/s</th><th>r_await</th><th>w_await</th><th>aqu-sz</th><th>%util</th><th>read share</th><th>write share</th><th>others' CPU</th><th>state</th></tr>\n");
     for (label, c) in &cells {
         let sys = c.system.as_ref().expect("filtered");
         let (fs, _) = place(label, c);
