@@ -28,7 +28,9 @@ fn meta_on_xfs_profiles_the_xattr_code_and_the_flame_graph_renders() {
     let html = out.path().join("m.html");
     let text = fslab()
         .args(["meta", "--target", fs.path().to_str().unwrap()])
-        .args(["--files", "20k", "--xattr", "user.test:256", "--order", "seq", "--quiet"])
+        // two jobs: the workers are threads started after the events were
+        // opened, sampled through `inherit`
+        .args(["--files", "10k", "--jobs", "2", "--xattr", "user.test:256", "--order", "seq", "--quiet"])
         .args(["--profile", "--profile-dir", out.path().to_str().unwrap()])
         .args(["--output", &format!("json:{}", json.display())])
         .args(["--output", &format!("html:{}", html.display())])

@@ -158,7 +158,7 @@ pub fn svg(title: &str, stacks: &[FoldedStack]) -> String {
 fn phase_caption(c: &Cell, p: &Profile, ph: &PhaseProfile) -> String {
     let shown: u64 = ph.stacks.iter().map(|s| s.count).sum();
     let mut cap = format!(
-        "{}: {}: {} samples at {} Hz ({} cpu-clock)",
+        "{}: {}: {} samples at {} Hz ({} event)",
         c.name, ph.name, ph.samples, p.frequency_hz, p.event
     );
     if ph.lost > 0 {

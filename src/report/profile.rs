@@ -17,9 +17,23 @@ fn name(t: &SymbolShare) -> String {
     }
 }
 
+/// A caller and its callee with (nearly) the same share say the same
+/// thing: within this many points only the first of a run is listed.
+const SAME_SHARE: f64 = 1.0;
+
+/// The most inclusive symbols, runs of (nearly) equal shares merged
+/// (`__x64_sys_openat` 51.4%, `do_sys_openat2` 51.4%... shows the first).
 fn top_line(ph: &PhaseProfile) -> String {
+    let mut last = f64::INFINITY;
     ph.top
         .iter()
+        .filter(|t| {
+            let new_run = last - t.total_pct > SAME_SHARE;
+            if new_run {
+                last = t.total_pct;
+            }
+            new_run
+        })
         .take(PER_LINE)
         .map(|t| format!("{:.1}% {}", t.total_pct, name(t)))
         .collect::<Vec<_>>()
@@ -96,7 +110,12 @@ mod tests {
                 name: "seq-create".into(),
                 samples: 1200,
                 lost: 3,
-                top: vec![sym("entry_SYSCALL_64", true, 0.0, 91.0), sym("xfs_attr_set", true, 2.0, 23.1), sym("memcpy", false, 5.5, 5.5)],
+                top: vec![
+                    sym("entry_SYSCALL_64", true, 0.0, 91.0),
+                    sym("do_syscall_64", true, 0.0, 90.5),
+                    sym("xfs_attr_set", true, 2.0, 23.1),
+                    sym("memcpy", false, 5.5, 5.5),
+                ],
                 stacks: vec![],
             }],
             folded_file: Some("/tmp/p.folded".into()),
