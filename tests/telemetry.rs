@@ -167,9 +167,15 @@ fn device_run(lo: &DelayedLoop, rw: &str) -> DeviceRun {
 /// opened FOPEN_DIRECT_IO (no page cache between the loop driver and the
 /// daemon) and read with O_DIRECT (no page cache of the loop device), so
 /// every 4 KiB read of fslab is one request of the loop device and one FUSE
-/// read; the daemon sleeps 4 ms in each. The loop device's reported r_await
+/// read; the daemon sleeps 10 ms in each. The loop device's reported r_await
 /// is the injected delay within the issue's ±15%; without the delay it is
 /// not (the FUSE round trip alone, far below). Likewise for writes.
+///
+/// 10 ms, not less: on the way of each request the loop driver's kworker
+/// waits for a CPU, and on a 2-CPU VM with other work that is a fixed 0.1 to
+/// 1 ms per request whatever the delay (the daemon itself runs SCHED_FIFO,
+/// see faultfs::realtime). It is real device time, which fslab rightly
+/// reports, but against 4 ms it would leave little of the ±15%.
 #[test]
 fn injected_device_latency_is_the_reported_await() {
     let _serial = serial();
@@ -224,9 +230,15 @@ fn injected_device_latency_is_the_reported_await() {
         let err = (delayed.await_ms - inject_ms).abs() / inject_ms;
         assert!(
             err <= 0.15,
-            "{rw}: reported await {:.3} ms with {inject_ms} ms injected: {:.1}% off (±15% allowed): {delayed:?}",
+            "{rw}: reported await {:.3} ms with {inject_ms} ms injected: {:.1}% off (±15% allowed). \
+             The kernel's own counters say {:.3} ms and the daemon's sleeps took {:.3} ms: when these are \
+             off too, the machine (or its host: steal) was too busy to keep the injected delay, \
+             load {}: {delayed:?}",
             delayed.await_ms,
-            err * 100.0
+            err * 100.0,
+            delayed.kernel_await_ms,
+            delayed.fuse_ms,
+            std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
         );
         assert!(
             plain.await_ms < inject_ms * 0.85,
