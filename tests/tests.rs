@@ -18,7 +18,7 @@ mod probe;
 mod replay;
 mod results;
 mod signals;
-mod telemetry_core;
 mod snapshots;
+mod telemetry_core;
 mod uring;
 mod verify;

@@ -120,6 +120,9 @@ struct LabRun<'a> {
 
 /// Runs the whole plan; returns the report with every cell.
 pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+    // the plan's telemetry (its keys under the command line's flags)
+    crate::app::telemetry::install(&lab.telemetry)
+        .map_err(|e| crate::app::refused(Box::leak(e.flag.into_boxed_str()), e.msg))?;
     let outputs = std::mem::take(&mut lab.outputs);
     let mut r = Report::new("run", SystemTime::now());
     r.lab = Some(lab_info(&lab));
@@ -183,7 +186,7 @@ impl LabRun<'_> {
             };
             eprintln!("fslab run: [{}/{}] {name}{rep_note}", self.i, self.total);
         }
-        let mut tag = LabTag {
+        let tag = LabTag {
             filesystem: fs.name.clone(),
             fs_type: fs.type_name().to_string(),
             workload: w.name.clone(),
@@ -197,44 +200,82 @@ impl LabRun<'_> {
             c.lab = Some(tag);
             c
         };
-        let fresh_fs;
-        let ready = if lab.fresh || self.kept[fi].is_none() {
-            match make_fs(fs, lab) {
-                Ok(rd) if lab.fresh => {
-                    fresh_fs = rd;
-                    &fresh_fs
+        let mut attempt: u32 = 1;
+        let mut rerun_reasons: Vec<String> = Vec::new();
+        let mut cell = loop {
+            let mut plan = plan.clone();
+            let mut tag = tag.clone();
+            let fresh_fs;
+            let ready = if lab.fresh || self.kept[fi].is_none() {
+                match make_fs(fs, lab) {
+                    Ok(rd) if lab.fresh => {
+                        fresh_fs = rd;
+                        &fresh_fs
+                    }
+                    Ok(rd) => self.kept[fi].insert(rd),
+                    Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
+                    Err(e) => {
+                        eprintln!("fslab run: {name} failed: {e}");
+                        self.r.cells.push(fail(format!("making the filesystem: {e}"), tag));
+                        write(&mut self.r, &mut self.outputs, false)?;
+                        return Ok(ControlFlow::Continue(()));
+                    }
                 }
-                Ok(rd) => self.kept[fi].insert(rd),
+            } else {
+                self.kept[fi].as_ref().expect("made above")
+            };
+            tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
+            crate::app::abort::next_cell_tag(&tag);
+            if lab.drop_caches && self.can_drop {
+                let _ = scratch::drop_caches();
+            }
+            plan.retarget(&ready.target);
+            plan.set_quiet(lab.quiet);
+            let cell = match measure(&name, &plan, self.stop) {
+                Ok(Some(mut c)) => {
+                    c.lab = Some(tag);
+                    c
+                }
+                Ok(None) => return Ok(self.interrupted()),
                 Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
                 Err(e) => {
                     eprintln!("fslab run: {name} failed: {e}");
-                    self.r.cells.push(fail(format!("making the filesystem: {e}"), tag));
-                    write(&mut self.r, &mut self.outputs, false)?;
-                    return Ok(ControlFlow::Continue(()));
+                    fail(e.to_string(), tag)
                 }
+            };
+            // a disturbed cell runs again (a fresh filesystem when the plan
+            // asks for fresh ones), up to retry-disturbed more times
+            let reasons = cell
+                .system
+                .as_ref()
+                .filter(|s| s.interference.disturbed)
+                .map(|s| s.interference.reasons.join("; "));
+            match reasons {
+                Some(why) if attempt <= lab.retry_disturbed && !self.stop.load(Ordering::Relaxed) => {
+                    if !lab.quiet {
+                        eprintln!(
+                            "fslab run: {name} was disturbed ({why}): running it again ({}/{})",
+                            attempt + 1,
+                            lab.retry_disturbed + 1
+                        );
+                    }
+                    rerun_reasons.push(format!("attempt {attempt}: {why}"));
+                    attempt += 1;
+                }
+                _ => break cell,
             }
-        } else {
-            self.kept[fi].as_ref().expect("made above")
         };
-        tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
-        crate::app::abort::next_cell_tag(&tag);
-        if lab.drop_caches && self.can_drop {
-            let _ = scratch::drop_caches();
+        if let Some(s) = cell.system.as_mut() {
+            s.attempts = attempt;
+            s.rerun_reasons = rerun_reasons.clone();
         }
-        plan.retarget(&ready.target);
-        plan.set_quiet(lab.quiet);
-        let cell = match measure(&name, &plan, self.stop) {
-            Ok(Some(mut c)) => {
-                c.lab = Some(tag);
-                c
-            }
-            Ok(None) => return Ok(self.interrupted()),
-            Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
-            Err(e) => {
-                eprintln!("fslab run: {name} failed: {e}");
-                fail(e.to_string(), tag)
-            }
-        };
+        if attempt > 1 {
+            cell.warnings.push(format!(
+                "rerun because disturbed: this is attempt {attempt} of at most {} ({})",
+                lab.retry_disturbed + 1,
+                rerun_reasons.join("; ")
+            ));
+        }
         self.r.interrupted |= cell.interrupted;
         self.r.cells.push(cell);
         write(&mut self.r, &mut self.outputs, false)?;

@@ -210,6 +210,10 @@ pub struct RunArgs {
     /// With --allow-device: format a device even though it carries a filesystem or partition table.
     #[arg(long)]
     pub force_overwrite: bool,
+    /// Run a cell marked disturbed (other processes' CPU, steal, foreign
+    /// device I/O) again, up to N more times (overrides the plan's retry-disturbed).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub retry_disturbed: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]

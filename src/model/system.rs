@@ -34,6 +34,13 @@ pub struct SystemData {
     /// What could not be measured and why ("no /proc/pressure: kernel without PSI").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// `fslab run --retry-disturbed`: which attempt this cell is (1: the
+    /// first; 0 in results of older versions).
+    #[serde(default)]
+    pub attempts: u32,
+    /// Why each earlier attempt was rerun (its disturbance reasons, joined).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rerun_reasons: Vec<String>,
 }
 
 /// One timed phase (meta's create, stat, ...; "run" for a one-phase cell).
@@ -74,6 +81,11 @@ pub struct DeviceData {
     /// A loop device's backing file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing: Option<String>,
+    /// A loop device: whether it does direct I/O to its backing file
+    /// (`/sys/block/loopN/loop/dio`); without, the backing file's page cache
+    /// and read-ahead stand between it and the device below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct_io: Option<bool>,
     /// The active I/O scheduler (`/sys/block/X/queue/scheduler`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<String>,

@@ -7,7 +7,7 @@
 //! file and the line of the offending key.
 
 use super::MKFS_TYPES;
-use super::{CellPlan, IoPlan, MetaPlan, Outputs, PlanError, ProbePlan, ReplayPlan, Result};
+use super::{CellPlan, IoPlan, MetaPlan, Outputs, PlanError, ProbePlan, ReplayPlan, Result, TelemetryPlan};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::units;
 use clap::{CommandFactory, Parser};
@@ -94,6 +94,24 @@ pub struct LabPlan {
     #[serde(skip)]
     pub outputs: Outputs,
     pub quiet: bool,
+    /// What is measured beside each cell: the plan's `telemetry`,
+    /// `profile`, `disturbed-cpu` keys, then the command line's flags.
+    pub telemetry: TelemetryPlan,
+    /// A disturbed cell runs again up to this many times (`retry-disturbed`,
+    /// `--retry-disturbed`).
+    pub retry_disturbed: u32,
+}
+
+/// Most reruns of a disturbed cell.
+pub const MAX_RETRY_DISTURBED: u32 = 100;
+
+/// The plan's telemetry keys, as written (the command line may override them).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanTelemetryKeys {
+    pub telemetry: Option<bool>,
+    pub profile: Option<bool>,
+    pub disturbed_cpu: Option<f64>,
+    pub retry_disturbed: Option<u32>,
 }
 
 impl CellPlan {
@@ -209,8 +227,11 @@ impl LabPlan {
             workloads: Vec::new(),
             outputs: Outputs::default(),
             quiet: false,
+            telemetry: TelemetryPlan::default(),
+            retry_disturbed: 0,
         };
         let mut baseline_at = 0;
+        let mut keys = PlanTelemetryKeys::default();
         for (k, v) in doc.get_ref() {
             match k.get_ref().replace('_', "-").as_str() {
                 "name" => lab.name = r.string(k, v)?,
@@ -231,6 +252,33 @@ impl LabPlan {
                 "fresh" => lab.fresh = r.bool(k, v)?,
                 "drop-caches" => lab.drop_caches = r.bool(k, v)?,
                 "scratch-dir" => lab.scratch_dir = r.path(k, v)?,
+                "telemetry" => keys.telemetry = Some(r.bool(k, v)?),
+                "profile" => keys.profile = Some(r.bool(k, v)?),
+                "disturbed-cpu" => {
+                    let pct = match v.get_ref() {
+                        DeValue::Integer(i) => i.as_str().parse::<f64>().ok(),
+                        DeValue::Float(f) => f.as_str().parse::<f64>().ok(),
+                        DeValue::String(s) => s.trim_end_matches('%').parse::<f64>().ok(),
+                        _ => None,
+                    }
+                    .filter(|p| p.is_finite() && *p > 0.0 && *p <= 100.0)
+                    .ok_or_else(|| r.err_at(v.span().start, "disturbed-cpu must be a percentage in (0, 100]"))?;
+                    keys.disturbed_cpu = Some(pct);
+                }
+                "retry-disturbed" => {
+                    keys.retry_disturbed = Some(
+                        match v.get_ref() {
+                            DeValue::Integer(i) => i.as_str().parse().ok().filter(|&n| n <= MAX_RETRY_DISTURBED),
+                            _ => None,
+                        }
+                        .ok_or_else(|| {
+                            r.err_at(
+                                v.span().start,
+                                format!("retry-disturbed must be a whole number from 0 to {MAX_RETRY_DISTURBED}"),
+                            )
+                        })?,
+                    )
+                }
                 "filesystem" => {
                     for (at, t) in r.tables(k, v)? {
                         lab.filesystems.push(r.filesystem(at, t)?);
@@ -245,10 +293,25 @@ impl LabPlan {
                 other => {
                     return Err(r.err_at(
                         k.span().start,
-                        format!("unknown key '{other}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, [[filesystem]], [[workload]])"),
+                        format!("unknown key '{other}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, telemetry, profile, disturbed-cpu, retry-disturbed, [[filesystem]], [[workload]])"),
                     ))
                 }
             }
+        }
+        if keys.profile == Some(true) && keys.telemetry == Some(false) {
+            return Err(r.err_at(0, "profile = true cannot be combined with telemetry = false"));
+        }
+        if let Some(t) = keys.telemetry {
+            lab.telemetry.enabled = t;
+        }
+        if let Some(p) = keys.profile {
+            lab.telemetry.profile = p;
+        }
+        if let Some(p) = keys.disturbed_cpu {
+            lab.telemetry.disturbed_cpu_pct = p;
+        }
+        if let Some(n) = keys.retry_disturbed {
+            lab.retry_disturbed = n;
         }
         if lab.filesystems.is_empty() {
             return Err(r.err_at(text.len(), "the plan has no [[filesystem]]"));
@@ -337,10 +400,44 @@ impl LabPlan {
             // The device's signatures (blkid) are checked by
             // `target::safety::check_plan_devices`, right after validation.
         }
+        if let Some(n) = &a.retry_disturbed {
+            self.retry_disturbed = n.parse().ok().filter(|&n| n <= MAX_RETRY_DISTURBED).ok_or_else(|| {
+                PlanError::new(
+                    "--retry-disturbed",
+                    format!("'{n}' is not a whole number from 0 to {MAX_RETRY_DISTURBED}"),
+                )
+            })?;
+        }
+        self.telemetry = merge_telemetry(&self.telemetry, &a.common.telemetry)?;
         self.outputs = Outputs::from_args(&a.common, "run")?;
         self.quiet = a.common.quiet;
         Ok(())
     }
+}
+
+/// The plan's telemetry with the command line's flags on top: a flag
+/// given wins over the plan's key.
+fn merge_telemetry(plan: &TelemetryPlan, a: &crate::cli::TelemetryArgs) -> Result<TelemetryPlan> {
+    let cli = TelemetryPlan::from_args(a)?;
+    let mut t = plan.clone();
+    if a.no_telemetry {
+        t.enabled = false;
+    }
+    if a.profile {
+        t.profile = true;
+        t.profile_hz = cli.profile_hz;
+        t.profile_dir = cli.profile_dir;
+    }
+    if a.disturbed_cpu.is_some() {
+        t.disturbed_cpu_pct = cli.disturbed_cpu_pct;
+    }
+    if t.profile && !t.enabled {
+        return Err(PlanError::new(
+            if a.profile { "--profile" } else { "--no-telemetry" },
+            "profiling (the plan's profile = true or --profile) cannot be combined with no telemetry",
+        ));
+    }
+    Ok(t)
 }
 
 #[cfg(test)]
@@ -431,6 +528,69 @@ fsync = 8
 
     fn with_wl(extra: &str) -> String {
         format!("[[filesystem]]\ntype = \"ext4\"\n\n[[workload]]\ntype = \"io\"\n{extra}\n")
+    }
+
+    #[test]
+    fn telemetry_keys_and_the_flags_over_them() {
+        let lab = LabPlan::parse(
+            "p.toml",
+            &("telemetry = true\nprofile = true\ndisturbed_cpu = 25\nretry-disturbed = 2\n".to_string() + &with_fs("")),
+        )
+        .unwrap();
+        assert!(lab.telemetry.enabled && lab.telemetry.profile);
+        assert_eq!(lab.telemetry.disturbed_cpu_pct, 25.0);
+        assert_eq!(lab.retry_disturbed, 2);
+        let lab = LabPlan::parse("p.toml", &("disturbed-cpu = \"7.5%\"\n".to_string() + &with_fs(""))).unwrap();
+        assert_eq!(lab.telemetry.disturbed_cpu_pct, 7.5);
+        assert_eq!(lab.retry_disturbed, 0);
+        let off = LabPlan::parse("p.toml", &("telemetry = false\n".to_string() + &with_fs(""))).unwrap();
+        assert!(!off.telemetry.enabled);
+        // a flag given wins; one not given leaves the plan's key
+        let flags = crate::cli::TelemetryArgs {
+            disturbed_cpu: Some("30".into()),
+            ..Default::default()
+        };
+        let t = merge_telemetry(&lab.telemetry, &flags).unwrap();
+        assert_eq!(t.disturbed_cpu_pct, 30.0);
+        assert!(t.enabled);
+        let t = merge_telemetry(&off.telemetry, &Default::default()).unwrap();
+        assert!(!t.enabled);
+        let flags = crate::cli::TelemetryArgs {
+            profile: true,
+            ..Default::default()
+        };
+        let e = merge_telemetry(&off.telemetry, &flags).unwrap_err().to_string();
+        assert!(e.contains("--profile"), "{e}");
+        let cases: &[(String, &str)] = &[
+            (
+                "telemetry = 1\n".to_string() + &with_fs(""),
+                "p.toml:1: telemetry must be true or false",
+            ),
+            (
+                "disturbed-cpu = 0\n".to_string() + &with_fs(""),
+                "p.toml:1: disturbed-cpu must be a percentage in (0, 100]",
+            ),
+            (
+                "\ndisturbed_cpu = \"lots\"\n".to_string() + &with_fs(""),
+                "p.toml:2: disturbed-cpu must be a percentage",
+            ),
+            (
+                "retry-disturbed = -1\n".to_string() + &with_fs(""),
+                "p.toml:1: retry-disturbed must be a whole number from 0 to 100",
+            ),
+            (
+                "retry_disturbed = 101\n".to_string() + &with_fs(""),
+                "p.toml:1: retry-disturbed must be a whole number",
+            ),
+            (
+                "telemetry = false\nprofile = true\n".to_string() + &with_fs(""),
+                "profile = true cannot be combined with telemetry = false",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = err(text);
+            assert!(e.contains(want), "{e} should contain {want}");
+        }
     }
 
     #[test]

@@ -276,6 +276,8 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         workloads,
         outputs: Outputs::default(),
         quiet: false,
+        telemetry: TelemetryPlan::default(),
+        retry_disturbed: 0,
     };
     lab.apply_run_args(a)?;
     Ok(lab)

@@ -339,6 +339,20 @@ fn table_of_bad_inputs_refused_in_one_line() {
             format!("--target: '{file}' is not a directory"),
         ),
         (vec!["--repeat", "-1"], "--repeat: '-1'".into()),
+        (
+            vec!["--retry-disturbed", "-1"],
+            "--retry-disturbed: '-1' is not a whole number from 0 to 100".into(),
+        ),
+        (
+            vec!["--retry-disturbed", "many"],
+            "--retry-disturbed: 'many' is not a whole number".into(),
+        ),
+        (vec!["--retry-disturbed", "101"], "--retry-disturbed: '101'".into()),
+        (
+            vec!["--disturbed-cpu", "0"],
+            "--disturbed-cpu: '0' is not a percentage in (0, 100]".into(),
+        ),
+        (vec!["--disturbed-cpu", "150%"], "--disturbed-cpu: '150%'".into()),
     ] {
         add(with_out("run", &args), want);
     }
@@ -405,6 +419,16 @@ fn table_of_bad_inputs_refused_in_one_line() {
             "p-size.toml",
             "[[filesystem]]\ntype = \"ext4\"\nsize = \"18446744073709551615k\"\n[[workload]]\ntype = \"meta\"\n".into(),
             ":3: size: '18446744073709551615k' is larger than 8 EiB".into(),
+        ),
+        (
+            "p-retry.toml",
+            format!("retry-disturbed = -2\n{fs_dir}[[workload]]\ntype = \"meta\"\n"),
+            ":1: retry-disturbed must be a whole number from 0 to 100".into(),
+        ),
+        (
+            "p-dcpu.toml",
+            format!("name = \"d\"\ndisturbed-cpu = 0\n{fs_dir}[[workload]]\ntype = \"meta\"\n"),
+            ":2: disturbed-cpu must be a percentage in (0, 100]".into(),
         ),
         (
             "p-time.toml",

@@ -88,10 +88,16 @@ fn gather_ranks(sd: &mut SystemData) {
             })
             .collect();
         // any rank disturbed: the cell is
-        for r in sd.ranks.iter().filter(|r| r.rank != c.rank() && r.interference.disturbed) {
+        for r in sd
+            .ranks
+            .iter()
+            .filter(|r| r.rank != c.rank() && r.interference.disturbed)
+        {
             sd.interference.disturbed = true;
             for reason in &r.interference.reasons {
-                sd.interference.reasons.push(format!("rank {} ({}): {reason}", r.rank, r.host));
+                sd.interference
+                    .reasons
+                    .push(format!("rank {} ({}): {reason}", r.rank, r.host));
             }
         }
     }
@@ -143,6 +149,7 @@ impl CellHook for SystemHook {
             done.system = Some(sd);
         }
         let mut sd = done.system.clone().unwrap_or_default();
+        sd.attempts = 1;
         sd.latency_share = crate::telemetry::latency::latency_shares(&cell.directions, &sd.devices);
         if let Some(w) = disturbed_warning(&sd) {
             cell.warnings.push(w);
