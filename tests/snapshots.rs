@@ -307,8 +307,8 @@ pub(crate) fn hand_built_system(disturbed: bool) -> fslab::model::system::System
             share("loop3", OpKind::Write, 775, 1304.0, 775, 1200.0),
             share("vda", OpKind::Write, 775, 1304.0, 775, 1146.0),
         ],
-        ranks: vec![],
-        notes: vec![],
+        attempts: 1,
+        ..SystemData::default()
     }
 }
 
@@ -373,7 +373,15 @@ fn snapshot_lab_with_system() {
         }
         c.system = Some(sys);
     }
+    // the disturbed cell was rerun once before
+    let sys = r.cells[3].system.as_mut().unwrap();
+    sys.attempts = 2;
+    sys.rerun_reasons = vec!["attempt 1: other processes used 35.0% of the CPUs (stress 4242: 34.1%)".into()];
     let text = render(&r, &text::Text);
+    assert!(
+        text.contains("  attempt 2 (--retry-disturbed reran the cell 1 time(s)):\n    attempt 1: other"),
+        "{text}"
+    );
     assert!(
         text.contains("ext4 #1 randread: disturbed: other processes used 21.2%"),
         "{text}"

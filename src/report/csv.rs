@@ -138,6 +138,9 @@ fn system_rows(s: &mut String, c: &crate::model::Cell, prefix: &str) {
         row("system", "steal_pct", i.steal_pct);
         row("system", "kernel_threads_pct", i.kernel_threads_pct);
         row("system", "disturbed", if i.disturbed { 1.0 } else { 0.0 });
+        if sys.attempts > 0 {
+            row("system", "attempts", sys.attempts as f64);
+        }
         for d in &sys.devices {
             let op = format!("device:{}", d.name);
             let t = &d.total;

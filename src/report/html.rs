@@ -608,11 +608,11 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                 stacked: true,
                 y_max: Some(100.0),
             });
-            let mem = |f: fn(&crate::model::system::SystemPoint) -> u64| at(&|p| f(p) as f64 * 1024.0);
+            let mem = |f: fn(&crate::model::system::SystemPoint) -> u64| at(&|p| f(p) as f64 / 1024.0);
             panels.push(svg::Panel {
                 title: "dirty memory".into(),
                 y_scale: Scale::Linear,
-                y_fmt: |v| Bytes(v.max(0.0) as u64).to_string(),
+                y_fmt: |v| format!("{} MiB", fmt_plain(v)),
                 series: vec![
                     line("Dirty".into(), "#0072B2", mem(|p| p.dirty_kib), false),
                     line("Writeback".into(), "#D55E00", mem(|p| p.writeback_kib), false),
@@ -633,20 +633,30 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                 opacity: if i % 2 == 0 { 0.08 } else { 0.16 },
             })
             .collect();
-        let (fs, _) = place(label, c);
-        let rep = c.lab.as_ref().map(|l| format!(" #{}", l.repeat)).unwrap_or_default();
+        let title = match &c.lab {
+            Some(l) => format!("{} #{}: system", c.name, l.repeat),
+            None if label.is_empty() => format!("{}: system", c.name),
+            None => format!("{label} {}: system", c.name),
+        };
         let disturbed = sys.interference.disturbed;
+        let i = &sys.interference;
         let tl = svg::Timeline {
-            title: format!("{}{rep}: {} system", fs, c.name),
+            title,
             panels,
             bands,
-            alert: disturbed.then(|| sy::interference_line(sys)),
+            alert: disturbed.then(|| {
+                format!(
+                    "DISTURBED: others {:.1}% of the CPUs, steal {:.1}% (threshold {:.1}%)",
+                    i.other_cpu_pct, i.steal_pct, i.cpu_threshold_pct
+                )
+            }),
             x_fmt: fmt_plain,
         };
         let mut caption = vec![sy::stack_line(sys)];
         caption.extend(sy::share_lines(sys));
         caption.push(format!("cpu: {}", sy::cpu_line(&sys.total)));
         caption.push(sy::interference_line(sys));
+        caption.extend(sy::rerun_lines(sys));
         caption.extend(sy::xattrs_line(c));
         caption.extend(sy::profile_line(c));
         *n += 1;

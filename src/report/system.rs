@@ -178,6 +178,130 @@ fn interference(sys: &SystemData, threshold: bool) -> String {
     }
 }
 
+/// `--retry-disturbed`: "attempt 2 (reran after attempt 1: ...)", one line
+/// per earlier attempt; nothing for a first attempt.
+pub fn rerun_lines(sys: &SystemData) -> Vec<String> {
+    if sys.attempts <= 1 && sys.rerun_reasons.is_empty() {
+        return Vec::new();
+    }
+    let mut v = vec![format!(
+        "attempt {} (--retry-disturbed reran the cell {} time(s)):",
+        sys.attempts,
+        sys.rerun_reasons.len()
+    )];
+    v.extend(sys.rerun_reasons.iter().map(|r| format!("  {r}")));
+    v
+}
+
+/// Per timed phase (when there are several), from the samples whose
+/// interval's middle falls inside it: the CPU split and the top device's
+/// %util and awaits. Phases shorter than a sample have no row.
+fn phase_table(s: &mut String, sys: &SystemData) {
+    if sys.phases.len() < 2 {
+        return;
+    }
+    let inside = |t_ms: u64, len_ms: u64, a: u64, b: u64| {
+        let mid = t_ms.saturating_sub(len_ms / 2);
+        mid >= a && mid < b
+    };
+    let top = sys.devices.first();
+    let mut rows = Vec::new();
+    for ph in &sys.phases {
+        let pts: Vec<&SystemPoint> = sys
+            .samples
+            .iter()
+            .filter(|p| inside(p.t_ms, p.len_ms, ph.start_ms, ph.end_ms))
+            .collect();
+        let len: u64 = pts.iter().map(|p| p.len_ms).sum();
+        if len == 0 {
+            continue;
+        }
+        let avg =
+            |f: &dyn Fn(&SystemPoint) -> f64| pts.iter().map(|p| f(p) * p.len_ms as f64).sum::<f64>() / len as f64;
+        let mut row = format!(
+            "{:<14.14} {:>6.1} {:>6.1} {:>6.1} {:>7.1} {:>6.1} {:>6.1}",
+            ph.name,
+            (ph.end_ms - ph.start_ms) as f64 / 1e3,
+            avg(&|p| p.cpu.user + p.cpu.nice),
+            avg(&|p| p.cpu.system),
+            avg(&|p| p.cpu.iowait),
+            avg(&|p| p.cpu.idle),
+            avg(&|p| p.fslab_pct)
+        );
+        if let Some(d) = top {
+            let dp: Vec<_> = d
+                .samples
+                .iter()
+                .filter(|p| inside(p.t_ms, p.len_ms, ph.start_ms, ph.end_ms))
+                .collect();
+            let dlen: u64 = dp.iter().map(|p| p.len_ms).sum::<u64>().max(1);
+            let util = dp.iter().map(|p| p.util_pct * p.len_ms as f64).sum::<f64>() / dlen as f64;
+            let aw = |ios: &dyn Fn(&&crate::model::system::IostatPoint) -> u64,
+                      ticks: &dyn Fn(&&crate::model::system::IostatPoint) -> u64| {
+                let n: u64 = dp.iter().map(ios).sum();
+                if n == 0 {
+                    0.0
+                } else {
+                    dp.iter().map(ticks).sum::<u64>() as f64 / n as f64
+                }
+            };
+            let _ = write!(
+                row,
+                " {:>7.1} {:>8.2} {:>8.2}",
+                util,
+                aw(&|p| p.read_ios, &|p| p.read_ticks_ms),
+                aw(&|p| p.write_ios, &|p| p.write_ticks_ms)
+            );
+        }
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let mut head = format!(
+        "{:<14} {:>6} {:>6} {:>6} {:>7} {:>6} {:>6}",
+        "phase", "secs", "usr%", "sys%", "iowait%", "idle%", "fslab%"
+    );
+    if let Some(d) = top {
+        let _ = write!(
+            head,
+            " {:>7} {:>8} {:>8}",
+            format!("{} %util", d.name),
+            "r_await",
+            "w_await"
+        );
+    }
+    let _ = writeln!(s, "  per phase (awaits in ms):\n    {head}");
+    for r in rows {
+        let _ = writeln!(s, "    {r}");
+    }
+}
+
+/// Width of the text report's lines.
+const WIDTH: usize = 100;
+
+/// Writes `text` after `first` (the indent of the first line), broken at
+/// spaces into lines of at most WIDTH columns, continued under `first` plus
+/// two spaces (a word longer than a line stays whole).
+fn wrapped(s: &mut String, first: &str, text: &str) {
+    let cont = format!("{first}  ");
+    let mut line = first.to_string();
+    let mut fresh = true;
+    for word in text.split(' ') {
+        if !fresh && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            let _ = writeln!(s, "{line}");
+            line = cont.clone();
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+        fresh = false;
+    }
+    let _ = writeln!(s, "{line}");
+}
+
 /// True when the cell has telemetry that marked it disturbed.
 pub fn disturbed(c: &Cell) -> bool {
     c.system.as_ref().is_some_and(|s| s.interference.disturbed)
@@ -253,8 +377,9 @@ pub fn text_block(s: &mut String, c: &Cell) {
     if let Some(p) = psi_line(&sys.total) {
         let _ = writeln!(s, "  pressure: {p}");
     }
+    phase_table(s, sys);
     let _ = writeln!(s, "  memory: {}", memory_line(sys));
-    let _ = writeln!(s, "  {}", interference_line(sys));
+    wrapped(s, "  ", &interference_line(sys));
     if !sys.interference.top_others.is_empty() {
         let top: Vec<String> = sys
             .interference
@@ -266,10 +391,12 @@ pub fn text_block(s: &mut String, c: &Cell) {
         let _ = writeln!(s, "  others: {}", top.join(", "));
     }
     foreign_lines(s, "  ", sys);
+    for l in rerun_lines(sys) {
+        wrapped(s, "  ", &l);
+    }
     for r in &sys.ranks {
-        let _ = writeln!(
-            s,
-            "  rank {} ({}): busy {:.1}%, fslab {:.1}%, {}",
+        let line = format!(
+            "rank {} ({}): busy {:.1}%, fslab {:.1}%, {}",
             r.rank,
             r.host,
             100.0 - r.total.cpu.idle - r.total.cpu.iowait,
@@ -280,9 +407,10 @@ pub fn text_block(s: &mut String, c: &Cell) {
                 format!("quiet: others {:.1}% CPU", r.interference.other_cpu_pct)
             }
         );
+        wrapped(s, "  ", &line);
     }
     for n in &sys.notes {
-        let _ = writeln!(s, "  note: {n}");
+        wrapped(s, "  ", &format!("note: {n}"));
     }
 }
 
@@ -301,10 +429,11 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
     let head = format!("{place}: {}", interference(sys, false));
     let (d, w) = dirty_peaks(sys);
     let mem = format!("peak Dirty {}, Writeback {}", Bytes(d * 1024), Bytes(w * 1024));
-    if head.chars().count() + mem.len() + 2 <= 100 {
+    if head.chars().count() + mem.len() + 2 <= WIDTH {
         let _ = writeln!(s, "{head}; {mem}");
     } else {
-        let _ = writeln!(s, "{head}\n  {mem}");
+        wrapped(s, "", &head);
+        let _ = writeln!(s, "  {mem}");
     }
     let stack = stack_line(sys);
     if !sys.devices.is_empty() {
@@ -318,6 +447,9 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
     }
     let _ = writeln!(s, "  cpu: {}", cpu_line(&sys.total));
     foreign_lines(s, "  ", sys);
+    for l in rerun_lines(sys) {
+        wrapped(s, "  ", &l);
+    }
     stack
 }
 
@@ -328,12 +460,13 @@ pub fn lab_text(s: &mut String, cells: &[Cell]) {
     if with.is_empty() {
         return;
     }
-    s.push_str("\nsystem per cell (device figures over the cell as iostat -x; per direction each device's\nawait beside fslab's mean latency, and its share: device time / fslab's):\n");
+    s.push_str("system per cell (device figures over the cell as iostat -x; per direction each device's\nawait beside fslab's mean latency, and its share: device time / fslab's):\n");
     device_header(s, "  ");
     let mut stack = String::new();
     for c in with {
         stack = text_compact(s, c, &stack);
     }
+    s.push('\n');
 }
 
 /// `cell.xattrs` as one line.
@@ -438,6 +571,79 @@ mod tests {
         assert_eq!(
             device_label(&dev("loop3", DeviceRole::Loop, None)),
             "loop3 (loop over /var/tmp/x.img)"
+        );
+    }
+
+    #[test]
+    fn phases_get_their_samples() {
+        use crate::model::system::{IostatPoint, PhaseSpan};
+        let pt = |t_ms: u64, user: f64| SystemPoint {
+            t_ms,
+            len_ms: 1000,
+            cpu: crate::model::system::CpuSplit {
+                user,
+                idle: 100.0 - user,
+                ..Default::default()
+            },
+            ..SystemPoint::default()
+        };
+        let io = |t_ms: u64, w: u64, ticks: u64| IostatPoint {
+            t_ms,
+            len_ms: 1000,
+            util_pct: 50.0,
+            write_ios: w,
+            write_ticks_ms: ticks,
+            ..IostatPoint::default()
+        };
+        let sys = SystemData {
+            phases: vec![
+                PhaseSpan {
+                    name: "seq-create".into(),
+                    start_ms: 0,
+                    end_ms: 2000,
+                },
+                PhaseSpan {
+                    name: "seq-stat".into(),
+                    start_ms: 2000,
+                    end_ms: 2300,
+                },
+                PhaseSpan {
+                    name: "seq-delete".into(),
+                    start_ms: 2300,
+                    end_ms: 3400,
+                },
+            ],
+            samples: vec![pt(1000, 10.0), pt(2000, 30.0), pt(3000, 80.0)],
+            devices: vec![DeviceData {
+                name: "vda".into(),
+                samples: vec![io(1000, 100, 100), io(2000, 300, 900), io(3000, 0, 0)],
+                ..DeviceData::default()
+            }],
+            ..SystemData::default()
+        };
+        let mut s = String::new();
+        phase_table(&mut s, &sys);
+        assert_eq!(
+            s,
+            "  per phase (awaits in ms):
+    phase            secs   usr%   sys% iowait%  idle% fslab% vda %util  r_await  w_await
+    seq-create        2.0   20.0    0.0     0.0   80.0    0.0    50.0     0.00     2.50
+    seq-delete        1.1   80.0    0.0     0.0   20.0    0.0    50.0     0.00     0.00
+"
+        );
+    }
+
+    #[test]
+    fn long_lines_wrap_at_100_columns() {
+        let mut s = String::new();
+        let reason = "other processes used 76.5% of the CPUs (rustc 26752: 26.3%, rustc 28296: 22.4%, rustc 28509: 19.0%), steal 9.0%: above 10%";
+        wrapped(&mut s, "  ", &format!("disturbed: {reason}"));
+        assert!(s.lines().all(|l| l.chars().count() <= 100), "{s}");
+        assert_eq!(s.lines().count(), 2);
+        assert!(s.lines().nth(1).unwrap().starts_with("    "), "{s}");
+        assert_eq!(
+            s.split_whitespace().collect::<Vec<_>>().join(" "),
+            format!("disturbed: {reason}")
         );
     }
 

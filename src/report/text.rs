@@ -26,8 +26,8 @@ impl Reporter for Text {
                 &[(String::new(), r)],
                 None,
             )));
-            super::system::lab_text(&mut s, &r.cells);
             s.push('\n');
+            super::system::lab_text(&mut s, &r.cells);
         } else {
             for c in &r.cells {
                 cell(&mut s, c);
@@ -493,13 +493,11 @@ fn trailer(s: &mut String, c: &Cell) {
 }
 
 /// Per-cell extras under the trailer, in this order: the system block
-/// (`cell.system`), where the xattrs live (`cell.xattrs`), the profile
-/// (`cell.profile`; its top symbols go right after its line).
+/// (`cell.system`), the profile (`cell.profile`; its top symbols go right
+/// after its line). Where the xattrs live is printed under a meta cell's
+/// table (report::xattrs).
 fn extras(s: &mut String, c: &Cell) {
     super::system::text_block(s, c);
-    if let Some(l) = super::system::xattrs_line(c) {
-        let _ = writeln!(s, "{l}");
-    }
     if let Some(l) = super::system::profile_line(c) {
         let _ = writeln!(s, "{l}");
     }
