@@ -105,7 +105,15 @@ impl FaultControl {
     }
 
     fn record(&self, op: Op, size: u32) {
-        *self.0.lock().unwrap().sizes.entry(op).or_default().entry(size).or_insert(0) += 1;
+        *self
+            .0
+            .lock()
+            .unwrap()
+            .sizes
+            .entry(op)
+            .or_default()
+            .entry(size)
+            .or_insert(0) += 1;
     }
 
     fn open_flags(&self) -> FopenFlags {

@@ -87,7 +87,10 @@ fn summary(sys: &Value) -> String {
 }
 
 fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim().to_string()
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 #[test]
@@ -103,7 +106,11 @@ fn a_cpu_burner_disturbs_a_meta_cell_and_quiet_cells_raise_no_alarm() {
     let ncpus = sys["ncpus"].as_u64().expect("ncpus") as f64;
     let one_cpu = 100.0 / ncpus;
     let i = &sys["interference"];
-    eprintln!("with a burner (pid {pid}, one CPU = {one_cpu:.1}%; load {}): {}", load(), summary(&sys));
+    eprintln!(
+        "with a burner (pid {pid}, one CPU = {one_cpu:.1}%; load {}): {}",
+        load(),
+        summary(&sys)
+    );
     assert_eq!(i["disturbed"], true, "a burner ran beside the cell: {}", summary(&sys));
     let other = f64_of(&i["other_cpu_pct"]);
     assert!(
@@ -113,7 +120,10 @@ fn a_cpu_burner_disturbs_a_meta_cell_and_quiet_cells_raise_no_alarm() {
     );
     let top = i["top_others"].as_array().expect("top_others");
     let named = top.iter().find(|o| o["pid"] == pid).unwrap_or_else(|| {
-        panic!("the burner (pid {pid}) is not among the other processes: {}", summary(&sys))
+        panic!(
+            "the burner (pid {pid}) is not among the other processes: {}",
+            summary(&sys)
+        )
     });
     assert_eq!(named["comm"], "sh", "{}", summary(&sys));
     assert!(
@@ -152,7 +162,12 @@ fn a_cpu_burner_disturbs_a_meta_cell_and_quiet_cells_raise_no_alarm() {
     if require_root_with(&["mkfs.ext4", "losetup", "mount"]) {
         let fs = Scratch::new("ext4", 512);
         let sys = meta_cell(fs.path());
-        eprintln!("quiet cell on ext4 over {} (load {}): {}", fs.lo.dev, load(), summary(&sys));
+        eprintln!(
+            "quiet cell on ext4 over {} (load {}): {}",
+            fs.lo.dev,
+            load(),
+            summary(&sys)
+        );
         assert_eq!(
             sys["interference"]["disturbed"],
             false,

@@ -167,9 +167,15 @@ fn device_run(lo: &DelayedLoop, rw: &str) -> DeviceRun {
 /// opened FOPEN_DIRECT_IO (no page cache between the loop driver and the
 /// daemon) and read with O_DIRECT (no page cache of the loop device), so
 /// every 4 KiB read of fslab is one request of the loop device and one FUSE
-/// read; the daemon sleeps 4 ms in each. The loop device's reported r_await
+/// read; the daemon sleeps 10 ms in each. The loop device's reported r_await
 /// is the injected delay within the issue's ±15%; without the delay it is
 /// not (the FUSE round trip alone, far below). Likewise for writes.
+///
+/// 10 ms, not less: on the way of each request the loop driver's kworker
+/// waits for a CPU, and on a 2-CPU VM with other work that is a fixed 0.1 to
+/// 1 ms per request whatever the delay (the daemon itself runs SCHED_FIFO,
+/// see faultfs::realtime). It is real device time, which fslab rightly
+/// reports, but against 4 ms it would leave little of the ±15%.
 #[test]
 fn injected_device_latency_is_the_reported_await() {
     let _serial = serial();
@@ -211,7 +217,10 @@ fn injected_device_latency_is_the_reported_await() {
                 r.ios > 0 && r.ios <= r.kernel_ios,
                 "{rw} {what}: the cell's requests of the loop device, a part of the kernel's count: {r:?}"
             );
-            assert!(r.kernel_ios >= r.ops, "{rw} {what}: each operation reached the device: {r:?}");
+            assert!(
+                r.kernel_ios >= r.ops,
+                "{rw} {what}: each operation reached the device: {r:?}"
+            );
             assert_eq!(
                 r.fuse,
                 [(4096, r.kernel_ios)].into(),
@@ -221,9 +230,15 @@ fn injected_device_latency_is_the_reported_await() {
         let err = (delayed.await_ms - inject_ms).abs() / inject_ms;
         assert!(
             err <= 0.15,
-            "{rw}: reported await {:.3} ms with {inject_ms} ms injected: {:.1}% off (±15% allowed): {delayed:?}",
+            "{rw}: reported await {:.3} ms with {inject_ms} ms injected: {:.1}% off (±15% allowed). \
+             The kernel's own counters say {:.3} ms and the daemon's sleeps took {:.3} ms: when these are \
+             off too, the machine (or its host: steal) was too busy to keep the injected delay, \
+             load {}: {delayed:?}",
             delayed.await_ms,
-            err * 100.0
+            err * 100.0,
+            delayed.kernel_await_ms,
+            delayed.fuse_ms,
+            std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
         );
         assert!(
             plain.await_ms < inject_ms * 0.85,
@@ -231,4 +246,155 @@ fn injected_device_latency_is_the_reported_await() {
             plain.await_ms
         );
     }
+}
+
+/// The seed plan examples/seed-raw-vs-fs.toml, shortened: the same
+/// filesystems (raw, ext4, XFS) and workload, one repeat of 2 s, 4 jobs of
+/// 16 MiB on 512 MiB images.
+fn short_seed_plan() -> String {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-raw-vs-fs.toml")).unwrap();
+    let mut plan: toml::Table = text.parse().expect("the seed plan parses");
+    plan.insert("repeat".into(), 1.into());
+    let fss = plan["filesystem"].as_array_mut().expect("[[filesystem]]");
+    let types: Vec<&str> = fss.iter().map(|f| f["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["raw", "ext4", "xfs"], "the seed plan's filesystems");
+    for f in fss.iter_mut() {
+        f.as_table_mut().unwrap().insert("size".into(), "512m".into());
+    }
+    let w = plan["workload"].as_array_mut().expect("[[workload]]");
+    assert_eq!(w.len(), 1);
+    let w = w[0].as_table_mut().unwrap();
+    assert_eq!(w["rw"].as_str(), Some("randrw"));
+    w.insert("jobs".into(), 4.into());
+    w.insert("size".into(), "16m".into());
+    w.insert("runtime".into(), "2s".into());
+    toml::to_string(&plan).unwrap()
+}
+
+/// The lines of the text block of the lab cell `header` ("raw #1 randrw-16k-9to1"):
+/// from its header line to the next cell's.
+fn text_block<'a>(text: &'a str, header: &str, headers: &[String]) -> Vec<&'a str> {
+    let mut lines = text.lines().skip_while(|l| !l.starts_with(&format!("{header}:")));
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no system block '{header}:' in the text output:\n{text}"));
+    std::iter::once(first)
+        .chain(lines.take_while(|l| !headers.iter().any(|h| l.starts_with(&format!("{h}:")))))
+        .collect()
+}
+
+/// Done-when 1: `fslab run` of the seed plan (shortened) reports, per cell
+/// and direction, the await of the loop device and of the disk under its
+/// image beside fslab's mean latency, with each device's share of it, in the
+/// JSON (`system.latency_share`) and in the text output's system block.
+#[test]
+fn the_seed_plan_shows_where_the_time_goes_per_cell() {
+    let _serial = serial();
+    if !require_root_with(&["mkfs.ext4", "mkfs.xfs", "mount", "losetup"]) {
+        return;
+    }
+    let scratch = scratch_dir();
+    let out_dir = tempfile::tempdir().unwrap();
+    let plan = out_dir.path().join("seed-raw-vs-fs-short.toml");
+    std::fs::write(&plan, short_seed_plan()).unwrap();
+    let json = out_dir.path().join("r.json");
+    let out = fslab()
+        .arg("run")
+        .arg(&plan)
+        .args(["--quiet", "--output", "text", "--scratch-dir"])
+        .arg(scratch.path())
+        .arg("--output")
+        .arg(format!("json:{}", json.display()))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "fslab run: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = read_json(&json);
+    let cells = j["cells"].as_array().unwrap();
+    let fss: Vec<&str> = cells.iter().map(|c| c["lab"]["filesystem"].as_str().unwrap()).collect();
+    assert_eq!(fss, ["raw", "ext4", "xfs"], "one cell per filesystem");
+    let headers: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            let l = &c["lab"];
+            format!(
+                "{} #{} {}",
+                l["filesystem"].as_str().unwrap(),
+                l["repeat"],
+                l["workload"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for (cell, header) in cells.iter().zip(&headers) {
+        let sys = &cell["system"];
+        let devs = sys["devices"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{header}: no system.devices: {sys}"));
+        // the stack: the scratch loop device, then the disk under its image
+        let lo = devs
+            .iter()
+            .find(|d| d["role"] == "loop")
+            .unwrap_or_else(|| panic!("{header}: no loop device in the stack {devs:?}"));
+        let disk = devs
+            .iter()
+            .find(|d| d["role"] == "disk" && d["above"] == lo["name"])
+            .unwrap_or_else(|| panic!("{header}: no disk under {} in the stack {devs:?}", lo["name"]));
+        let block = text_block(&text, header, &headers);
+        for dir in ["read", "write"] {
+            let line = block
+                .iter()
+                .map(|l| l.trim())
+                .find(|l| l.starts_with(&format!("{dir}:")))
+                .unwrap_or_else(|| panic!("{header}: no '{dir}:' line in its system block:\n{}", block.join("\n")));
+            let mean_ns = cell["directions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["dir"] == dir)
+                .unwrap_or_else(|| panic!("{header}: no {dir} direction"))["lat"]["mean_ns"]
+                .as_f64()
+                .unwrap();
+            let mut summary = format!("{header} {dir}: fslab mean {:.3} ms", mean_ns / 1e6);
+            for d in [lo, disk] {
+                let name = d["name"].as_str().unwrap();
+                let s = sys["latency_share"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|s| s["device"] == name && s["dir"] == dir)
+                    .unwrap_or_else(|| panic!("{header}: no {dir} latency share for {name}: {}", sys["latency_share"]));
+                assert!(
+                    s["device_ios"].as_u64().unwrap() > 0,
+                    "{header}: {name} did {dir} I/O: {s}"
+                );
+                let share = s["share_pct"]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{header}: {name} {dir} share_pct missing: {s}"));
+                assert!(share > 0.0, "{header}: {name} {dir}: {s}");
+                // "loop3 await 398 µs (97%)": the await and the share, as in the JSON
+                let want = format!("({share:.0}%)");
+                assert!(
+                    line.split(", ")
+                        .any(|seg| seg.starts_with(&format!("{name} await ")) && seg.ends_with(&want)),
+                    "{header}: '{name} await ... {want}' not in the text: {line}"
+                );
+                summary += &format!(
+                    ", {name} ({}) await {:.3} ms share {share:.0}%",
+                    d["role"].as_str().unwrap(),
+                    s["await_us"].as_f64().unwrap() / 1e3
+                );
+            }
+            assert!(line.contains("fslab "), "{header}: fslab's latency beside: {line}");
+            eprintln!("{summary}");
+        }
+    }
+    assert!(
+        scratch_leftovers(scratch.path()).is_empty(),
+        "{:?}",
+        scratch_leftovers(scratch.path())
+    );
 }
