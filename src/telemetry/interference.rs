@@ -132,6 +132,9 @@ pub struct CpuInputs {
     /// fslab's own CPU over the cell, ticks (getrusage).
     pub own: u64,
     pub scans: ScanDelta,
+    /// CPUs online: the tick resolution of `/proc/stat` is one tick per
+    /// CPU at each end of the window.
+    pub ncpus: u32,
 }
 
 /// Other processes listed: at most this many, each at least this % of all CPUs.
@@ -244,7 +247,10 @@ pub fn interference(
         .take(TOP_OTHERS)
         .collect();
     let mut reasons = Vec::new();
-    if other_pct + steal_pct > threshold_pct {
+    // `/proc/stat` counts whole ticks: each end of the window may be off by
+    // one tick per CPU, so a short cell is judged only beyond that
+    let resolution = pct(2 * cpu.ncpus.max(1) as u64);
+    if other_pct + steal_pct - resolution > threshold_pct {
         let who: Vec<String> = top_others
             .iter()
             .take(3)
@@ -370,6 +376,7 @@ mod tests {
             total: 2000,
             own: 500,
             scans: scans.clone(),
+            ncpus: 2,
         };
         let i = interference(&cpu, &[], 0, 10.0).0;
         assert!(i.disturbed);
@@ -392,11 +399,23 @@ mod tests {
                 kthread_ticks: 300,
                 ..Default::default()
             },
+            ncpus: 2,
         };
         let i = interference(&quiet, &[], 0, 10.0).0;
         assert!(!i.disturbed, "{:?}", i.reasons);
         assert!((i.other_cpu_pct - 0.6).abs() < 1e-9);
         assert_eq!(i.cpu_threshold_pct, 10.0);
+        // a 0.2 s cell on 2 CPUs (40 ticks): 5 ticks of others is 12.5%,
+        // but within the 4 ticks' resolution of the threshold
+        let short = CpuInputs {
+            busy: 20 + 5,
+            steal: 0,
+            total: 40,
+            own: 20,
+            scans: ScanDelta::default(),
+            ncpus: 2,
+        };
+        assert!(!interference(&short, &[], 0, 10.0).0.disturbed);
     }
 
     fn dev(name: &str, role: DeviceRole, above: Option<&str>, r: u64, w: u64) -> DeviceData {

@@ -265,6 +265,7 @@ impl Finished {
                 std::process::id(),
                 siblings.as_deref(),
             ),
+            ncpus: last.machine.stat.ncpus,
         };
         let (i, notes) = interference::interference(
             &cpu,

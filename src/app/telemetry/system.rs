@@ -157,3 +157,58 @@ impl CellHook for SystemHook {
         cell.system = Some(sd);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(name: &str) -> Cell {
+        let mut a = crate::cli::IoArgs {
+            engine: "null".into(),
+            ..Default::default()
+        };
+        a.common.target = ".".into();
+        let plan = crate::plan::IoPlan::from_args(&a).expect("a valid plan");
+        let mut c = Cell::failed(
+            name,
+            crate::model::CellPlan::Io(plan),
+            Default::default(),
+            String::new(),
+        );
+        c.target.path = std::env::temp_dir();
+        c.target.kind = "directory".into();
+        c
+    }
+
+    #[test]
+    fn every_cell_of_one_run_gets_the_same_telemetry() {
+        let h = SystemHook::new(&TelemetryPlan::default());
+        h.before_timed("seg");
+        h.phase_started(0, "run");
+        std::thread::sleep(Duration::from_millis(50));
+        h.phase_ended(0);
+        let (mut a, mut b) = (cell("a"), cell("b"));
+        h.after_timed(&mut a);
+        h.after_timed(&mut b);
+        let (sa, sb) = (a.system.unwrap(), b.system.unwrap());
+        assert_eq!(sa.total, sb.total);
+        assert_eq!(sa.phases, sb.phases);
+        assert_eq!(sa.phases[0].name, "run");
+        assert_eq!(sa.attempts, 1);
+        assert_eq!(sa.interval_ms, 1000);
+        // the next cell run starts afresh
+        h.before_timed("next");
+        let mut c = cell("c");
+        h.after_timed(&mut c);
+        assert!(c.system.is_none(), "no timed phase ran: nothing measured");
+    }
+
+    #[test]
+    fn a_disturbed_cell_gets_one_warning_line() {
+        let mut sd = SystemData::default();
+        assert_eq!(disturbed_warning(&sd), None);
+        sd.interference.disturbed = true;
+        sd.interference.reasons = vec!["a".into(), "b".into()];
+        assert_eq!(disturbed_warning(&sd).as_deref(), Some("disturbed: a; b"));
+    }
+}
