@@ -208,11 +208,6 @@ pub(crate) fn hand_built_system(disturbed: bool) -> fslab::model::system::System
     };
     let dev = |name: &str, role, above: Option<&str>, backing: Option<&str>, sched: Option<&str>, k: f64| DeviceData {
         name: name.into(),
-        dev: if role == DeviceRole::Loop {
-            "7:3".into()
-        } else {
-            "253:0".into()
-        },
         role,
         above: above.map(String::from),
         backing: backing.map(String::from),
