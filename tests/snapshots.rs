@@ -208,11 +208,6 @@ pub(crate) fn hand_built_system(disturbed: bool) -> fslab::model::system::System
     };
     let dev = |name: &str, role, above: Option<&str>, backing: Option<&str>, sched: Option<&str>, k: f64| DeviceData {
         name: name.into(),
-        dev: if role == DeviceRole::Loop {
-            "7:3".into()
-        } else {
-            "253:0".into()
-        },
         role,
         above: above.map(String::from),
         backing: backing.map(String::from),
@@ -223,6 +218,8 @@ pub(crate) fn hand_built_system(disturbed: bool) -> fslab::model::system::System
             io(3000, 2301.0, 258.0, 0.395 * k, 1.20 * k, 97.9),
         ],
         total: io(3000, 2300.3, 258.3, 0.398 * k, 1.2 * k, 97.8),
+        direct_io: (role == DeviceRole::Loop).then_some(true),
+        ..DeviceData::default()
     };
     let point = |t_ms: u64, others: f64| SystemPoint {
         t_ms,

@@ -702,7 +702,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
             let _ = writeln!(
                 s,
                 "<tr><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2} ms</td><td>{:.2} ms</td><td>{:.2}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
-                if i == 0 { esc(&format!("{fs}{rep} {}", c.name)) } else { String::new() },
+                if i == 0 { esc(format!("{fs}{rep} {}", c.name).trim()) } else { String::new() },
                 esc(&sy::device_label(d)),
                 t.r_s,
                 t.w_s,
@@ -722,7 +722,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
             let _ = writeln!(
                 s,
                 "<tr><td>{}</td><td>(no block device)</td><td colspan=\"10\"></td><td>{:.1}%</td>{state}</tr>",
-                esc(&format!("{fs}{rep} {}", c.name)),
+                esc(format!("{fs}{rep} {}", c.name).trim()),
                 sys.interference.other_cpu_pct
             );
         }

@@ -23,12 +23,15 @@ pub fn role_name(r: DeviceRole) -> &'static str {
     }
 }
 
-/// "loop3 (loop over /var/tmp/x.img)", "vda (disk, mq-deadline)".
+/// "loop3 (loop over /var/tmp/x.img, dio on)", "vda (disk, mq-deadline)".
 pub fn device_label(d: &DeviceData) -> String {
     let mut what = match (&d.role, &d.backing) {
         (DeviceRole::Loop, Some(b)) => format!("loop over {b}"),
         (r, _) => role_name(*r).to_string(),
     };
+    if let Some(dio) = d.direct_io {
+        let _ = write!(what, ", dio {}", if dio { "on" } else { "off" });
+    }
     if let Some(sc) = d.scheduler.as_deref().filter(|s| !s.is_empty() && *s != "none") {
         let _ = write!(what, ", {sc}");
     }
@@ -572,6 +575,11 @@ mod tests {
             device_label(&dev("loop3", DeviceRole::Loop, None)),
             "loop3 (loop over /var/tmp/x.img)"
         );
+        let dio = DeviceData {
+            direct_io: Some(false),
+            ..dev("loop3", DeviceRole::Loop, None)
+        };
+        assert_eq!(device_label(&dio), "loop3 (loop over /var/tmp/x.img, dio off)");
     }
 
     #[test]
