@@ -220,7 +220,8 @@ impl Profiler {
                 match Ring::open(pid, cpu, self.hz as u64, pages) {
                     Ok(r) => break r,
                     Err(e) if e.step != "perf_event_open" && pages > 8 => pages /= 4,
-                    Err(e) => return Err(format!("cpu {cpu}: {e}")),
+                    // the kernel may have lowered its sample-rate limit since the probe
+                    Err(e) => return Err(format!("cpu {cpu}: {}", explain(&e, self.hz).msg)),
                 }
             };
             rings.push(ring);
