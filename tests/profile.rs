@@ -30,7 +30,17 @@ fn meta_on_xfs_profiles_the_xattr_code_and_the_flame_graph_renders() {
         .args(["meta", "--target", fs.path().to_str().unwrap()])
         // two jobs: the workers are threads started after the events were
         // opened, sampled through `inherit`
-        .args(["--files", "10k", "--jobs", "2", "--xattr", "user.test:256", "--order", "seq", "--quiet"])
+        .args([
+            "--files",
+            "10k",
+            "--jobs",
+            "2",
+            "--xattr",
+            "user.test:256",
+            "--order",
+            "seq",
+            "--quiet",
+        ])
         .args(["--profile", "--profile-dir", out.path().to_str().unwrap()])
         .args(["--output", &format!("json:{}", json.display())])
         .args(["--output", &format!("html:{}", html.display())])
@@ -45,7 +55,10 @@ fn meta_on_xfs_profiles_the_xattr_code_and_the_flame_graph_renders() {
     let d = &j["cells"][0]["directions"][0];
     assert_eq!(d["phase"], "seq-create");
     let create_s = d["ops"].as_f64().unwrap() / d["iops"].as_f64().unwrap();
-    assert!(create_s >= 1.0, "the create phase lasts a second at least: {create_s:.2} s");
+    assert!(
+        create_s >= 1.0,
+        "the create phase lasts a second at least: {create_s:.2} s"
+    );
 
     let p = &j["cells"][0]["profile"];
     assert_eq!(p["event"], "cpu-clock");
@@ -72,7 +85,8 @@ fn meta_on_xfs_profiles_the_xattr_code_and_the_flame_graph_renders() {
     }
     // fslab's own code is named too (the user-space IP of each sample)
     assert!(
-        top.iter().any(|t| t["space"] == "user" && t["symbol"].as_str().unwrap().contains("fslab::")),
+        top.iter()
+            .any(|t| t["space"] == "user" && t["symbol"].as_str().unwrap().contains("fslab::")),
         "{top:?}"
     );
     // the stacks: root first, kernel frames marked, heaviest first
@@ -132,11 +146,25 @@ fn a_profile_dir_that_is_not_a_directory_is_refused() {
     std::fs::write(&f, "x").unwrap();
     let target = d.path().to_str().unwrap();
     expect_usage(
-        &["meta", "--target", target, "--profile", "--profile-dir", f.to_str().unwrap()],
+        &[
+            "meta",
+            "--target",
+            target,
+            "--profile",
+            "--profile-dir",
+            f.to_str().unwrap(),
+        ],
         "--profile-dir",
     );
     expect_usage(
-        &["meta", "--target", target, "--profile", "--profile-dir", "/nonexistent/x"],
+        &[
+            "meta",
+            "--target",
+            target,
+            "--profile",
+            "--profile-dir",
+            "/nonexistent/x",
+        ],
         "--profile-dir",
     );
 }
@@ -160,7 +188,14 @@ fn a_kernel_that_forbids_profiling_is_named() {
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"])
         .arg(fslab_path())
-        .args(["meta", "--target", d.path().to_str().unwrap(), "--files", "10", "--profile"])
+        .args([
+            "meta",
+            "--target",
+            d.path().to_str().unwrap(),
+            "--files",
+            "10",
+            "--profile",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -259,7 +259,10 @@ pub struct Profile {
     /// The folded-stacks file written for this cell, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folded_file: Option<String>,
-    /// What the profiler cost: its own CPU time, % of fslab's.
+    /// What the profiler cost: its own CPU time (the reader thread that
+    /// empties the ring buffers), % of fslab's CPU time in the timed phases.
+    /// The kernel's work per sample, done in the sampled threads, is not in
+    /// it (bench/profile-cost.sh measures the whole).
     pub overhead_pct: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

@@ -79,9 +79,19 @@ fn color(name: &str, root: bool) -> String {
     let h = fnv(name);
     let v = (h % 1000) as f64 / 1000.0;
     if name.ends_with(KERNEL_SUFFIX) {
-        format!("hsl({:.0},{:.0}%,{:.0}%)", 18.0 + v * 26.0, 78.0 + v * 12.0, 58.0 + (h >> 10) as f64 % 10.0)
+        format!(
+            "hsl({:.0},{:.0}%,{:.0}%)",
+            18.0 + v * 26.0,
+            78.0 + v * 12.0,
+            58.0 + (h >> 10) as f64 % 10.0
+        )
     } else {
-        format!("hsl({:.0},{:.0}%,{:.0}%)", 195.0 + v * 30.0, 55.0 + v * 20.0, 62.0 + (h >> 10) as f64 % 10.0)
+        format!(
+            "hsl({:.0},{:.0}%,{:.0}%)",
+            195.0 + v * 30.0,
+            55.0 + v * 20.0,
+            62.0 + (h >> 10) as f64 % 10.0
+        )
     }
 }
 
@@ -147,7 +157,13 @@ pub fn svg(title: &str, stacks: &[FoldedStack]) -> String {
             fh = FRAME_H - 1.0,
         );
         if let Some(label) = fit(shown, ((w - 6.0) / CHAR_W) as usize) {
-            let _ = write!(s, r#"<text x="{:.1}" y="{:.1}">{}</text>"#, x + 3.0, y + 11.5, esc(&label));
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
+                x + 3.0,
+                y + 11.5,
+                esc(&label)
+            );
         }
         s.push_str("</g>");
     }
@@ -262,14 +278,27 @@ mod tests {
         stacks.push(st("main;rare;deeper", 1));
         let s = svg("t: create", &stacks);
         assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
-        assert!(s.contains("<title>xfs_attr_set (60000 samples, 60.00%) [kernel]</title>"), "{s}");
+        assert!(
+            s.contains("<title>xfs_attr_set (60000 samples, 60.00%) [kernel]</title>"),
+            "{s}"
+        );
         assert!(s.contains("<title>spin (40000 samples, 40.00%) [user]</title>"));
         assert!(!s.contains("deeper"), "frames under {MIN_W} px are not drawn");
         // root, main, work, spin, xfs_attr_set (rare is under a pixel too)
         assert_eq!(s.matches("<g>").count(), 5);
         let width = |name: &str| -> f64 {
-            let g = s.split("<g>").find(|g| g.contains(&format!("<title>{name} ("))).unwrap();
-            g.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap()
+            let g = s
+                .split("<g>")
+                .find(|g| g.contains(&format!("<title>{name} (")))
+                .unwrap();
+            g.split("width=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
         };
         let full = W - 2.0 * PAD;
         assert!((width("all") - full).abs() < 0.1);

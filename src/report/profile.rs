@@ -93,7 +93,12 @@ mod tests {
         };
         a.common.target = ".".into();
         let plan = crate::plan::IoPlan::from_args(&a).unwrap();
-        let mut c = Cell::failed("meta", crate::model::CellPlan::Io(plan), Default::default(), String::new());
+        let mut c = Cell::failed(
+            "meta",
+            crate::model::CellPlan::Io(plan),
+            Default::default(),
+            String::new(),
+        );
         let mut s = String::new();
         text(&mut s, &c);
         assert!(s.is_empty());

@@ -48,7 +48,12 @@ impl ProfileHook {
                     format!("{} is not a directory", t.profile_dir.display()),
                 ))
             }
-            Err(e) => return Err(PlanError::new("--profile-dir", format!("{}: {e}", t.profile_dir.display()))),
+            Err(e) => {
+                return Err(PlanError::new(
+                    "--profile-dir",
+                    format!("{}: {e}", t.profile_dir.display()),
+                ))
+            }
         }
         let profiler = Profiler::new(t.profile_hz).map_err(|e| PlanError::new(e.flag, e.msg))?;
         Ok(ProfileHook {

@@ -153,7 +153,10 @@ mod tests {
         let get = |n: &str| top.iter().find(|t| t.symbol == n).unwrap();
         assert_eq!(top[0].symbol, "main");
         assert_eq!((top[0].self_pct, top[0].total_pct), (0.0, 100.0));
-        assert_eq!((get("xfs_attr_set").self_pct, get("xfs_attr_set").total_pct), (20.0, 60.0));
+        assert_eq!(
+            (get("xfs_attr_set").self_pct, get("xfs_attr_set").total_pct),
+            (20.0, 60.0)
+        );
         assert_eq!(get("xfs_attr_set").space, "kernel");
         assert_eq!((get("memcpy").self_pct, get("memcpy").total_pct), (40.0, 40.0));
         // recursion counts once per sample for the inclusive share

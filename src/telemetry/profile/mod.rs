@@ -72,7 +72,12 @@ impl RawPhase {
     fn take(&mut self, r: Record<'_>) {
         match r {
             Record::Lost(n) => self.lost += n,
-            Record::Sample { cpumode, ip, tid, chain } => {
+            Record::Sample {
+                cpumode,
+                ip,
+                tid,
+                chain,
+            } => {
                 self.samples += 1;
                 self.tids.insert(tid);
                 if chain.is_empty() {
@@ -141,11 +146,7 @@ fn reader(shared: Arc<Shared>, every: Duration) {
                 r.drain(&mut |rec| raw.take(rec));
             }
             st.reader_now_ns = thread_cpu_ns();
-            st = shared
-                .wake
-                .wait_timeout(st, every)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            st = shared.wake.wait_timeout(st, every).unwrap_or_else(|e| e.into_inner()).0;
         } else {
             st = shared.wake.wait(st).unwrap_or_else(|e| e.into_inner());
         }
@@ -219,7 +220,8 @@ impl Profiler {
                 match Ring::open(pid, cpu, self.hz as u64, pages) {
                     Ok(r) => break r,
                     Err(e) if e.step != "perf_event_open" && pages > 8 => pages /= 4,
-                    Err(e) => return Err(format!("cpu {cpu}: {e}")),
+                    // the kernel may have lowered its sample-rate limit since the probe
+                    Err(e) => return Err(format!("cpu {cpu}: {}", explain(&e, self.hz).msg)),
                 }
             };
             rings.push(ring);
@@ -428,7 +430,10 @@ mod tests {
     #[test]
     fn file_names_are_safe() {
         assert_eq!(folded_file_name("meta", None), "fslab-profile-meta.folded");
-        assert_eq!(folded_file_name("ext4/create 1", Some(2)), "fslab-profile-ext4_create_1.rank2.folded");
+        assert_eq!(
+            folded_file_name("ext4/create 1", Some(2)),
+            "fslab-profile-ext4_create_1.rank2.folded"
+        );
         assert_eq!(folded_file_name("../..", None), "fslab-profile-_.folded");
         assert_eq!(folded_file_name("", None), "fslab-profile-cell.folded");
     }
@@ -488,7 +493,10 @@ mod tests {
         let s = fold_chains(&raw, &kernel, &mut user);
         let f = s.folded();
         let me_name = user.lookup(me).unwrap();
-        assert!(me_name.ends_with("raw_chains_fold_root_first_with_kernel_under_user"), "{me_name}");
+        assert!(
+            me_name.ends_with("raw_chains_fold_root_first_with_kernel_under_user"),
+            "{me_name}"
+        );
         assert_eq!(f.len(), 2);
         assert_eq!(
             f[0].stack,

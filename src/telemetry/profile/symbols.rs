@@ -25,7 +25,11 @@ impl Table {
     fn lookup(&self, a: u64, max_gap: u64) -> Option<&str> {
         let i = self.syms.partition_point(|s| s.0 <= a).checked_sub(1)?;
         let (start, size, name) = &self.syms[i];
-        let within = if *size > 0 { a - start < *size } else { a - start < max_gap };
+        let within = if *size > 0 {
+            a - start < *size
+        } else {
+            a - start < max_gap
+        };
         within.then_some(name.as_str())
     }
 }
@@ -228,15 +232,28 @@ impl UserSymbols {
     pub fn lookup(&mut self, a: u64) -> Option<String> {
         let m = self.maps.iter().find(|m| a >= m.start && a < m.end)?.clone();
         if m.path.is_empty() || m.path.starts_with('[') {
-            return Some(if m.path.is_empty() { "[anon]".into() } else { m.path.clone() });
+            return Some(if m.path.is_empty() {
+                "[anon]".into()
+            } else {
+                m.path.clone()
+            });
         }
         let exe = self.exe.clone();
         let elf = self.files.entry(m.path.clone()).or_insert_with(|| {
             // the running binary, even when its file was replaced since
-            let open = if m.path == exe { "/proc/self/exe" } else { m.path.as_str() };
+            let open = if m.path == exe {
+                "/proc/self/exe"
+            } else {
+                m.path.as_str()
+            };
             std::fs::File::open(open).ok().and_then(|f| Elf::read(&f))
         });
-        let base = m.path.rsplit('/').next().unwrap_or(&m.path).trim_end_matches(" (deleted)");
+        let base = m
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or(&m.path)
+            .trim_end_matches(" (deleted)");
         let name = elf.as_ref().and_then(|e| {
             let va = e.vaddr(a - m.start + m.offset)?;
             e.table.lookup(va, 0)
