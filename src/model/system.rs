@@ -81,6 +81,11 @@ pub struct DeviceData {
     /// A loop device's backing file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing: Option<String>,
+    /// A loop device: whether it does direct I/O to its backing file
+    /// (`/sys/block/loopN/loop/dio`); without, the backing file's page cache
+    /// and read-ahead stand between it and the device below.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct_io: Option<bool>,
     /// The active I/O scheduler (`/sys/block/X/queue/scheduler`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<String>,

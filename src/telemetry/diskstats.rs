@@ -42,7 +42,11 @@ pub struct DiskStat {
 impl DiskStat {
     /// Parses the file's text; None unless it has at least 11 numbers.
     pub fn parse(text: &str) -> Option<DiskStat> {
-        let v: Vec<u64> = text.split_whitespace().map(|f| f.parse::<u64>()).collect::<Result<_, _>>().ok()?;
+        let v: Vec<u64> = text
+            .split_whitespace()
+            .map(|f| f.parse::<u64>())
+            .collect::<Result<_, _>>()
+            .ok()?;
         if v.len() < 11 {
             return None;
         }
@@ -157,7 +161,10 @@ mod tests {
     fn parses_11_15_and_17_fields() {
         let s11 = "  100 5 800 40 50 2 400 30 1 70 90\n";
         let d = DiskStat::parse(s11).unwrap();
-        assert_eq!((d.rd_ios, d.wr_sectors, d.time_in_queue, d.dc_ios, d.fl_ios), (100, 400, 90, 0, 0));
+        assert_eq!(
+            (d.rd_ios, d.wr_sectors, d.time_in_queue, d.dc_ios, d.fl_ios),
+            (100, 400, 90, 0, 0)
+        );
         let s15 = "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15";
         let d = DiskStat::parse(s15).unwrap();
         assert_eq!((d.dc_ios, d.dc_ticks, d.fl_ios), (12, 15, 0));
@@ -221,7 +228,10 @@ mod tests {
     fn an_idle_or_reset_device_gives_zeros() {
         let a = DiskStat::parse("5 0 40 3 0 0 0 0 0 3 3").unwrap();
         let p = iostat(&a, &a, 1000, 1000);
-        assert_eq!((p.r_s, p.r_await_ms, p.rareq_kib, p.util_pct, p.aqu_sz), (0.0, 0.0, 0.0, 0.0, 0.0));
+        assert_eq!(
+            (p.r_s, p.r_await_ms, p.rareq_kib, p.util_pct, p.aqu_sz),
+            (0.0, 0.0, 0.0, 0.0, 0.0)
+        );
         let reset = DiskStat::default();
         let p = iostat(&a, &reset, 1000, 1000);
         assert_eq!((p.r_s, p.util_pct), (0.0, 0.0));

@@ -85,7 +85,10 @@ mod tests {
         ];
         let s = latency_shares(&dirs, &devs);
         assert_eq!(s.len(), 2, "reads only: fslab wrote nothing");
-        assert_eq!((s[0].device.as_str(), s[0].dir, s[0].ops, s[0].device_ios), ("loop0", OpKind::Read, 1000, 1000));
+        assert_eq!(
+            (s[0].device.as_str(), s[0].dir, s[0].ops, s[0].device_ios),
+            ("loop0", OpKind::Read, 1000, 1000)
+        );
         assert_eq!(s[0].await_us, 150.0);
         assert_eq!(s[0].mean_lat_us, 200.0);
         assert!((s[0].share_pct.unwrap() - 75.0).abs() < 1e-9);

@@ -240,7 +240,13 @@ pub fn read_machine() -> Machine {
 pub fn system_point(a: &Machine, b: &Machine, len_ms: u64, t_ms: u64) -> SystemPoint {
     let ncpus = b.stat.ncpus.max(1) as f64;
     let secs = len_ms as f64 / 1000.0;
-    let per_s = |x: u64, y: u64| if len_ms == 0 { 0.0 } else { y.saturating_sub(x) as f64 / secs };
+    let per_s = |x: u64, y: u64| {
+        if len_ms == 0 {
+            0.0
+        } else {
+            y.saturating_sub(x) as f64 / secs
+        }
+    };
     let page = page_kib();
     SystemPoint {
         t_ms,
@@ -290,8 +296,18 @@ mod tests {
         assert_eq!(s.nice + s.irq, 0.0);
         assert!(parse_proc_stat("intr 1\n").is_none());
         // guest time is inside user: mpstat takes it out
-        let g0 = CpuTicks { user: 100, guest: 50, idle: 100, ..Default::default() };
-        let g1 = CpuTicks { user: 200, guest: 100, idle: 200, ..Default::default() };
+        let g0 = CpuTicks {
+            user: 100,
+            guest: 50,
+            idle: 100,
+            ..Default::default()
+        };
+        let g1 = CpuTicks {
+            user: 200,
+            guest: 100,
+            idle: 200,
+            ..Default::default()
+        };
         assert_eq!(cpu_split(&g0, &g1).user, 25.0);
     }
 
@@ -303,7 +319,10 @@ mod tests {
         let a = PsiTotals([0, 0, 0, 0, 0]);
         let b = PsiTotals([250_000, 500_000, 100_000, 0, 0]);
         let p = pressure(&a, &b, 1000);
-        assert_eq!((p.cpu_some, p.io_some, p.io_full, p.memory_some), (25.0, 50.0, 10.0, 0.0));
+        assert_eq!(
+            (p.cpu_some, p.io_some, p.io_full, p.memory_some),
+            (25.0, 50.0, 10.0, 0.0)
+        );
         let m = "MemTotal:  100 kB\nDirty:            188500 kB\nWriteback:            12 kB\nWritebackTmp: 3 kB\n";
         assert_eq!(parse_meminfo(m), (188500, 12));
         let v = parse_vmstat("nr_dirty 5\nnr_dirty_threshold 1159065\nnr_dirty_background_threshold 578825\npgpgin 438140365\npgpgout 749893903\n");
@@ -317,7 +336,10 @@ mod tests {
         let a = Machine {
             stat: parse_proc_stat(STAT_A).unwrap(),
             psi: Some(PsiTotals([0; 5])),
-            vm: VmStat { pgpgin: 100, ..Default::default() },
+            vm: VmStat {
+                pgpgin: 100,
+                ..Default::default()
+            },
             own_ns: 0,
             ..Default::default()
         };
@@ -325,7 +347,11 @@ mod tests {
             stat: parse_proc_stat(STAT_B).unwrap(),
             psi: Some(PsiTotals([100_000, 0, 0, 0, 0])),
             dirty_kib: 64,
-            vm: VmStat { pgpgin: 2148, dirty_threshold: 10, ..Default::default() },
+            vm: VmStat {
+                pgpgin: 2148,
+                dirty_threshold: 10,
+                ..Default::default()
+            },
             // half a CPU for 2 s on 2 CPUs: 25% of all CPUs
             own_ns: 1_000_000_000,
             ..Default::default()

@@ -205,8 +205,12 @@ impl Finished {
             })
             .collect();
         for w in self.readings.windows(2) {
-            sd.samples
-                .push(procstat::system_point(&w[0].machine, &w[1].machine, ms(w[0].at, w[1].at), ms(t0, w[1].at)));
+            sd.samples.push(procstat::system_point(
+                &w[0].machine,
+                &w[1].machine,
+                ms(w[0].at, w[1].at),
+                ms(t0, w[1].at),
+            ));
         }
         let len = ms(t0, last.at);
         sd.total = procstat::system_point(&first.machine, &last.machine, len, len);
@@ -221,7 +225,8 @@ impl Finished {
             for w in self.readings.windows(2) {
                 match (w[0].disk(&d.name), w[1].disk(&d.name)) {
                     (Some(a), Some(b)) => {
-                        data.samples.push(diskstats::iostat(a, b, ms(w[0].at, w[1].at), ms(t0, w[1].at)))
+                        data.samples
+                            .push(diskstats::iostat(a, b, ms(w[0].at, w[1].at), ms(t0, w[1].at)))
                     }
                     _ => {
                         missing = true;
@@ -238,11 +243,13 @@ impl Finished {
                 _ => missing = true,
             }
             if missing {
-                sd.notes.push(format!("{}: not in /proc/diskstats for the whole cell", d.name));
+                sd.notes
+                    .push(format!("{}: not in /proc/diskstats for the whole cell", d.name));
             }
             sd.devices.push(data);
         }
-        let d = |f: fn(&procstat::CpuTicks) -> u64| f(&last.machine.stat.cpu).saturating_sub(f(&first.machine.stat.cpu));
+        let d =
+            |f: fn(&procstat::CpuTicks) -> u64| f(&last.machine.stat.cpu).saturating_sub(f(&first.machine.stat.cpu));
         let tick = procstat::tick_ns();
         let siblings = crate::dist::is_distributed()
             .then(|| self.end_scan.get(&std::process::id()).map(|t| t.comm.clone()))
@@ -252,14 +259,22 @@ impl Finished {
             steal: d(|c| c.steal),
             total: d(|c| c.total()),
             own: last.machine.own_ns.saturating_sub(first.machine.own_ns) / tick,
-            scans: interference::scan_delta(&self.start_scan, &self.end_scan, std::process::id(), siblings.as_deref()),
+            scans: interference::scan_delta(
+                &self.start_scan,
+                &self.end_scan,
+                std::process::id(),
+                siblings.as_deref(),
+            ),
+            ncpus: last.machine.stat.ncpus,
         };
-        sd.interference = interference::interference(
+        let (i, notes) = interference::interference(
             &cpu,
             &sd.devices,
             first.machine.dirty_kib + first.machine.writeback_kib,
             threshold_pct,
         );
+        sd.interference = i;
+        sd.notes.extend(notes);
         sd
     }
 }
@@ -305,5 +320,27 @@ mod tests {
     fn no_phase_no_data() {
         let s = Sampler::spawn(Duration::from_millis(10));
         assert!(s.finish().is_none());
+    }
+}
+
+#[cfg(test)]
+mod cost {
+    use super::*;
+
+    /// What one reading costs (run with --nocapture to see it): the
+    /// sampler's whole per-second work.
+    #[test]
+    fn one_reading_is_cheap() {
+        let n = 50;
+        let t = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(Reading::now());
+        }
+        let per = t.elapsed() / n;
+        let t = Instant::now();
+        std::hint::black_box(interference::scan());
+        let scan = t.elapsed();
+        eprintln!("one reading: {per:?}; one /proc scan: {scan:?}");
+        assert!(!Reading::now().disks.is_empty());
     }
 }

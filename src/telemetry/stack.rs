@@ -17,6 +17,7 @@ pub struct StackDevice {
     pub role: DeviceRole,
     pub above: Option<String>,
     pub backing: Option<String>,
+    pub direct_io: Option<bool>,
     pub scheduler: Option<String>,
 }
 
@@ -28,6 +29,7 @@ impl StackDevice {
             role: self.role,
             above: self.above.clone(),
             backing: self.backing.clone(),
+            direct_io: self.direct_io,
             scheduler: self.scheduler.clone(),
             ..Default::default()
         }
@@ -42,20 +44,26 @@ pub struct Sysfs {
 
 impl Default for Sysfs {
     fn default() -> Self {
-        Sysfs { root: PathBuf::from("/sys") }
+        Sysfs {
+            root: PathBuf::from("/sys"),
+        }
     }
 }
 
 /// The active scheduler of `/sys/block/X/queue/scheduler`: the bracketed one
 /// ("mq-deadline kyber [none]" is "none").
 pub fn active_scheduler(text: &str) -> Option<String> {
-    let s = text.split_whitespace().find(|w| w.starts_with('[') && w.ends_with(']'))?;
+    let s = text
+        .split_whitespace()
+        .find(|w| w.starts_with('[') && w.ends_with(']'))?;
     Some(s.trim_matches(|c| c == '[' || c == ']').to_string())
 }
 
 impl Sysfs {
     fn read(&self, rel: &str) -> Option<String> {
-        std::fs::read_to_string(self.root.join(rel)).ok().map(|s| s.trim().to_string())
+        std::fs::read_to_string(self.root.join(rel))
+            .ok()
+            .map(|s| s.trim().to_string())
     }
 
     /// The kernel name of device `maj:min` and, for a partition, its disk.
@@ -64,7 +72,10 @@ impl Sysfs {
         let target = std::fs::read_link(&link).ok()?;
         let name = target.file_name()?.to_string_lossy().into_owned();
         let parent = if link.join("partition").exists() {
-            target.parent().and_then(|p| p.file_name()).map(|p| p.to_string_lossy().into_owned())
+            target
+                .parent()
+                .and_then(|p| p.file_name())
+                .map(|p| p.to_string_lossy().into_owned())
         } else {
             None
         };
@@ -90,7 +101,11 @@ impl Sysfs {
 
     fn slaves(&self, name: &str) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(self.root.join("block").join(name).join("slaves"))
-            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
             .unwrap_or_default();
         v.sort();
         v
@@ -99,7 +114,11 @@ impl Sysfs {
     /// The kernel names of every device in `/sys/block` (what the sampler reads).
     pub fn all_devices(&self) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(self.root.join("block"))
-            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
             .unwrap_or_default();
         v.sort();
         v
@@ -111,7 +130,11 @@ impl Sysfs {
 /// overlay, tmpfs), which the caller resolves through the mount source.
 fn device_number(path: &Path) -> Option<(u32, u32)> {
     let m = std::fs::metadata(path).ok()?;
-    let d = if m.file_type().is_block_device() { m.rdev() } else { m.dev() };
+    let d = if m.file_type().is_block_device() {
+        m.rdev()
+    } else {
+        m.dev()
+    };
     let (ma, mi) = (rustix::fs::major(d), rustix::fs::minor(d));
     (ma != 0).then_some((ma, mi))
 }
@@ -156,7 +179,11 @@ pub fn stack_of(target: &TargetInfo, sys: &Sysfs) -> (Vec<StackDevice>, Vec<Stri
     let mut notes = Vec::new();
     let mut out: Vec<StackDevice> = Vec::new();
     if target.fs_type == "tmpfs" || target.fs_type == "ramfs" {
-        notes.push(format!("{} is on {}: no block device", target.path.display(), target.fs_type));
+        notes.push(format!(
+            "{} is on {}: no block device",
+            target.path.display(),
+            target.fs_type
+        ));
         return (out, notes);
     }
     let top = resolve(&target.path, target.device.as_deref(), &mut notes).or_else(|| {
@@ -206,6 +233,9 @@ fn walk(
         role,
         above,
         backing: backing.clone(),
+        direct_io: (role == DeviceRole::Loop)
+            .then(|| sys.read(&format!("block/{name}/loop/dio")).map(|v| v == "1"))
+            .flatten(),
         scheduler: sys
             .read(&format!("block/{whole}/queue/scheduler"))
             .as_deref()
@@ -284,8 +314,11 @@ mod tests {
         fs::create_dir_all(r.join("devices/virtual/block/md0/md")).unwrap();
         fs::create_dir_all(r.join("devices/virtual/block/md0/slaves")).unwrap();
         for (s, p) in [("sda1", "block/sda/sda1"), ("sdb1", "block/sdb/sdb1")] {
-            std::os::unix::fs::symlink(r.join("devices").join(p), r.join("devices/virtual/block/md0/slaves").join(s))
-                .unwrap();
+            std::os::unix::fs::symlink(
+                r.join("devices").join(p),
+                r.join("devices/virtual/block/md0/slaves").join(s),
+            )
+            .unwrap();
         }
         fs::create_dir_all(r.join("devices/block/sda/queue")).unwrap();
         fs::write(r.join("devices/block/sda/queue/scheduler"), "[mq-deadline] none\n").unwrap();
@@ -299,8 +332,10 @@ mod tests {
         let mut out = Vec::new();
         let mut notes = Vec::new();
         walk(9, 0, None, &sys, &mut out, &mut notes, 0);
-        let got: Vec<(&str, DeviceRole, Option<&str>)> =
-            out.iter().map(|d| (d.name.as_str(), d.role, d.above.as_deref())).collect();
+        let got: Vec<(&str, DeviceRole, Option<&str>)> = out
+            .iter()
+            .map(|d| (d.name.as_str(), d.role, d.above.as_deref()))
+            .collect();
         assert_eq!(
             got,
             [

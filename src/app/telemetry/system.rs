@@ -88,10 +88,16 @@ fn gather_ranks(sd: &mut SystemData) {
             })
             .collect();
         // any rank disturbed: the cell is
-        for r in sd.ranks.iter().filter(|r| r.rank != c.rank() && r.interference.disturbed) {
+        for r in sd
+            .ranks
+            .iter()
+            .filter(|r| r.rank != c.rank() && r.interference.disturbed)
+        {
             sd.interference.disturbed = true;
             for reason in &r.interference.reasons {
-                sd.interference.reasons.push(format!("rank {} ({}): {reason}", r.rank, r.host));
+                sd.interference
+                    .reasons
+                    .push(format!("rank {} ({}): {reason}", r.rank, r.host));
             }
         }
     }
