@@ -13,11 +13,12 @@
 #
 # Alignment: fslab samples the devices once a second from the start of its
 # timed phase (t0). The driver below watches the loop device's counters
-# every 1 ms, takes the first I/O as t0, and starts iostat at t0 + 1 s, so
-# that iostat's k-th second is fslab's sample k+1 (0-based), on the same
-# grid to within the two tools' wake-up jitter (a few ms). fslab's first
-# and last seconds are not compared (iostat does not cover them). Figures
-# that both tools call idle (< 1 op/s, < 1 % util) are not compared either.
+# every 1 ms and takes the first I/O as t0; then it starts one
+# `iostat -d -x -y 1 1` (JSON output) at every t0 + k s, whose report is the
+# second fslab's sample k covers. A second is compared when both tools'
+# ends of it are within 25 ms of the grid (a loaded machine wakes either
+# late now and then; how many were not is printed). Figures that both tools
+# call idle (< 1 op/s, < 1 % util) are not compared.
 source "$(dirname "$0")/lib.sh"
 need iostat losetup python3
 [ "$(id -u)" = 0 ] || { echo "bench: needs root (loop device)" >&2; exit 2; }
@@ -38,9 +39,9 @@ pace = sys.argv[7:]
 runtime = int(runtime)
 stat = f"/sys/block/{name}/stat"
 
-def ios():
+def ios():  # completed reads and writes, and requests in flight (counted at submission)
     f = open(stat).read().split()
-    return int(f[0]) + int(f[4])
+    return int(f[0]) + int(f[4]) + int(f[8])
 
 fj = f"{work}/fslab-{rw}.json"
 before = ios()
@@ -52,11 +53,22 @@ while ios() == before:  # fslab's first I/O: its timed phase began (t0)
         sys.exit(f"  {rw}: fslab ended before any I/O (exit {p.returncode})")
     time.sleep(0.001)
 t0 = time.monotonic()
-# iostat reads the counters as it starts (exec and start-up: about 3 ms here)
-time.sleep(max(0.0, t0 + 1.0 - 0.003 - time.monotonic()))
-n = runtime - 2
-io_out = subprocess.run(["iostat", "-d", "-x", "-y", "-o", "JSON", "1", str(n), name],
-                        capture_output=True, text=True, check=True).stdout
+# One `iostat -x -y 1 1` per second, each started on fslab's grid (t0 + k s;
+# it reads the counters about 3 ms after its exec) and reporting the one
+# second after: no drift, whatever a loaded machine does to either tool's
+# wake-ups over the run.
+runs = []
+for k in range(1, runtime - 1):
+    time.sleep(max(0.0, t0 + k - 0.003 - time.monotonic()))
+    late = time.monotonic() + 0.003 - (t0 + k)
+    runs.append((k, late, subprocess.Popen(["iostat", "-d", "-x", "-y", "-o", "JSON", "1", "1", name],
+                                           stdout=subprocess.PIPE, text=True)))
+io = []
+for k, late, ip in runs:
+    out = ip.communicate()[0]
+    x = next(x for x in json.loads(out)["sysstat"]["hosts"][0]["statistics"][0]["disk"]
+             if x["disk_device"] == name)
+    io.append((k, late, [x["r/s"], x["w/s"], x["util"]]))
 if p.wait() != 0:
     sys.exit(f"  {rw}: fslab failed (exit {p.returncode})")
 cell = json.load(open(fj))["cells"][0]
@@ -66,30 +78,39 @@ if not sysd:
 d = next((x for x in sysd["devices"] if x["name"] == name), None)
 if d is None:
     sys.exit(f"  {rw}: {name} not among fslab's devices {[x['name'] for x in sysd['devices']]}")
-keys = [("r/s", "r_s", "r/s"), ("w/s", "w_s", "w/s"), ("%util", "util_pct", "util")]
-fs = [[pt[k] for _, k, _ in keys] for pt in d["samples"]]
-stats = json.loads(io_out)["sysstat"]["hosts"][0]["statistics"]
-io = [[next(x for x in s["disk"] if x["disk_device"] == name)[k] for _, _, k in keys] for s in stats]
-pairs = list(zip(fs[1:], io))  # iostat's second k = fslab's sample k+1
+keys = [("r/s", "r_s"), ("w/s", "w_s"), ("%util", "util_pct")]
+fs = [(pt["t_ms"], pt["len_ms"], [pt[k] for _, k in keys]) for pt in d["samples"]]
+TOL = 0.025  # an iostat started more than 25 ms off the grid is not the same second
+pairs, apart = [], 0
+for k, late, g in io:
+    if k >= len(fs):
+        break
+    t_ms, len_ms, f = fs[k]  # fslab's sample k: the second from t0 + k s
+    off = max(abs(late), abs((t_ms - len_ms) / 1e3 - k), abs(t_ms / 1e3 - k - 1))
+    if off <= TOL:
+        pairs.append((k, off, f, g))
+    else:
+        apart += 1
 
 def rel(a, b):
     if a < 1.0 and b < 1.0:
         return None  # both idle
     return abs(a - b) / max(a, b)
 
-print(f"  {rw}: {len(pairs)} seconds compared (fslab's samples 2..{len(pairs) + 1} of {len(fs)}), {name}")
-print(f"  {'s':>3} " + "  ".join(f"{n + ' fslab':>12} {n + ' iostat':>12}" for n, _, _ in keys))
+print(f"  {rw}: {len(pairs)} of {len(io)} seconds compared ({apart} where fslab's sample or iostat's "
+      f"start was more than {TOL * 1000:.0f} ms off the grid), {name}")
+print(f"  {'s':>3} {'off':>5} " + "  ".join(f"{n + ' fslab':>12} {n + ' iostat':>12}" for n, _ in keys))
 worst = [None, None, None]
 util_points = 0.0
-for i, (f, g) in enumerate(pairs):
+for k, off, f, g in pairs:
     util_points = max(util_points, abs(f[2] - g[2]))
-    print(f"  {i + 2:>3} " + "  ".join(f"{a:>12.1f} {b:>12.1f}" for a, b in zip(f, g)))
+    print(f"  {k + 1:>3} {off * 1000:>3.0f}ms " + "  ".join(f"{a:>12.1f} {b:>12.1f}" for a, b in zip(f, g)))
     for j, (a, b) in enumerate(zip(f, g)):
         r = rel(a, b)
         if r is not None:
             worst[j] = max(worst[j] or 0.0, r)
 print("  MAX relative difference: "
-      + ", ".join(f"{n} " + ("idle" if w is None else f"{w * 100:.2f} %") for (n, _, _), w in zip(keys, worst))
+      + ", ".join(f"{n} " + ("idle" if w is None else f"{w * 100:.2f} %") for (n, _), w in zip(keys, worst))
       + f" (target <= 5 %); %util at most {util_points:.2f} points apart")
 PY
 }
