@@ -48,6 +48,9 @@ Examples:
   # Samba-like: a 44-byte DOS attribute on every file, plus a getxattr phase
   fslab meta --target /srv/share --files 50k --xattr user.DosAttrib:44 --phases getxattr
 
+  # where the CPU goes per phase (kernel stacks, flame graph in the HTML report)
+  fslab meta --target /mnt/xfs --files 20k --xattr user.test:256 --profile --output html:meta.html
+
   # 8 MPI ranks on a shared filesystem (a build with --features mpi), creates
   # stonewalled at the first rank to finish; see docs/distributed.md
   mpirun -np 8 fslab meta --target /mnt/lustre/bench --files 10k --stonewall first";
