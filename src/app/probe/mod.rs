@@ -41,32 +41,11 @@ fn ns(d: Duration) -> u64 {
 
 type Boxed = Box<dyn Workload>;
 
-/// Reads one `Key:   123 kB` line of /proc/meminfo.
-fn meminfo_kib(text: &str, key: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(key))
-        .and_then(|r| {
-            r.trim()
-                .trim_start_matches(':')
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0)
-}
-
-/// `total=` of the `some` and `full` lines of /proc/pressure/io, in µs.
+/// `total=` of the `some` and `full` lines of /proc/pressure/io, in µs
+/// (None without PSI).
 fn io_pressure() -> Option<(u64, u64)> {
     let t = std::fs::read_to_string("/proc/pressure/io").ok()?;
-    let total = |kind: &str| {
-        t.lines()
-            .find(|l| l.starts_with(kind))
-            .and_then(|l| l.split_whitespace().find_map(|f| f.strip_prefix("total=")))
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    Some((total("some")?, total("full").unwrap_or(0)))
+    Some(crate::telemetry::procstat::parse_psi(&t))
 }
 
 /// Samples the context once per second of the run, from the runner's
@@ -91,13 +70,14 @@ impl ContextSampler {
         if Instant::now() < t0 + Duration::from_secs(self.next_s) {
             return;
         }
-        let mem = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let (dirty_kib, writeback_kib) =
+            crate::telemetry::procstat::parse_meminfo(&std::fs::read_to_string("/proc/meminfo").unwrap_or_default());
         let p = io_pressure();
         let w = written();
         self.points.push(ContextPoint {
             t_s: self.next_s - 1,
-            dirty_kib: meminfo_kib(&mem, "Dirty:"),
-            writeback_kib: meminfo_kib(&mem, "Writeback:"),
+            dirty_kib,
+            writeback_kib,
             io_some_us: p.zip(last_p).map(|(a, b)| a.0.saturating_sub(b.0)),
             io_full_us: p.zip(last_p).map(|(a, b)| a.1.saturating_sub(b.1)),
             load_bytes: w.saturating_sub(last_w),
