@@ -418,7 +418,7 @@ pub fn render(c: &Comparison) -> String {
         for (f, n, of) in &w.disturbed {
             let _ = writeln!(
                 s,
-                "  ! {f}: {n} of {of} cell(s) disturbed (other processes took the CPU; see the system blocks)"
+                "  ! {f}: {n} of {of} cell(s) disturbed (other processes or the hypervisor's steal took CPU; see the system blocks)"
             );
         }
     }

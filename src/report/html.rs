@@ -194,7 +194,7 @@ fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
         for (f, k, of) in &w.disturbed {
             let _ = writeln!(
                 s,
-                "<p class=\"dist\" style=\"color:#D00\">! {}: {k} of {of} cell(s) disturbed (other processes took the CPU; see the system timelines)</p>",
+                "<p class=\"dist\" style=\"color:#D00\">! {}: {k} of {of} cell(s) disturbed (other processes or the hypervisor's steal took CPU; see the system timelines)</p>",
                 esc(f)
             );
         }

@@ -556,6 +556,6 @@ fn summary(s: &mut String, r: &Report) {
     }
     let _ = writeln!(s, "summary\n{tab}");
     if any_disturbed {
-        s.push_str("!: disturbed (other processes took the CPU; see the cell's system block)\n");
+        s.push_str("!: disturbed (other processes or the hypervisor's steal took CPU; see the cell's system block)\n");
     }
 }
