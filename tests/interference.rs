@@ -93,6 +93,28 @@ fn load() -> String {
         .to_string()
 }
 
+/// A quiet cell marked disturbed is a false alarm unless the hypervisor's
+/// steal is the larger part of what crossed the threshold: steal is time this
+/// VM measurably did not run (4-13 % on this VM's host at times), a real
+/// disturbance no process here caused, and the reason then names it first.
+fn false_alarm(sys: &serde_json::Value) -> bool {
+    let i = &sys["interference"];
+    if i["disturbed"] != true {
+        return false;
+    }
+    let by_steal = f64_of(&i["steal_pct"]) > f64_of(&i["other_cpu_pct"])
+        && i["reasons"][0]
+            .as_str()
+            .is_some_and(|r| r.starts_with("the hypervisor's steal"));
+    if by_steal {
+        eprintln!(
+            "disturbed by the hypervisor's steal, not a false alarm: {}",
+            summary(sys)
+        );
+    }
+    !by_steal
+}
+
 #[test]
 fn a_cpu_burner_disturbs_a_meta_cell_and_quiet_cells_raise_no_alarm() {
     let work = scratch_dir();
@@ -140,12 +162,12 @@ fn a_cpu_burner_disturbs_a_meta_cell_and_quiet_cells_raise_no_alarm() {
         summary(&sys)
     );
 
-    // Ten quiet cells: no false alarm.
+    // Ten quiet cells: no false alarm (see `false_alarm`).
     let mut alarms = Vec::new();
     for n in 1..=10 {
         let sys = meta_cell(work.path());
         eprintln!("quiet cell {n} (load {}): {}", load(), summary(&sys));
-        if sys["interference"]["disturbed"] != false {
+        if false_alarm(&sys) {
             alarms.push(format!("cell {n}: {}", summary(&sys)));
         }
     }
@@ -168,9 +190,8 @@ fn a_cpu_burner_disturbs_a_meta_cell_and_quiet_cells_raise_no_alarm() {
             load(),
             summary(&sys)
         );
-        assert_eq!(
-            sys["interference"]["disturbed"],
-            false,
+        assert!(
+            !false_alarm(&sys),
             "a quiet cell on ext4 over {}: {}",
             fs.lo.dev,
             summary(&sys)
