@@ -105,9 +105,8 @@ impl Sampler {
         }
     }
 
-    /// Stops the thread and takes the last reading and scan. None when no
-    /// phase started.
-    pub fn finish(mut self) -> Option<Finished> {
+    /// Ends the sampling thread and waits for it (again: a no-op).
+    fn stop(&mut self) {
         let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
         st.stop = true;
         self.shared.cv.notify_all();
@@ -115,6 +114,12 @@ impl Sampler {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+
+    /// Stops the thread and takes the last reading and scan. None when no
+    /// phase started.
+    pub fn finish(mut self) -> Option<Finished> {
+        self.stop();
         let start_scan = self.start_scan.take()?;
         let end_scan = interference::scan();
         let last = Reading::now();
@@ -133,13 +138,7 @@ impl Sampler {
 
 impl Drop for Sampler {
     fn drop(&mut self) {
-        let mut st = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.stop = true;
-        self.shared.cv.notify_all();
-        drop(st);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.stop();
     }
 }
 
