@@ -25,6 +25,8 @@ pub(crate) fn io_config(plan: &IoPlan, jobs: usize, stonewall: Option<crate::pla
         batch: plan.iodepth_batch as usize,
         stop_on_error: plan.stop_on_error,
         stonewall,
+        pacing: plan.pacing.clone(),
+        ..Default::default()
     }
 }
 

@@ -324,6 +324,7 @@ impl CellWork for MetaCell<'_> {
             } else {
                 None
             },
+            ..Default::default()
         }
     }
 

@@ -327,6 +327,7 @@ mod tests {
                 batch: 1,
                 stop_on_error: false,
                 stonewall: None,
+                ..Default::default()
             }
         }
 

@@ -76,6 +76,7 @@ impl CellWork for ReplayCell<'_> {
             batch: 1,
             stop_on_error: self.plan.stop_on_error,
             stonewall: None,
+            ..Default::default()
         }
     }
 

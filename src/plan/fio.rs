@@ -5,7 +5,14 @@
 //! them into warnings. Each job becomes an `IoPlan` built through the same
 //! validation as `fslab io`, so a bad value names the fio option and line.
 
+pub mod control;
+pub mod engines;
 mod map;
+pub mod output;
+
+pub use control::ControlOpts;
+pub use engines::FioEngine;
+pub use output::{FioFormat, LogOpts};
 
 use super::fiojob;
 use super::{IoPlan, PlanError, Result};
@@ -13,13 +20,13 @@ use crate::cli::FioArgs;
 use map::{checked_time, map_job};
 use std::path::{Path, PathBuf};
 
-/// fio output formats fslab writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FioFormat {
-    /// fio's human text.
-    Normal,
-    /// fio's JSON (json+ is written as json, with a note).
-    Json,
+/// What a fio job has beyond its `IoPlan`: how it starts, ends and fails,
+/// its logs and its engine's kind.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FioJobOpts {
+    pub control: ControlOpts,
+    pub logs: LogOpts,
+    pub engine: FioEngine,
 }
 
 /// One fio job (a section, with its numjobs clones).
@@ -34,6 +41,8 @@ pub struct FioJobPlan {
     pub group_reporting: bool,
     /// The options as written, for "job options" in the JSON.
     pub options: Vec<(String, String)>,
+    /// fio's options beyond the io workload's.
+    pub fio: FioJobOpts,
 }
 
 #[derive(Debug)]
@@ -70,7 +79,7 @@ impl FioPlan {
         if fa.output_format == "json+" {
             notes.push("--output-format=json+ is written as json (no per-bin latency lists)".into());
         }
-        let (out, unsupported, segment) = plan_jobs(&jobs, fa, &mut notes)?;
+        let (out, unsupported) = plan_jobs(&jobs, fa, &mut notes)?;
         if !unsupported.is_empty() {
             if fa.ignore_unsupported {
                 for u in &unsupported {
@@ -86,7 +95,6 @@ impl FioPlan {
                 ));
             }
         }
-        check_segments(&out, segment)?;
         if out.is_empty() {
             return Err(PlanError::new("JOBFILE", "every job was skipped"));
         }
@@ -172,14 +180,10 @@ fn collect_jobs(fa: &FioArgs) -> Result<Vec<fiojob::Job>> {
     Ok(jobs)
 }
 
-/// Each job mapped and built into an `IoPlan`, in order: the plans, the
-/// unsupported options (their jobs are skipped unless --ignore-unsupported)
-/// and the last segment. New notes are added to `notes` once each.
-fn plan_jobs(
-    jobs: &[fiojob::Job],
-    fa: &FioArgs,
-    notes: &mut Vec<String>,
-) -> Result<(Vec<FioJobPlan>, Vec<String>, usize)> {
+/// Each job mapped and built into an `IoPlan`, in order: the plans and the
+/// unsupported options (their jobs are skipped unless --ignore-unsupported).
+/// New notes are added to `notes` once each.
+fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Result<(Vec<FioJobPlan>, Vec<String>)> {
     let mut out = Vec::new();
     let mut unsupported = Vec::new();
     let (mut segment, mut group) = (0usize, 0usize);
@@ -207,6 +211,9 @@ fn plan_jobs(
         }
         let mut plan = job_plan(job, &mapped, fa)?;
         plan.quiet = true;
+        plan.region = std::mem::take(&mut mapped.region);
+        plan.buffers = std::mem::take(&mut mapped.buffers);
+        plan.pacing = std::mem::take(&mut mapped.pacing);
         if !mapped.percentiles.is_empty() {
             plan.lat_percentiles = mapped.percentiles;
         }
@@ -221,9 +228,10 @@ fn plan_jobs(
                 .iter()
                 .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
                 .collect(),
+            fio: std::mem::take(&mut mapped.fio),
         });
     }
-    Ok((out, unsupported, segment))
+    Ok((out, unsupported))
 }
 
 /// The job's `IoPlan`, through `fslab io`'s validation; an error names the
@@ -243,32 +251,4 @@ fn job_plan(job: &fiojob::Job, mapped: &map::Mapped, fa: &FioArgs) -> Result<IoP
             .unwrap_or_else(|| (job.at.clone(), e.flag.trim_start_matches("--").to_string()));
         PlanError::new(at, format!("[{}] {key}: {}", job.name, e.msg))
     })
-}
-
-/// Jobs that run together share the runner's settings.
-fn check_segments(out: &[FioJobPlan], segment: usize) -> Result<()> {
-    for s in 0..=segment {
-        let seg: Vec<&FioJobPlan> = out.iter().filter(|j| j.segment == s).collect();
-        if let Some(first) = seg.first() {
-            for j in &seg[1..] {
-                let (a, b) = (&first.plan, &j.plan);
-                let same = a.engine == b.engine
-                    && a.iodepth == b.iodepth
-                    && a.iodepth_batch == b.iodepth_batch
-                    && a.runtime == b.runtime
-                    && a.ramp == b.ramp
-                    && a.rate_iops == b.rate_iops;
-                if !same {
-                    return Err(PlanError::new(
-                        "JOBFILE",
-                        format!(
-                            "jobs '{}' and '{}' run at the same time but differ in ioengine, iodepth, runtime, ramp_time or rate_iops; fslab runs such jobs together only with the same values (add stonewall to run them one after the other)",
-                            first.name, j.name
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    Ok(())
 }

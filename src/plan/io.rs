@@ -1,4 +1,14 @@
 //! The io workload's plan: `fslab io` flags, parsed and cross-checked.
+//! fio's job options beyond those flags live in typed parts (`region`,
+//! `buffers`, `pacing`) whose defaults are `fslab io`'s behaviour.
+
+pub mod buffers;
+pub mod pacing;
+pub mod region;
+
+pub use buffers::BufferPlan;
+pub use pacing::PacingPlan;
+pub use region::RegionPlan;
 
 use super::{duration, seed, Outputs, PlanError, Result};
 use crate::cli::IoArgs;
@@ -129,6 +139,15 @@ pub struct IoPlan {
     /// --stonewall.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<crate::plan::Stonewall>,
+    /// Offsets, amounts and file choice beyond the flags (fio's options).
+    #[serde(default, skip_serializing_if = "RegionPlan::is_default")]
+    pub region: RegionPlan,
+    /// Write buffer contents and verification beyond the flags.
+    #[serde(default, skip_serializing_if = "BufferPlan::is_default")]
+    pub buffers: BufferPlan,
+    /// Pacing beyond --rate-iops and --thinktime.
+    #[serde(default, skip_serializing_if = "PacingPlan::is_default")]
+    pub pacing: PacingPlan,
 }
 
 /// Bytes of the header every block written with `--verify` starts with
@@ -214,6 +233,9 @@ impl IoPlan {
             quiet: a.common.quiet,
             stop_on_error,
             stonewall,
+            region: RegionPlan::default(),
+            buffers: BufferPlan::default(),
+            pacing: PacingPlan::default(),
         })
     }
 

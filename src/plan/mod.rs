@@ -13,7 +13,7 @@ pub mod probe;
 pub mod replay;
 pub mod telemetry;
 
-pub use io::{FileMode, IoPlan, Rw};
+pub use io::{BufferPlan, FileMode, IoPlan, PacingPlan, RegionPlan, Rw};
 pub use lab::{FsKind, FsPlan, LabPlan, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{check_path, write_atomically, OutputFormat, OutputSpec, Outputs};

@@ -1,8 +1,10 @@
 //! Runs groups of workers: each group has its own config, workload and
-//! merged result, and all are released together behind one barrier. Group 0
-//! leads: once its workers have ended, the other groups stop (the probe's
-//! background load ends with the probe). A group may run in windows of the
-//! run only (the load during the `load` phases).
+//! merged result, and all are released together behind one barrier. A
+//! group that `ends_run` stops every other once its workers have ended (the
+//! probe ends its background load; fio's exitall); the others run until
+//! their own work or time is done (fio's jobs that differ, side by side). A
+//! group may start late (fio's startdelay) or run in windows of the run only
+//! (the probe's load during the `load` phases).
 
 use super::pace::{self, Pacing};
 use super::{
@@ -34,6 +36,8 @@ pub struct Group<'a, W> {
     /// engines and workloads built afresh at its start and `cfg.ramp`
     /// applied within it; empty: the whole run.
     pub windows: Vec<(Duration, Duration)>,
+    /// When this group's workers have all ended, every other group stops.
+    pub ends_run: bool,
 }
 
 /// What one worker did in one window.
@@ -153,8 +157,8 @@ fn inline_run<W: Workload>(g: &Group<W>, s: &Shared, stop: &AtomicBool) -> (Vec<
 /// What the calling thread needs while the workers run.
 struct Watch<'a> {
     stop: &'a AtomicBool,
-    /// The stop flag of the groups after the first: raised by a signal or
-    /// when the first group has ended.
+    /// The stop flag of every group when there are several: raised by a
+    /// signal or when a group that `ends_run` has ended.
     follow: &'a AtomicBool,
     progress: &'a Progress,
     /// --stonewall first in group 0.
@@ -175,7 +179,7 @@ fn threaded_run<W: Workload>(
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(total);
         for (gi, (g, sh)) in groups.iter().zip(shared).enumerate() {
-            let stop = if gi == 0 { w.stop } else { w.follow };
+            let stop = if groups.len() == 1 { w.stop } else { w.follow };
             for j in 0..g.cfg.jobs {
                 let (ready, go, start_at) = (&ready, &go, &start_at);
                 let name = if gi == 0 {
@@ -193,7 +197,14 @@ fn threaded_run<W: Workload>(
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .expect("start time set before go");
+                    // startdelay: the group's times count from its own start
+                    let t0 = t0 + g.cfg.start_delay;
                     let c = ctx(g, sh, j, stop, t0);
+                    if !g.cfg.start_delay.is_zero() && !pace::wait_until(t0, Duration::ZERO, &|| c.stopped()) {
+                        let out = WorkerOut::default();
+                        c.series.finish(j);
+                        return out;
+                    }
                     match built {
                         Some(b) => drive_caught(&c, b),
                         None => drive_windows(&c, g.make, &g.windows),
@@ -237,8 +248,14 @@ fn watch<W>(
 ) {
     let coord = dist::coordinator();
     let g0 = &groups[0];
-    let lead = g0.cfg.jobs;
     let followers = groups.len() > 1;
+    // each group's workers among the handles
+    let mut spans = Vec::with_capacity(groups.len());
+    let mut from = 0;
+    for g in groups {
+        spans.push((g.ends_run, from..from + g.cfg.jobs));
+        from += g.cfg.jobs;
+    }
     let counters: Vec<&[Counter]> = shared.iter().map(|s| &s.counters[..]).collect();
     let mut announced = false;
     let ticks = w.first || followers || monitor.is_some();
@@ -252,7 +269,12 @@ fn watch<W>(
                 shared[0].wall.heard(at);
             }
         }
-        if followers && (w.stop.load(Ordering::Relaxed) || handles[..lead].iter().all(|h| h.is_finished())) {
+        if followers
+            && (w.stop.load(Ordering::Relaxed)
+                || spans
+                    .iter()
+                    .any(|(ends, r)| *ends && handles[r.clone()].iter().all(|h| h.is_finished())))
+        {
             w.follow.store(true, Ordering::Relaxed);
         }
         if let Some(m) = monitor.as_mut() {

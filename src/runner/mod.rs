@@ -7,6 +7,7 @@
 
 mod group;
 mod merge;
+pub mod oplog;
 mod pace;
 mod progress;
 mod queued;
@@ -32,7 +33,7 @@ use crate::plan::Stonewall;
 use crate::stats::Instant;
 
 /// How a run is driven, independent of what it does.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RunConfig {
     pub jobs: usize,
     /// Time-based runs stop here (after the ramp); None = until the workloads end.
@@ -49,6 +50,13 @@ pub struct RunConfig {
     pub stop_on_error: bool,
     /// --stonewall: every job (of every rank) stops at a deadline or when the first finishes.
     pub stonewall: Option<Stonewall>,
+    /// fio's startdelay: the group's workers start this long after the
+    /// others were released (their ramp and runtime count from then).
+    pub start_delay: Duration,
+    /// fio's pacing beyond `rate` (bytes per second, poisson, rate_min...).
+    pub pacing: crate::plan::PacingPlan,
+    /// fio's per-job logs; `Default`: none.
+    pub log: oplog::LogSpec,
 }
 
 impl RunConfig {
@@ -254,9 +262,18 @@ where
         make: &make,
         pacing: None,
         windows: Vec::new(),
+        ends_run: true,
     };
     let mut out = run_groups(std::slice::from_ref(&group), stop, progress, None);
     out.groups.pop().expect("one group, one result")
+}
+
+/// Runs of groups that ran side by side, added up as one (the ranks'
+/// figures are not kept: each group was one process's).
+pub fn merge_groups(outs: Vec<RunOut>) -> RunOut {
+    let mut m = merge::merge(outs);
+    m.ranks.clear();
+    m
 }
 
 /// What a caught panic said.

@@ -43,6 +43,7 @@ fn cfg(jobs: usize) -> RunConfig {
         batch: 1,
         stop_on_error: false,
         stonewall: None,
+        ..Default::default()
     }
 }
 
@@ -127,12 +128,14 @@ fn the_groups_after_the_first_stop_when_it_ends() {
                 make: &lead as &MakeFn<Steps>,
                 pacing: None,
                 windows: Vec::new(),
+                ends_run: true,
             },
             Group {
                 cfg: cfg(2),
                 make: &forever,
                 pacing: None,
                 windows: Vec::new(),
+                ends_run: false,
             },
         ];
         let stop = AtomicBool::new(false);

@@ -150,6 +150,7 @@ fn load_config(load: &LoadSetup) -> RunConfig {
             batch: 1,
             stop_on_error: false,
             stonewall: None,
+            ..Default::default()
         },
         LoadSetup::Io(io, _) => super::io::io_config(io, io.jobs as usize, io.stonewall),
     }
@@ -240,6 +241,7 @@ impl CellWork for ProbeCell<'_> {
             batch: 1,
             stop_on_error: self.plan.stop_on_error,
             stonewall: None,
+            ..Default::default()
         }
     }
 
@@ -266,6 +268,8 @@ impl CellWork for ProbeCell<'_> {
             make: &make_probe as &runner::MakeFn<Boxed>,
             pacing: Some(Pacing::probe(plan.interval, total, plan.count)),
             windows: Vec::new(),
+            // the load ends with the probe
+            ends_run: true,
         }];
         if let Some(l) = &self.load {
             let windows = plan.phases.iter().zip(&bounds).filter(|(p, _)| p.load);
@@ -274,6 +278,7 @@ impl CellWork for ProbeCell<'_> {
                 make: &make_load,
                 pacing: None,
                 windows: windows.map(|(_, &b)| b).collect(),
+                ends_run: false,
             });
         }
         let mut sampler = ContextSampler {

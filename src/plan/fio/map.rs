@@ -1,9 +1,40 @@
-//! One fio job mapped onto `fslab io` flags: the table of fio options
-//! fslab maps, accepts with a note, or rejects.
+//! One fio job mapped onto `fslab io` flags and fslab's typed fio parts:
+//! the table of fio options fslab maps, accepts with a note, or rejects.
+//! Each group of options has its own module (`region`, `buffers`,
+//! `pacing`, `control`, `output`, `engines`); an option is offered to each
+//! in turn before the table here.
 
+mod buffers;
+mod control;
+mod engines;
+mod output;
+mod pacing;
+mod region;
+
+use super::FioJobOpts;
 use crate::cli::{CommonArgs, FioArgs, IoArgs};
 use crate::plan::fiojob::{Job, Opt};
+use crate::plan::{BufferPlan, PacingPlan, RegionPlan};
 use std::path::{Path, PathBuf};
+
+/// A group's mapping of one option: None when `key` is not one of its
+/// options; `Err` when fslab does not support it (listed with its file:line
+/// and skipped with --ignore-unsupported). A value no run can have goes to
+/// `st.m.bad` instead.
+type MapFn = fn(&mut State, &str, &Opt) -> Option<std::result::Result<(), String>>;
+
+/// A group's checks after the job's last option (values that depend on several).
+type FinishFn = fn(&mut State, &Job, &FioArgs);
+
+/// The groups, in the order an option is offered to them.
+const GROUPS: &[(MapFn, FinishFn)] = &[
+    (engines::map, engines::finish),
+    (region::map, region::finish),
+    (buffers::map, buffers::finish),
+    (pacing::map, pacing::finish),
+    (control::map, control::finish),
+    (output::map, output::finish),
+];
 
 /// Options that shape the job list rather than a job.
 const STRUCTURAL: &[&str] = &[
@@ -89,6 +120,10 @@ pub(super) struct Mapped {
     pub(super) bad: Vec<(String, String)>,
     pub(super) notes: Vec<String>,
     pub(super) percentiles: Vec<f64>,
+    pub(super) region: RegionPlan,
+    pub(super) buffers: BufferPlan,
+    pub(super) pacing: PacingPlan,
+    pub(super) fio: FioJobOpts,
 }
 
 /// A job's mapping in progress: the io flags so far, and the options whose
@@ -124,6 +159,10 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
             bad: Vec::new(),
             notes: Vec::new(),
             percentiles: Vec::new(),
+            region: RegionPlan::default(),
+            buffers: BufferPlan::default(),
+            pacing: PacingPlan::default(),
+            fio: FioJobOpts::default(),
         },
         size: None,
         filesize: None,
@@ -133,12 +172,24 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
         filename: None,
         directory: None,
     };
-    for o in &job.opts {
+    'opts: for o in &job.opts {
+        let key = o.key.replace('-', "_");
+        for (map, _) in GROUPS {
+            if let Some(r) = map(&mut st, &key, o) {
+                if let Err(e) = r {
+                    st.m.unsupported.push(format!("{}: {e}", o.at));
+                }
+                continue 'opts;
+            }
+        }
         map_option(&mut st, o);
     }
     job_size(&mut st, fa);
     job_runtime(&mut st, job, fa);
     job_target(&mut st, fa);
+    for (_, finish) in GROUPS {
+        finish(&mut st, job, fa);
+    }
     st.a.shared_file = false;
     st.m.args = st.a;
     st.m

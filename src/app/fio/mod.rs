@@ -2,19 +2,30 @@
 //! each stonewall), all jobs of a segment at once, and reports them as fio
 //! does: one result per job clone, or one per reporting group with
 //! group_reporting.
+//!
+//! The jobs of a segment differ as fio's may (engine, iodepth, rate,
+//! runtime, ramp, block sizes, mix, files, thinktime): each job is its own
+//! group of the runner (`runner::run_groups`), with its own config, and all
+//! groups are released together. The segment ends when every job has
+//! (unless one's `exitall` ends the others: `control::ends_run`).
 
-use super::io::{io_config, io_worker};
+mod control;
+mod engines;
+mod logs;
+
+use super::io::io_config;
 use super::pipeline::{installed_hooks, run_cell, CellWork};
 use super::AppError;
 use crate::engine::Engine;
 use crate::model::{Cell, CellPlan, FioCellPlan, FioJob, Report};
 use crate::plan::fio::{FioFormat, FioJobPlan, FioPlan};
 use crate::plan::{OutputFormat, OutputSpec, Outputs};
-use crate::runner::{Progress, RunConfig, RunOut, WorkerOut};
+use crate::runner::{self, Group, MakeFn, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, Guard, Prepared};
-use crate::workload::io::IoWorkload;
+use engines::FioWorker;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::SystemTime;
 
 /// A RunOut for a subset of a run's workers (one clone, or a reporting group).
@@ -49,6 +60,23 @@ fn subset(workers: Vec<WorkerOut>, all: &RunOut, with_series: bool) -> RunOut {
     }
 }
 
+/// A job's run-wide figures without its workers.
+fn summary_of(r: &RunOut) -> RunOut {
+    RunOut {
+        stats: r.stats.clone(),
+        jobs: Vec::new(),
+        elapsed_ns: r.elapsed_ns,
+        series: r.series.clone(),
+        interrupted: r.interrupted,
+        cpu_process: r.cpu_process,
+        depth_counts: r.depth_counts.clone(),
+        halted_on_error: r.halted_on_error,
+        host: r.host.clone(),
+        ranks: Vec::new(),
+        stonewall: r.stonewall.clone(),
+    }
+}
+
 /// One segment of a fio job list as a cell of the pipeline: every clone of
 /// every job of the segment is one worker, all released together. Each
 /// segment has its own target (files laid out after the previous
@@ -62,6 +90,8 @@ struct FioSegment<'a> {
     slots: Vec<(usize, u32)>,
     /// One per job; each removes its files when dropped.
     prepared: Vec<Prepared>,
+    /// Each job's run (a group of the runner), set by `run_phase`.
+    runs: Mutex<Vec<RunOut>>,
     out: Option<RunOut>,
     interrupted: bool,
     /// The earlier segments' cells: an abort writes them with this one's.
@@ -83,16 +113,28 @@ impl<'a> FioSegment<'a> {
             jobs,
             slots,
             prepared: Vec::new(),
+            runs: Mutex::new(Vec::new()),
             out: None,
             interrupted: false,
             before,
         }
     }
 
-    /// Job `k`'s cell from workers `ws` (`numjobs` of them).
-    fn cell(&self, k: usize, ws: Vec<WorkerOut>, series: bool, numjobs: usize) -> Cell {
+    /// The first worker of job `k` among the segment's workers.
+    fn first_slot(&self, k: usize) -> usize {
+        self.jobs[..k].iter().map(|j| j.plan.jobs as usize).sum()
+    }
+
+    /// How job `k` is driven: its own engine, depth, rate, runtime, ramp.
+    fn job_config(&self, k: usize) -> RunConfig {
         let j = self.jobs[k];
-        let out = self.out.as_ref().expect("the segment ran");
+        control::config(j, io_config(&j.plan, j.plan.jobs as usize, None))
+    }
+
+    /// Job `k`'s cell from workers `ws` (`numjobs` of them); `out` holds the
+    /// run-wide figures (series, interruption) of the jobs it covers.
+    fn cell(&self, k: usize, ws: Vec<WorkerOut>, out: &RunOut, series: bool, numjobs: usize) -> Cell {
+        let j = self.jobs[k];
         let plan = CellPlan::Fio(FioCellPlan {
             io: j.plan.clone(),
             fio: FioJob {
@@ -108,7 +150,7 @@ impl<'a> FioSegment<'a> {
 }
 
 impl CellWork for FioSegment<'_> {
-    type Worker = IoWorkload;
+    type Worker = FioWorker;
 
     fn name(&self) -> &str {
         &self.label
@@ -125,17 +167,52 @@ impl CellWork for FioSegment<'_> {
         Ok(Guard::default())
     }
 
+    /// The segment as a whole: every job's workers; each job's own config
+    /// is `job_config`, used by `run_phase`.
     fn config(&self, _phase: usize) -> RunConfig {
-        io_config(&self.jobs[0].plan, self.slots.len(), None)
+        let mut cfg = self.job_config(0);
+        cfg.jobs = self.slots.len();
+        cfg.runtime = (0..self.jobs.len())
+            .map(|k| self.job_config(k))
+            .map(|c| c.runtime.map(|r| r + c.ramp + c.start_delay))
+            .collect::<Option<Vec<_>>>()
+            .and_then(|v| v.into_iter().max());
+        cfg
     }
 
     fn progress(&self, _phase: usize) -> Progress {
         Progress::new(!self.quiet, self.label.clone(), None)
     }
 
-    fn worker(&self, _phase: usize, w: usize) -> Result<(Box<dyn Engine>, IoWorkload), String> {
+    fn worker(&self, _phase: usize, w: usize) -> Result<(Box<dyn Engine>, FioWorker), String> {
         let (k, c) = self.slots[w];
-        io_worker(&self.jobs[k].plan, &self.prepared[k], c, &self.jobs[k].name)
+        engines::worker(self.jobs[k], &self.prepared[k], c)
+    }
+
+    /// Every job as its own group, released together.
+    fn run_phase(&self, _phase: usize, _cfg: &RunConfig, stop: &AtomicBool, progress: &Progress) -> RunOut {
+        let makes: Vec<_> = (0..self.jobs.len())
+            .map(|k| {
+                let first = self.first_slot(k);
+                move |c: usize| self.worker(0, first + c)
+            })
+            .collect();
+        let groups: Vec<Group<FioWorker>> = makes
+            .iter()
+            .enumerate()
+            .map(|(k, make)| Group {
+                cfg: self.job_config(k),
+                make: make as &MakeFn<FioWorker>,
+                pacing: None,
+                windows: Vec::new(),
+                ends_run: control::ends_run(self.jobs[k]),
+            })
+            .collect();
+        let out = runner::run_groups(&groups, stop, progress, None);
+        let mut all = runner::merge_groups(out.groups.iter().map(summary_of).collect());
+        all.jobs.clear();
+        *self.runs.lock().unwrap_or_else(|e| e.into_inner()) = out.groups;
+        all
     }
 
     fn end_phase(&mut self, _phase: usize, out: RunOut) -> ControlFlow<()> {
@@ -145,8 +222,12 @@ impl CellWork for FioSegment<'_> {
     }
 
     fn summarise(&mut self) -> Vec<Cell> {
-        let out = self.out.as_mut().expect("the segment ran");
-        let mut workers: Vec<Option<WorkerOut>> = std::mem::take(&mut out.jobs).into_iter().map(Some).collect();
+        let mut runs = std::mem::take(self.runs.get_mut().unwrap_or_else(|e| e.into_inner()));
+        // the run-wide figures of each job, and its workers
+        let mut workers: Vec<Option<WorkerOut>> = Vec::new();
+        for r in &mut runs {
+            workers.extend(std::mem::take(&mut r.jobs).into_iter().map(Some));
+        }
         let jobs = &self.jobs;
         let mut groups: Vec<usize> = jobs.iter().map(|j| j.group).collect();
         groups.dedup();
@@ -159,12 +240,15 @@ impl CellWork for FioSegment<'_> {
                     .filter_map(|w| workers[w].take())
                     .collect();
                 let n = ws.len();
-                cells.push(self.cell(members[0], ws, true, n));
+                let out = runner::merge_groups(members.iter().map(|&k| summary_of(&runs[k])).collect());
+                cells.push(self.cell(members[0], ws, &out, true, n));
             } else {
                 for &k in &members {
+                    // one clone's own series is its job's when it is alone
+                    let alone = jobs[k].plan.jobs == 1;
                     for w in (0..self.slots.len()).filter(|&w| self.slots[w].0 == k) {
                         if let Some(ws) = workers[w].take() {
-                            cells.push(self.cell(k, vec![ws], false, 1));
+                            cells.push(self.cell(k, vec![ws], &runs[k], alone, 1));
                         }
                     }
                 }

@@ -1,0 +1,14 @@
+//! The control options of a fio job (see `plan/fio/control.rs` or `plan/io/control.rs`
+//! for what they become).
+
+use super::State;
+use crate::cli::FioArgs;
+use crate::plan::fiojob::{Job, Opt};
+
+/// One option of this group; None when `key` is not one of them.
+pub(super) fn map(_st: &mut State, _key: &str, _o: &Opt) -> Option<Result<(), String>> {
+    None
+}
+
+/// After the job's last option: values that depend on several options.
+pub(super) fn finish(_st: &mut State, _job: &Job, _fa: &FioArgs) {}
