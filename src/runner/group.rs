@@ -285,8 +285,14 @@ fn watch<W>(
     // a count-limited grid has no known end
     let grid_end = g0.pacing.as_ref().filter(|p| p.count.is_none()).and_then(|p| p.end);
     let runtime = g0.cfg.deadline().or(grid_end);
+    // the probe shows its own operations; jobs side by side (fio) show all
+    let shown = if groups.iter().any(|g| g.ends_run) {
+        &counters[..1]
+    } else {
+        &counters[..]
+    };
     w.progress.watch(
-        &shared[0].counters,
+        shown,
         t0 + g0.cfg.ramp,
         runtime,
         handles,

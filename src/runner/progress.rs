@@ -71,7 +71,7 @@ impl Progress {
     /// other ranks (every millisecond), and how a run of groups watches them.
     pub fn watch<T>(
         &self,
-        counters: &[Counter],
+        counters: &[&[Counter]],
         measure_start: Instant,
         runtime: Option<Duration>,
         handles: &[ScopedJoinHandle<'_, T>],
@@ -105,7 +105,7 @@ impl Progress {
             }
             let now = Instant::now();
             let sum = |f: fn(&Counter) -> &std::sync::atomic::AtomicU64| -> u64 {
-                counters.iter().map(|c| f(c).load(Ordering::Relaxed)).sum()
+                counters.iter().flat_map(|g| g.iter()).map(|c| f(c).load(Ordering::Relaxed)).sum()
             };
             if self.lines && now >= start + Duration::from_secs(s) {
                 let (ops, bytes) = (sum(|c| &c.ops), sum(|c| &c.bytes));
