@@ -151,3 +151,45 @@ fn command_line_jobs_and_normal_output() {
     );
     expect_usage(&["fio"], "give a job file or a command-line job");
 }
+
+/// Jobs that differ in engine and iodepth run side by side in one segment,
+/// each with its own depth: the iodepth-1 job never has a second operation
+/// in flight, the iodepth-16 one does (O_DIRECT reads through io_uring
+/// complete asynchronously).
+#[test]
+fn jobs_that_differ_run_side_by_side() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ndirectory={}\nsize=8m\nrw=randread\nbs=4k\ndirect=1\ntime_based\nruntime=500ms\n\
+             [qd1]\nioengine=psync\n[qd16]\nioengine=io_uring\niodepth=16\n",
+            work.path().display()
+        ),
+    )
+    .unwrap();
+    let out = fslab()
+        .arg("fio")
+        .arg(&job)
+        .args(["--output-format=json", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = j["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    let depth = |name: &str| {
+        let job = jobs.iter().find(|x| x["jobname"] == name).unwrap();
+        assert!(job["read"]["total_ios"].as_u64().unwrap() > 0, "{name} did no I/O");
+        assert_eq!(job["groupid"], 0, "{name}: one group");
+        job["iodepth_level"].clone()
+    };
+    let d1 = depth("qd1");
+    assert_eq!(d1["1"].as_f64(), Some(100.0), "qd1: {d1}");
+    let d16 = depth("qd16");
+    let deeper: f64 = ["2", "4", "8", "16"].iter().filter_map(|k| d16[*k].as_f64()).sum();
+    assert!(deeper > 0.0, "qd16 never had two reads in flight: {d16}");
+    assert!(leftovers(work.path()).is_empty());
+}
