@@ -15,8 +15,10 @@
 # job by job (each job's IOPS, fslab/fio): two O_DIRECT random readers at
 # iodepth 1 and 16 (I/O-bound), a rate-limited job beside an unlimited one
 # (the limited one must hold its rate in both tools; the unlimited one is
-# I/O-bound), and two page-cached readers with different block sizes and
-# engines (CPU-bound). Every job file runs with `thread`, as fslab does.
+# I/O-bound), and two page-cached readers with different block sizes
+# (CPU-bound: two jobs on a machine's cores share them as the scheduler
+# decides, so the target is on the jobs' summed bandwidth; each job's ratio is
+# printed beside it). Every job file runs with `thread`, as fslab does.
 source "$(dirname "$0")/lib.sh"
 need fio python3 losetup
 build_fslab
@@ -109,9 +111,8 @@ runtime=$RUNTIME
 ioengine=psync
 rw=read
 bs=1m
-[rand4k-uring]
-ioengine=io_uring
-iodepth=8
+[rand4k]
+ioengine=psync
 rw=randread
 bs=4k
 JOB
@@ -119,10 +120,12 @@ JOB
 # ONLY="a b": run these job files only
 wanted() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 iops() { json "$1" "sum(j['read']['iops'] + j['write']['iops'] for j in d['jobs'])"; }
+# every job's bandwidth, bytes/s
+bw() { json "$1" "sum(j['read']['bw_bytes'] + j['write']['bw_bytes'] for j in d['jobs'])"; }
 # one job's IOPS by its name
 job_iops() { json "$1" "sum(j['read']['iops'] + j['write']['iops'] for j in d['jobs'] if j['jobname'] == '$2')"; }
 
-for job in hetero-qd:qd1,qd16 rate-beside:limited,unlimited hetero-cached:seq1m,rand4k-uring; do
+for job in hetero-qd:qd1,qd16 rate-beside:limited,unlimited hetero-cached:seq1m,rand4k; do
     names=${job#*:}; job=${job%%:*}
     wanted "$job" || continue
     case $job in
@@ -130,7 +133,7 @@ for job in hetero-qd:qd1,qd16 rate-beside:limited,unlimited hetero-cached:seq1m,
         *) rounds=$IO_ROUNDS;;
     esac
     echo "== $job (jobs side by side: $names): ${RUNTIME}s x $rounds rounds"
-    declare -A f=() s=()
+    declare -A f=() s=(); fb=""; sb=""
     for i in $(seq "$rounds"); do
         one() {
             if [ "$1" = fio ]; then
@@ -140,6 +143,7 @@ for job in hetero-qd:qd1,qd16 rate-beside:limited,unlimited hetero-cached:seq1m,
                     --output-format=json --output="$work/fio.json" 2>/dev/null
             fi
             line="  round $i $1:"
+            if [ "$1" = fio ]; then fb+="$(bw "$work/fio.json") "; else sb+="$(bw "$work/fio.json") "; fi
             for n in ${names//,/ }; do
                 v=$(job_iops "$work/fio.json" "$n")
                 if [ "$1" = fio ]; then f[$n]+="$v "; else s[$n]+="$v "; fi
@@ -152,11 +156,13 @@ for job in hetero-qd:qd1,qd16 rate-beside:limited,unlimited hetero-cached:seq1m,
     for n in ${names//,/ }; do
         case $job:$n in
             rate-beside:limited) target="both at 500 IOPS: fslab $(median ${s[$n]}) fio $(median ${f[$n]})";;
-            hetero-cached:*) target=">= 1.0 (CPU-bound)";;
+            hetero-cached:*) target="see the summed bandwidth";;
             *) target="0.95..1.05 (I/O-bound)";;
         esac
         echo "  RATIO fslab/fio $job/$n = $(median_ratio "${s[$n]}" "${f[$n]}") (median of per-round ratios; target $target)"
     done
+    [ "$job" = hetero-cached ] &&
+        echo "  RATIO fslab/fio $job bandwidth of all jobs = $(median_ratio "$sb" "$fb") (target >= 1.0, CPU-bound)"
     unset f s
 done
 
