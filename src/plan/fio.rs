@@ -155,22 +155,22 @@ fn collect_jobs(fa: &FioArgs) -> Result<Vec<fiojob::Job>> {
         crate::units::parse_size(sz).map_err(|e| PlanError::new("--size", e))?;
     }
     let (files, cli): (Vec<&String>, Vec<&String>) = fa.args.iter().partition(|a| !a.starts_with("--"));
-    let mut jobs = if files.is_empty() {
-        Vec::new()
-    } else {
-        let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
-        fiojob::parse_files(&paths, fa.section.as_deref())?
-    };
     let cli: Vec<String> = cli.into_iter().cloned().collect();
-    let cli_jobs = fiojob::parse_cli_jobs(&cli)?;
-    if cli_jobs.is_empty() && !cli.is_empty() {
+    let (global, mut jobs) = fiojob::parse_cli(&cli)?;
+    if files.is_empty() && jobs.is_empty() && !cli.is_empty() {
         // options with no --name to belong to: most likely a mistyped flag
         return Err(PlanError::new(
             cli[0].as_str(),
             "not a flag of fslab fio, nor an option of a command-line job (those follow --name=NAME)",
         ));
     }
-    jobs.extend(cli_jobs);
+    if !files.is_empty() {
+        // fio: the command line's jobs first, then the job files', each
+        // starting from the command line's globals (--directory=, --name=global ...)
+        let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+        let file_jobs = fiojob::parse_files(&paths, fa.section.as_deref())?;
+        jobs.extend(fiojob::under_globals(file_jobs, &global));
+    }
     if jobs.is_empty() {
         return Err(PlanError::new(
             "JOBFILE",

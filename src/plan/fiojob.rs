@@ -77,6 +77,206 @@ fn substitute(s: &str, at: &str) -> Result<String> {
     Ok(out)
 }
 
+/// A job file line without its comment: fio (parse.c `strip_blank_end`)
+/// cuts every line at its first `;` and then at its first `#`, wherever
+/// they are (`bs=4k ; why` is `bs=4k`; fio has no quoting, so a value
+/// cannot hold either).
+fn strip_comment(line: &str) -> &str {
+    let line = line.split(';').next().unwrap_or("");
+    line.split('#').next().unwrap_or("").trim()
+}
+
+/// fio's keywords (options.c `fio_keywords`), replaced in job file values:
+/// the page size, the memory in MiB, the CPUs online.
+fn keyword(word: &str) -> Option<u64> {
+    match word {
+        "$pagesize" => Some(rustix::param::page_size() as u64),
+        "$mb_memory" => {
+            let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+            let kib: u64 = m
+                .lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))?
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .ok()?;
+            Some(kib / 1024)
+        }
+        "$ncpus" => {
+            // sysconf(_SC_NPROCESSORS_ONLN), as fio's cpus_online()
+            let s = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
+            let mut n = 0u64;
+            for r in s.trim().split(',') {
+                let (a, b) = r.split_once('-').unwrap_or((r, r));
+                let (a, b): (u64, u64) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                n += b.checked_sub(a)? + 1;
+            }
+            Some(n)
+        }
+        _ => None,
+    }
+}
+
+const KEYWORDS: &[&str] = &["$pagesize", "$mb_memory", "$ncpus"];
+
+/// A value with fio's keywords replaced and, when one was and the value
+/// has `+ - * /`, computed as fio does (it hands the value to `bc`:
+/// integer arithmetic). Without a keyword, a value starting with `(` is
+/// fio's arithmetic (parse.c `str_to_decimal`, with k/m/g/t/p suffixes);
+/// one that is not an expression is left for the option to judge.
+fn keywords_and_math(v: &str, at: &str, file: bool) -> Result<String> {
+    let mut out = v.to_string();
+    let mut replaced = false;
+    if file {
+        for w in KEYWORDS {
+            if out.contains(w) {
+                let Some(n) = keyword(w) else {
+                    return Err(PlanError::new(at, format!("{w}: this system does not say")));
+                };
+                out = out.replace(w, &n.to_string());
+                replaced = true;
+            }
+        }
+    }
+    let math = out.contains(['+', '-', '*', '/']) && !out.contains('\'');
+    if replaced && math {
+        return match arith::eval(&out, false) {
+            Some(n) => Ok(n.to_string()),
+            None => Err(PlanError::new(at, format!("'{v}': not an expression fio can compute ({out})"))),
+        };
+    }
+    if out.starts_with('(') {
+        if let Some(n) = arith::eval(&out, true) {
+            return Ok(n.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// fio's value arithmetic: integers, `+ - * / % ^`, parentheses, unary
+/// minus; with `suffixes`, numbers may carry fio's size suffixes (k, m, g,
+/// t, p; 1024-based, an `i`/`b` after them ignored). None for anything
+/// else, an overflow, a division by zero or nesting deeper than 32.
+pub mod arith {
+    struct P<'a> {
+        s: &'a [u8],
+        i: usize,
+        suffixes: bool,
+        depth: usize,
+    }
+
+    pub fn eval(s: &str, suffixes: bool) -> Option<i64> {
+        let mut p = P {
+            s: s.as_bytes(),
+            i: 0,
+            suffixes,
+            depth: 0,
+        };
+        let v = p.sum()?;
+        p.ws();
+        (p.i == p.s.len()).then_some(v)
+    }
+
+    impl P<'_> {
+        fn ws(&mut self) {
+            while self.s.get(self.i).is_some_and(|c| c.is_ascii_whitespace()) {
+                self.i += 1;
+            }
+        }
+        fn peek(&mut self) -> Option<u8> {
+            self.ws();
+            self.s.get(self.i).copied()
+        }
+        fn sum(&mut self) -> Option<i64> {
+            let mut v = self.product()?;
+            while let Some(c @ (b'+' | b'-')) = self.peek() {
+                self.i += 1;
+                let r = self.product()?;
+                v = if c == b'+' { v.checked_add(r)? } else { v.checked_sub(r)? };
+            }
+            Some(v)
+        }
+        fn product(&mut self) -> Option<i64> {
+            let mut v = self.power()?;
+            while let Some(c @ (b'*' | b'/' | b'%')) = self.peek() {
+                self.i += 1;
+                let r = self.power()?;
+                v = match c {
+                    b'*' => v.checked_mul(r)?,
+                    b'/' => v.checked_div(r)?,
+                    _ => v.checked_rem(r)?,
+                };
+            }
+            Some(v)
+        }
+        fn power(&mut self) -> Option<i64> {
+            let b = self.unary()?;
+            if self.peek() == Some(b'^') {
+                self.i += 1;
+                let e = self.power()?;
+                return b.checked_pow(u32::try_from(e).ok()?);
+            }
+            Some(b)
+        }
+        fn unary(&mut self) -> Option<i64> {
+            match self.peek()? {
+                b'-' => {
+                    self.i += 1;
+                    self.deeper(|p| p.unary())?.checked_neg()
+                }
+                b'+' => {
+                    self.i += 1;
+                    self.deeper(|p| p.unary())
+                }
+                b'(' => {
+                    self.i += 1;
+                    let v = self.deeper(|p| p.sum())?;
+                    (self.peek() == Some(b')')).then(|| self.i += 1)?;
+                    Some(v)
+                }
+                c if c.is_ascii_digit() => self.number(),
+                _ => None,
+            }
+        }
+        fn deeper(&mut self, f: impl FnOnce(&mut Self) -> Option<i64>) -> Option<i64> {
+            if self.depth >= 32 {
+                return None;
+            }
+            self.depth += 1;
+            let v = f(self);
+            self.depth -= 1;
+            v
+        }
+        fn number(&mut self) -> Option<i64> {
+            let start = self.i;
+            while self.s.get(self.i).is_some_and(|c| c.is_ascii_digit()) {
+                self.i += 1;
+            }
+            let n: i64 = std::str::from_utf8(&self.s[start..self.i]).ok()?.parse().ok()?;
+            if !self.suffixes {
+                return Some(n);
+            }
+            let shift = match self.s.get(self.i).map(|c| c.to_ascii_lowercase()) {
+                Some(b'k') => 10,
+                Some(b'm') => 20,
+                Some(b'g') => 30,
+                Some(b't') => 40,
+                Some(b'p') => 50,
+                _ => return Some(n),
+            };
+            self.i += 1;
+            if self.s.get(self.i).is_some_and(|c| c.eq_ignore_ascii_case(&b'i')) {
+                self.i += 1;
+            }
+            if self.s.get(self.i).is_some_and(|c| c.eq_ignore_ascii_case(&b'b')) {
+                self.i += 1;
+            }
+            n.checked_mul(1i64 << shift)
+        }
+    }
+}
+
 /// Splits `key=value` (spaces around `=` allowed) or a bare `key`.
 fn split_opt(line: &str) -> (String, Option<String>) {
     match line.split_once('=') {
@@ -112,8 +312,8 @@ impl Parser {
     fn text(&mut self, name: &str, text: &str, dir: &Path) -> Result<()> {
         for (i, raw) in text.lines().enumerate() {
             let at = format!("{name}:{}", i + 1);
-            let line = raw.trim();
-            if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+            let line = strip_comment(raw);
+            if line.is_empty() {
                 continue;
             }
             if let Some(rest) = line.strip_prefix("include ") {
@@ -155,7 +355,9 @@ impl Parser {
                 continue;
             }
             let (key, value) = split_opt(line);
-            let value = value.map(|v| substitute(&v, &at)).transpose()?;
+            let value = value
+                .map(|v| substitute(&v, &at).and_then(|v| keywords_and_math(&v, &at, true)))
+                .transpose()?;
             if key.is_empty() || key.contains(char::is_whitespace) {
                 return Err(PlanError::new(
                     at.as_str(),
@@ -208,12 +410,15 @@ fn finish(jobs: Vec<Job>, section: Option<&str>) -> Result<Vec<Job>> {
     Ok(jobs)
 }
 
-/// fio's command-line job form: options before the first `--name` are
-/// global, each `--name=NAME` starts a job, and `--key=value` / `--flag`
-/// options belong to the job they follow.
-pub fn parse_cli_jobs(args: &[String]) -> Result<Vec<Job>> {
+/// fio's command-line job form: options before the first `--name`, and
+/// after `--name=global`, are global (fio's defaults: they apply to the
+/// job files' jobs too, whose own options override them); each other
+/// `--name=NAME` starts a job, and `--key=value` / `--flag` options belong
+/// to the job they follow. Returns the globals and the jobs.
+pub fn parse_cli(args: &[String]) -> Result<(Vec<Opt>, Vec<Job>)> {
     let mut global = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
+    let mut in_global = true;
     for a in args {
         let Some(body) = a.strip_prefix("--") else {
             return Err(PlanError::new(
@@ -223,25 +428,51 @@ pub fn parse_cli_jobs(args: &[String]) -> Result<Vec<Job>> {
         };
         let (key, value) = split_opt(body);
         let at = "command line".to_string();
+        let value = value.map(|v| keywords_and_math(&v, &at, false)).transpose()?;
         if key == "name" {
             let name = value.unwrap_or_default();
             if name.is_empty() {
                 return Err(PlanError::new("--name", "needs a job name: --name=NAME"));
             }
-            jobs.push(Job {
-                name,
-                at: at.clone(),
-                opts: global.clone(),
-            });
+            // fio: a --name starting with "global" is the global section
+            in_global = name.starts_with("global");
+            if !in_global {
+                jobs.push(Job {
+                    name,
+                    at: at.clone(),
+                    opts: global.clone(),
+                });
+            }
             continue;
         }
         let opt = Opt { key, value, at };
         match jobs.last_mut() {
-            Some(j) => j.opts.push(opt),
-            None => global.push(opt),
+            Some(j) if !in_global => j.opts.push(opt),
+            _ => global.push(opt),
         }
     }
-    Ok(jobs)
+    Ok((global, jobs))
+}
+
+/// The jobs of `parse_cli` (its globals dropped).
+pub fn parse_cli_jobs(args: &[String]) -> Result<Vec<Job>> {
+    parse_cli(args).map(|(_, jobs)| jobs)
+}
+
+/// Job file jobs under command-line globals: these come first, as fio
+/// parses its command line into the defaults every job starts from.
+pub fn under_globals(jobs: Vec<Job>, global: &[Opt]) -> Vec<Job> {
+    if global.is_empty() {
+        return jobs;
+    }
+    jobs.into_iter()
+        .map(|mut j| {
+            let mut opts = global.to_vec();
+            opts.append(&mut j.opts);
+            j.opts = opts;
+            j
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -307,6 +538,85 @@ mod tests {
             assert_eq!(e.flag, at, "{text}");
             assert!(e.msg.contains(want), "{text}: {}", e.msg);
         }
+    }
+
+    #[test]
+    fn inline_comments_as_fio_strips_them() {
+        let text = "[a] ; the job\nbs=4k ; why\nsize=1m# hash\ndescription=x#y;z\nrw=read;\n";
+        let jobs = parse_text("j", text).unwrap();
+        assert_eq!(jobs[0].name, "a");
+        assert_eq!(
+            keys(&jobs[0]),
+            [
+                ("bs".into(), Some("4k".into())),
+                ("size".into(), Some("1m".into())),
+                ("description".into(), Some("x".into())),
+                ("rw".into(), Some("read".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn keywords_and_arithmetic() {
+        let page = rustix::param::page_size().to_string();
+        let jobs = parse_text(
+            "j",
+            "[a]\nbs=$pagesize\nsize=$pagesize*2+4096\nnumjobs=$ncpus\niodepth=(2+2)*4\nnumber_ios=(4k*2)\nmem=$mb_memory\n",
+        )
+        .unwrap();
+        let v = |k: &str| jobs[0].get(k).unwrap().value.clone().unwrap();
+        assert_eq!(v("bs"), page);
+        let p: u64 = page.parse().unwrap();
+        assert_eq!(v("size"), (p * 2 + 4096).to_string());
+        assert!(v("numjobs").parse::<u64>().unwrap() >= 1);
+        assert!(v("mem").parse::<u64>().unwrap() >= 1);
+        assert_eq!(v("iodepth"), "16");
+        assert_eq!(v("number_ios"), "8192");
+        // bc's integer division
+        let jobs = parse_text("j", "[a]\nsize=$pagesize/3\n").unwrap();
+        assert_eq!(jobs[0].get("size").unwrap().value, Some((p / 3).to_string()));
+        // not an expression: left for the option to judge
+        let jobs = parse_text("j", "[a]\nfilename=(x)\nbs=(1/0)\n").unwrap();
+        assert_eq!(jobs[0].get("filename").unwrap().value.as_deref(), Some("(x)"));
+        assert_eq!(jobs[0].get("bs").unwrap().value.as_deref(), Some("(1/0)"));
+        let e = parse_text("j", "[a]\nsize=$pagesize*x\n").unwrap_err();
+        assert_eq!(e.flag, "j:2");
+        for (s, v) in [
+            ("1+2*3", Some(7)),
+            ("(1+2)*3", Some(9)),
+            ("2^10", Some(1024)),
+            ("-3+1", Some(-2)),
+            ("7%4", Some(3)),
+            ("9223372036854775807+1", None),
+            ("((((", None),
+            ("1 2", None),
+            ("", None),
+        ] {
+            assert_eq!(arith::eval(s, false), v, "{s}");
+        }
+        assert_eq!(arith::eval("(1m/2)", true), Some(512 << 10));
+        assert_eq!(arith::eval("(2KiB)", true), Some(2048));
+        let deep = format!("{}1{}", "(".repeat(100), ")".repeat(100));
+        assert_eq!(arith::eval(&deep, false), None, "nesting is bounded");
+    }
+
+    #[test]
+    fn command_line_global_section() {
+        let args: Vec<String> = ["--bs=4k", "--name=a", "--name=global", "--size=1m", "--name=b", "--rw=write"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let (global, jobs) = parse_cli(&args).unwrap();
+        assert_eq!(jobs.len(), 2, "--name=global is not a job");
+        assert_eq!(global.len(), 2);
+        assert!(jobs[0].get("size").is_none(), "a later global does not reach an earlier job");
+        assert_eq!(jobs[1].get("size").unwrap().value.as_deref(), Some("1m"));
+        assert_eq!(jobs[1].get("bs").unwrap().value.as_deref(), Some("4k"));
+        // the job files' jobs start from the command line's globals, and override them
+        let file = parse_text("j", "[f]\nbs=8k\n").unwrap();
+        let f = under_globals(file, &global);
+        assert_eq!(f[0].get("bs").unwrap().value.as_deref(), Some("8k"));
+        assert_eq!(f[0].get("size").unwrap().value.as_deref(), Some("1m"));
     }
 
     #[test]
