@@ -109,7 +109,8 @@ impl Queue<'_> {
             .expect("a free slot when fewer than depth are in flight");
         let Some(next) = wl.next_op(slot) else {
             self.free.push(slot);
-            self.done = true;
+            // a workload waiting for its own operations asks again later
+            self.done = !wl.waits() || self.inflight == 0;
             return None;
         };
         Some((slot, next, self.grid.as_mut().map(Grid::take)))

@@ -52,9 +52,8 @@ pub struct IoWorkload {
     last_done: Option<Instant>,
     /// --verify: stamp written blocks, check read ones.
     verify: bool,
-    job: u32,
-    seed: u64,
-    generation: u32,
+    /// What writes carry, and the blocks read back (workload::fill).
+    fill: super::fill::Fill,
     mismatches: u64,
     notes: Vec<String>,
     /// One buffer per in-flight slot. Writes send its random contents; reads
@@ -94,10 +93,12 @@ impl IoWorkload {
             0
         };
         let mut rng = fastrand::Rng::with_seed(plan.seed ^ (job as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut fill = super::fill::Fill::new(plan, job, depth.max(1));
         let bufs = (0..depth.max(1))
             .map(|_| {
-                let mut b = AlignedBuf::new(plan.bs_max as usize, 4096);
-                rng.fill(b.as_mut_slice());
+                let mut b = AlignedBuf::new(fill.slot_len(), 4096);
+                rng.fill(&mut b.as_mut_slice()[..plan.bs_max as usize]);
+                fill.init(b.as_mut_slice());
                 b
             })
             .collect();
@@ -136,14 +137,24 @@ impl IoWorkload {
             thinktime: plan.thinktime,
             last_done: None,
             verify: plan.verify,
-            job,
-            seed: plan.seed,
-            generation: 0,
+            fill,
             mismatches: 0,
             notes: Vec::new(),
             bufs,
             fds,
         }
+    }
+
+    /// The next block to read back and check (fio's verify_backlog, and
+    /// do_verify once `writes_done`), into slot `slot`'s buffer.
+    fn read_back(&mut self, slot: usize, writes_done: bool) -> Option<NextOp> {
+        let (fd, offset, len) = self.fill.readback.next(writes_done)?;
+        let (buf, buf_index) = (self.bufs[slot].as_ptr(), slot as u16);
+        Some(NextOp {
+            op: Op::Read { fd, offset, buf, len, buf_index },
+            dir: OpKind::Read,
+            len: len as u64,
+        })
     }
 
     /// This operation's length: fixed, from the split, or a multiple of the
@@ -180,12 +191,15 @@ impl Workload for IoWorkload {
             self.last_done = Some(Instant::now());
         }
         if self.verify {
+            if let Op::Write { fd, offset, len, .. } = op.op {
+                self.fill.written(fd, offset, len, result);
+            }
             if let Op::Read { buf, offset, len, .. } = op.op {
                 if result == len as i64 {
                     // SAFETY: the slot's buffer holds `len` bytes just read; it is
                     // not reused before this completion is handled.
                     let block = unsafe { std::slice::from_raw_parts(buf as *const u8, len) };
-                    if let Err(e) = super::verify::check(block, offset) {
+                    if let Err(e) = self.fill.check(block, offset) {
                         self.mismatches += 1;
                         if self.notes.len() < MAX_NOTES {
                             self.notes.push(format!("verify: {e}"));
@@ -207,6 +221,14 @@ impl Workload for IoWorkload {
             ));
         }
         n
+    }
+
+    fn error(&self) -> Option<String> {
+        self.fill.failed()
+    }
+
+    fn waits(&self) -> bool {
+        !self.fill.stopped() && self.fill.readback.waits(self.remaining == Some(0) && self.end_fsyncs == 0)
     }
 
     fn next_due(&mut self) -> Option<Instant> {
@@ -233,6 +255,12 @@ impl Workload for IoWorkload {
                 len: 0,
             });
         }
+        if self.fill.stopped() {
+            return None;
+        }
+        if let Some(op) = self.read_back(slot, false) {
+            return Some(op);
+        }
         let len = self.next_len();
         if let Some(r) = &mut self.remaining {
             if *r == 0 {
@@ -246,7 +274,7 @@ impl Workload for IoWorkload {
                         len: 0,
                     });
                 }
-                return None;
+                return self.read_back(slot, true);
             }
             *r = r.saturating_sub(len);
         }
@@ -271,7 +299,7 @@ impl Workload for IoWorkload {
                 *s += len;
                 o
             };
-        let buf = self.bufs[slot].as_ptr();
+        let mut buf = self.bufs[slot].as_ptr();
         let buf_index = slot as u16;
         let len_usize = len as usize;
         Some(if read {
@@ -289,18 +317,7 @@ impl Workload for IoWorkload {
         } else {
             self.writes_since_fsync += 1;
             self.writes_since_fdatasync += 1;
-            if self.verify {
-                self.generation = self.generation.wrapping_add(1);
-                super::verify::stamp(
-                    &mut self.bufs[slot].as_mut_slice()[..len_usize],
-                    super::verify::Header {
-                        offset,
-                        job: self.job,
-                        generation: self.generation,
-                        seed: self.seed,
-                    },
-                );
-            }
+            buf = self.fill.before_write(&mut self.bufs[slot], slot, fd, offset, len_usize);
             NextOp {
                 op: Op::Write {
                     fd,

@@ -5,6 +5,7 @@
 //! `target`, before any worker starts.
 
 mod buf;
+pub mod fill;
 pub mod io;
 pub mod meta;
 pub mod probe;
@@ -93,6 +94,14 @@ pub trait Workload {
     /// is not in the statistics: what a stonewalled create left on disk.
     fn items_done(&self) -> u64 {
         0
+    }
+
+    /// True when `next_op` returned None only because what comes next
+    /// waits for operations of its own still in flight (a block is read
+    /// back once its write completed): the queue asks again after a
+    /// completion instead of ending the workload.
+    fn waits(&self) -> bool {
+        false
     }
 
     /// Why the workload stopped early, if it did (it then returns None).

@@ -68,6 +68,12 @@ impl Workload for FioWorker {
         }
     }
 
+    fn waits(&self) -> bool {
+        match self {
+            FioWorker::Io(w) => w.waits(),
+        }
+    }
+
     fn error(&self) -> Option<String> {
         match self {
             FioWorker::Io(w) => w.error(),

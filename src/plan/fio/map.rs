@@ -399,18 +399,6 @@ fn map_option(st: &mut State, o: &Opt) {
                     m.percentiles.push(p);
                 }
             }
-            "verify" => match val(o)? {
-                "0" | "none" => {}
-                "crc32c" | "crc32c-intel" => {
-                    a.verify = Some("crc32c".into());
-                    set("--verify");
-                    m.notes.push(
-                        "verify: fslab checks every block it reads; it does not read a write-only job back afterwards"
-                            .into(),
-                    );
-                }
-                v => return Err(format!("verify={v} is not supported (crc32c)")),
-            },
             k if ACCEPTED.iter().any(|(a, _)| *a == k) => {
                 let note = ACCEPTED.iter().find(|(a, _)| *a == k).map(|x| x.1).unwrap_or("");
                 if !note.is_empty() {

@@ -1,0 +1,368 @@
+//! What each write carries, with fio's meaning (io_u.c fill_io_buffer,
+//! small_content_scramble; lib/rand.c fill_random_buf_percentage):
+//!
+//! - random buffers, filled once, and scrambled before each write (the
+//!   default, fio's scramble_buffers=1): every 512-byte chunk gets its
+//!   offset in one of its 64-byte lines and a write counter in bytes 48..64
+//!   (fio writes the time there; a counter costs nothing and differs as
+//!   well), so no two chunks written are equal: nothing deduplicates. Each
+//!   slot's buffer also holds several random slices, one taken per write in
+//!   turn, so that a job cycles through 256 KiB of distinct data and the
+//!   file does not compress either (fio's files do: gzip -1 takes a fio
+//!   file written with bs=4k to 7% of its size; fslab's stays above 99%).
+//!   The scramble touches 3 words per 512 bytes and copies nothing.
+//! - refill_buffers: new contents before every write.
+//! - zero_buffers, buffer_pattern: zeros or the pattern repeated.
+//! - buffer_compress_percentage: in each chunk (buffer_compress_chunk, or
+//!   the block), the first (100 - N)% random and the rest zeros (or the
+//!   pattern), so a compressor takes the data to about N% less.
+//! - dedupe_percentage: that share of the writes repeats the previous
+//!   buffer exactly (fio's dedupe_mode=repeat).
+//! - verify: the block gets its header and checksum (`verify`), or the
+//!   verify_pattern; as in fio, it is then not scrambled.
+
+use super::verify::{self, Header, Kind, Readback};
+use super::AlignedBuf;
+use crate::plan::IoPlan;
+use std::os::fd::RawFd;
+
+/// Bytes of distinct random data a scrambled job cycles through (over all
+/// its slots): more than gzip's 32 KiB window, many times over.
+const DISTINCT: usize = 256 << 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Random,
+    Zero,
+    Pattern,
+    Compress,
+}
+
+/// One job's write contents and verification.
+pub struct Fill {
+    mode: Mode,
+    refill: bool,
+    scramble: bool,
+    /// Bytes of one slice (the largest block, in whole pages).
+    slice: usize,
+    /// Slices per slot's buffer, and the one each slot writes next.
+    slices: usize,
+    next: Vec<usize>,
+    /// Writes so far: the scramble's stamp and the verify header's generation.
+    count: u64,
+    /// The chunk compression applies to.
+    chunk: usize,
+    compress_pct: u32,
+    pattern: Vec<u8>,
+    dedupe_pct: u32,
+    rng: fastrand::Rng,
+    dedupe_rng: fastrand::Rng,
+    last_seed: Option<u64>,
+    job: u32,
+    seed: u64,
+    /// The kind of each block's check; None without verify.
+    verify: Option<Kind>,
+    verify_pattern: Vec<u8>,
+    verify_fmts: Vec<usize>,
+    fatal: bool,
+    failed: Option<String>,
+    pub readback: Readback,
+}
+
+impl Fill {
+    /// Job `job` of `plan`, with `depth` slots.
+    pub fn new(plan: &IoPlan, job: u32, depth: usize) -> Self {
+        let b = &plan.buffers;
+        let v = &b.verify;
+        let mode = if b.compress_pct > 0 || b.dedupe_pct > 0 {
+            Mode::Compress
+        } else if !b.pattern.is_empty() {
+            Mode::Pattern
+        } else if b.zero {
+            Mode::Zero
+        } else {
+            Mode::Random
+        };
+        let scramble = b.scramble && !plan.verify && mode == Mode::Random && !b.refill;
+        let slice = (plan.bs_max as usize).div_ceil(4096) * 4096;
+        let depth = depth.max(1);
+        let slices = if scramble {
+            DISTINCT.div_ceil(depth * slice).clamp(1, 64)
+        } else {
+            1
+        };
+        let seed = plan.seed ^ (job as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407);
+        Fill {
+            mode,
+            refill: b.refill,
+            scramble,
+            slice,
+            slices,
+            next: vec![0; depth],
+            count: 0,
+            chunk: match b.compress_chunk {
+                0 => plan.bs as usize,
+                c => (c as usize).min(plan.bs as usize),
+            },
+            compress_pct: b.compress_pct.min(100),
+            pattern: b.pattern.clone(),
+            dedupe_pct: b.dedupe_pct.min(100),
+            rng: fastrand::Rng::with_seed(seed),
+            dedupe_rng: fastrand::Rng::with_seed(seed ^ 0x5851_F42D_4C95_7F2D),
+            last_seed: None,
+            job,
+            seed: plan.seed,
+            verify: plan.verify.then_some(v.kind),
+            verify_pattern: v.pattern.clone(),
+            verify_fmts: v.pattern_offsets.clone(),
+            fatal: v.fatal,
+            failed: None,
+            readback: if plan.verify && plan.writes() {
+                Readback::new(v.after_write, v.backlog, v.batch)
+            } else {
+                Readback::default()
+            },
+        }
+    }
+
+    /// Bytes of each slot's buffer.
+    pub fn slot_len(&self) -> usize {
+        self.slice * self.slices
+    }
+
+    /// The first contents of a slot's buffer, whose first block the caller
+    /// filled with random bytes already.
+    pub fn init(&mut self, buf: &mut [u8]) {
+        match self.mode {
+            Mode::Random => {
+                let head = self.slice.min(buf.len());
+                self.rng.fill(&mut buf[head..]);
+            }
+            _ => {
+                for s in buf.chunks_mut(self.slice) {
+                    self.fill(s);
+                }
+            }
+        }
+    }
+
+    /// This write's seed: a new one, or the last one for a repeated buffer.
+    fn buffer_seed(&mut self) -> u64 {
+        let repeat = match self.dedupe_pct {
+            0 => false,
+            100 => true,
+            p => self.dedupe_rng.u32(1..=100) <= p,
+        };
+        match self.last_seed {
+            Some(s) if repeat => s,
+            _ => {
+                let s = self.rng.u64(..);
+                self.last_seed = Some(s);
+                s
+            }
+        }
+    }
+
+    /// Fills `s` as the mode says (fio's fill_io_buffer).
+    fn fill(&mut self, s: &mut [u8]) {
+        match self.mode {
+            Mode::Zero => s.fill(0),
+            Mode::Pattern => verify::fill_pattern(s, &self.pattern, &[], 0),
+            Mode::Random => fastrand::Rng::with_seed(self.buffer_seed()).fill(s),
+            Mode::Compress => {
+                let mut r = fastrand::Rng::with_seed(self.buffer_seed());
+                let keep = 100 - self.compress_pct as usize;
+                for c in s.chunks_mut(self.chunk.max(1)) {
+                    let random = c.len() * keep / 100;
+                    r.fill(&mut c[..random]);
+                    if self.pattern.is_empty() {
+                        c[random..].fill(0);
+                    } else {
+                        verify::fill_pattern(&mut c[random..], &self.pattern, &[], 0);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Readies slot `slot`'s buffer for a write of `len` bytes at `offset`
+    /// of `fd`; returns where the write takes its data from (within `buf`).
+    #[inline]
+    pub fn before_write(&mut self, buf: &mut AlignedBuf, slot: usize, fd: RawFd, offset: u64, len: usize) -> *mut u8 {
+        let mut at = 0;
+        if self.slices > 1 {
+            let n = &mut self.next[slot];
+            at = *n * self.slice;
+            *n = (*n + 1) % self.slices;
+        }
+        self.count = self.count.wrapping_add(1);
+        let block = &mut buf.as_mut_slice()[at..at + len];
+        if self.refill {
+            self.fill(block);
+        } else if self.scramble {
+            scramble(block, offset, self.count ^ self.seed.rotate_left(32));
+        }
+        if let Some(k) = self.verify {
+            if !self.verify_pattern.is_empty() {
+                verify::fill_pattern(block, &self.verify_pattern, &self.verify_fmts, offset);
+            }
+            let h = Header {
+                offset,
+                job: self.job,
+                generation: self.count as u32,
+                seed: self.seed,
+            };
+            verify::stamp_kind(block, h, k);
+            self.readback.submitted(fd, offset);
+        }
+        buf.as_mut_slice()[at..].as_mut_ptr()
+    }
+
+    /// A write finished with `result`: its block may be read back.
+    #[inline]
+    pub fn written(&mut self, fd: RawFd, offset: u64, len: usize, result: i64) {
+        self.readback.completed(fd, offset, len, result);
+    }
+
+    /// Checks a block read at `offset`; with verify_fatal, a mismatch stops the job.
+    pub fn check(&mut self, block: &[u8], offset: u64) -> Result<(), String> {
+        let r = match self.verify {
+            Some(Kind::Pattern) => verify::check_pattern(block, &self.verify_pattern, &self.verify_fmts, offset),
+            _ => verify::check(block, offset),
+        };
+        if let Err(e) = &r {
+            if self.fatal && self.failed.is_none() {
+                self.failed = Some(format!("verify: {e} (verify_fatal: the job stopped)"));
+            }
+        }
+        r
+    }
+
+    /// True once verify_fatal stopped the job.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    /// Why the job stopped (verify_fatal after a mismatch).
+    pub fn failed(&self) -> Option<String> {
+        self.failed.clone()
+    }
+}
+
+/// fio's small_content_scramble: the offset of each 512-byte chunk in one
+/// of its 64-byte lines (which one varies by write), `stamp` at 48..64.
+#[inline]
+fn scramble(block: &mut [u8], offset: u64, stamp: u64) {
+    let line = ((stamp ^ offset) & 7) as usize * 64;
+    let mut o = offset;
+    for c in block.chunks_exact_mut(512) {
+        c[48..56].copy_from_slice(&stamp.to_le_bytes());
+        c[56..64].copy_from_slice(&(o ^ stamp.rotate_left(17)).to_le_bytes());
+        c[line..line + 8].copy_from_slice(&o.to_le_bytes());
+        o += 512;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::IoArgs;
+    use std::collections::HashSet;
+
+    fn plan(extra: impl FnOnce(&mut IoPlan)) -> IoPlan {
+        let mut a = IoArgs {
+            rw: "write".into(),
+            rwmixread: "50".into(),
+            bs: "4k".into(),
+            jobs: "1".into(),
+            engine: "null".into(),
+            ..Default::default()
+        };
+        a.common.target = ".".into();
+        a.common.quiet = true;
+        let mut p = IoPlan::from_args(&a).unwrap();
+        extra(&mut p);
+        p
+    }
+
+    /// `n` writes of 4 KiB at consecutive offsets, as one file.
+    fn write(p: &IoPlan, n: u64) -> Vec<u8> {
+        let mut f = Fill::new(p, 0, 1);
+        let mut b = AlignedBuf::new(f.slot_len(), 4096);
+        fastrand::Rng::with_seed(1).fill(&mut b.as_mut_slice()[..4096]);
+        f.init(b.as_mut_slice());
+        let mut out = Vec::new();
+        for i in 0..n {
+            let ptr = f.before_write(&mut b, 0, 3, i * 4096, 4096);
+            // SAFETY: 4096 bytes of the buffer from `ptr`, read before the next write.
+            out.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, 4096) });
+        }
+        out
+    }
+
+    #[test]
+    fn default_writes_never_repeat_a_chunk() {
+        let data = write(&plan(|_| {}), 512);
+        let chunks: HashSet<&[u8]> = data.chunks(512).collect();
+        assert_eq!(chunks.len(), data.len() / 512);
+    }
+
+    #[test]
+    fn without_scramble_blocks_repeat() {
+        let data = write(&plan(|p| p.buffers.scramble = false), 16);
+        let blocks: HashSet<&[u8]> = data.chunks(4096).collect();
+        assert_eq!(blocks.len(), 1);
+    }
+
+    #[test]
+    fn compress_percentage_zeroes_the_tail_of_each_chunk() {
+        let data = write(
+            &plan(|p| {
+                p.buffers.compress_pct = 25;
+                p.buffers.refill = true;
+                p.buffers.compress_chunk = 1024;
+            }),
+            8,
+        );
+        let zeros = data.iter().filter(|b| **b == 0).count() as f64 / data.len() as f64;
+        assert!((zeros - 0.25).abs() < 0.01, "{zeros}");
+        for c in data.chunks(1024) {
+            assert!(c[768..].iter().all(|b| *b == 0));
+        }
+    }
+
+    #[test]
+    fn dedupe_percentage_repeats_that_share_of_buffers() {
+        let data = write(
+            &plan(|p| {
+                p.buffers.dedupe_pct = 40;
+                p.buffers.refill = true;
+            }),
+            2000,
+        );
+        let blocks: HashSet<&[u8]> = data.chunks(4096).collect();
+        let unique = blocks.len() as f64 / 2000.0;
+        assert!((unique - 0.6).abs() < 0.05, "{unique}");
+    }
+
+    #[test]
+    fn patterns_and_zeros() {
+        let data = write(
+            &plan(|p| {
+                p.buffers.pattern = vec![1, 2, 3];
+                p.buffers.scramble = false;
+            }),
+            2,
+        );
+        assert!(data.chunks(3).all(|c| c == &[1, 2, 3][..c.len()]));
+        let data = write(
+            &plan(|p| {
+                p.buffers.zero = true;
+                p.buffers.scramble = false;
+            }),
+            2,
+        );
+        assert!(data.iter().all(|b| *b == 0));
+    }
+}
