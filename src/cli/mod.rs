@@ -470,9 +470,18 @@ pub struct ReplayArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct FioArgs {
-    /// As fio's: normal, json or json+.
+    /// As fio's: normal, json, json+ or terse, or a comma list of them (json,normal).
     #[arg(long, value_name = "FORMAT", default_value = "normal")]
     pub output_format: String,
+    /// As fio's --minimal: --output-format=terse.
+    #[arg(long)]
+    pub minimal: bool,
+    /// fio's terse version: 3 (the only one fslab writes).
+    #[arg(long, value_name = "N")]
+    pub terse_version: Option<String>,
+    /// fio's periodic status output: accepted with a note (fslab shows its progress line).
+    #[arg(long, value_name = "TIME")]
+    pub status_interval: Option<String>,
     /// Write the output to FILE instead of stdout, as fio's --output.
     #[arg(long, value_name = "FILE")]
     pub output: Option<String>,

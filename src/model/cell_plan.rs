@@ -1,6 +1,7 @@
 //! What a cell is (`CellKind`) and its typed plan (`CellPlan`). Reporters
 //! match on these; they never look a plan's field up by name.
 
+use crate::plan::fio::LatReport;
 use crate::plan::{IoPlan, MetaPlan, ProbePlan, ReplayPlan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -60,6 +61,10 @@ pub struct FioJob {
     pub groupid: usize,
     pub jobs: usize,
     pub options: BTreeMap<String, String>,
+    /// How its latencies are reported (clat/lat/slat_percentiles,
+    /// disable_*lat, gtod_reduce); absent: fio's defaults.
+    #[serde(default, skip_serializing_if = "LatReport::is_default")]
+    pub report: LatReport,
 }
 
 impl CellPlan {

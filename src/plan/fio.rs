@@ -12,7 +12,7 @@ pub mod output;
 
 pub use control::ControlOpts;
 pub use engines::FioEngine;
-pub use output::{FioFormat, LogOpts};
+pub use output::{FioFormat, FioFormats, LatReport, LogOpts};
 
 use super::fiojob;
 use super::{IoPlan, PlanError, Result};
@@ -49,6 +49,8 @@ pub struct FioJobPlan {
 pub struct FioPlan {
     pub jobs: Vec<FioJobPlan>,
     pub format: FioFormat,
+    /// Every format of --output-format (`format` is the first).
+    pub formats: FioFormats,
     pub output: Option<PathBuf>,
     /// How fslab's run differs from fio's, said once each.
     pub notes: Vec<String>,
@@ -64,21 +66,8 @@ impl FioPlan {
         let eff = effective_args(fa)?;
         let fa = &eff;
         let jobs = collect_jobs(fa)?;
-        let format = match fa.output_format.as_str() {
-            "normal" => FioFormat::Normal,
-            "json" => FioFormat::Json,
-            "json+" => FioFormat::Json,
-            other => {
-                return Err(PlanError::new(
-                    "--output-format",
-                    format!("'{other}' is not supported (normal, json, json+)"),
-                ))
-            }
-        };
         let mut notes = Vec::new();
-        if fa.output_format == "json+" {
-            notes.push("--output-format=json+ is written as json (no per-bin latency lists)".into());
-        }
+        let formats = output::formats(fa, &mut notes)?;
         let (out, unsupported) = plan_jobs(&jobs, fa, &mut notes)?;
         if !unsupported.is_empty() {
             if fa.ignore_unsupported {
@@ -98,9 +87,11 @@ impl FioPlan {
         if out.is_empty() {
             return Err(PlanError::new("JOBFILE", "every job was skipped"));
         }
+        output::check_logs(&out)?;
         Ok(FioPlan {
             jobs: out,
-            format,
+            format: formats.primary(),
+            formats,
             output: fa
                 .output
                 .as_ref()
@@ -116,7 +107,15 @@ impl FioPlan {
 /// fio's own flags may come after the job files, as --flag=VALUE
 /// (or --flag VALUE, as fio's getopt takes them too).
 fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
-    const VALUE_FLAGS: &[&str] = &["--output-format", "--output", "--runtime", "--size", "--section"];
+    const VALUE_FLAGS: &[&str] = &[
+        "--output-format",
+        "--output",
+        "--runtime",
+        "--size",
+        "--section",
+        "--terse-version",
+        "--status-interval",
+    ];
     let mut eff = fa.clone();
     eff.args.clear();
     let mut args = fa.args.iter();
@@ -139,6 +138,9 @@ fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
             ("--allow-device", None) => eff.allow_device = true,
             ("--force-overwrite", None) => eff.force_overwrite = true,
             ("--quiet", None) => eff.quiet = true,
+            ("--minimal", None) => eff.minimal = true,
+            ("--terse-version", Some(v)) => eff.terse_version = Some(v),
+            ("--status-interval", Some(v)) => eff.status_interval = Some(v),
             _ => eff.args.push(a.clone()),
         }
     }

@@ -32,6 +32,8 @@ pub enum OutputFormat {
     Html,
     /// fio's normal text output: `fslab fio` only (its --output-format).
     FioText,
+    /// `fslab fio`'s --output-format as a set (terse, normal, json, json+).
+    Fio(crate::plan::fio::FioFormats),
 }
 
 #[derive(Debug, Clone)]

@@ -6,6 +6,8 @@
 
 use super::Reporter;
 use crate::model::{Cell, DirResult, LatSummary, Report};
+use crate::plan::fio::LatReport;
+use crate::stats::plat::{plat_idx_to_val, plat_val_to_idx};
 use crate::stats::{LatHist, OpKind};
 use serde_json::{json, Map, Value};
 
@@ -16,20 +18,53 @@ const FIO_PCTS: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
 ];
 
-fn lat_obj(l: Option<&LatSummary>, n: u64, pcts: &[f64]) -> Value {
-    let Some(l) = l else {
+/// What a latency object shows: its percentiles, and json+'s bins.
+#[derive(Clone, Copy)]
+struct Show<'a> {
+    pcts: &'a [f64],
+    percentiles: bool,
+    bins: bool,
+}
+
+fn lat_obj(l: Option<&LatSummary>, n: u64, show: Show) -> Value {
+    let Some(l) = l.filter(|_| n > 0) else {
         return json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0});
     };
     let hist = LatHist::from_sparse(&l.histogram);
-    let pct: Map<String, Value> = pcts
-        .iter()
-        .map(|&p| (format!("{p:.6}"), json!(hist.quantile(p / 100.0, l.min_ns, l.max_ns))))
-        .collect();
-    json!({"min": l.min_ns, "max": l.max_ns, "mean": l.mean_ns, "stddev": l.stddev_ns, "N": n, "percentile": pct})
+    let mut o = json!({"min": l.min_ns, "max": l.max_ns, "mean": l.mean_ns, "stddev": l.stddev_ns, "N": n});
+    if show.percentiles {
+        let pct: Map<String, Value> = show
+            .pcts
+            .iter()
+            .map(|&p| (format!("{p:.6}"), json!(hist.quantile(p / 100.0, l.min_ns, l.max_ns))))
+            .collect();
+        o["percentile"] = Value::Object(pct);
+        if show.bins {
+            o["bins"] = Value::Object(
+                fio_bins(&l.histogram)
+                    .into_iter()
+                    .map(|(v, c)| (v.to_string(), json!(c)))
+                    .collect(),
+            );
+        }
+    }
+    o
+}
+
+/// fio's latency bins (json+'s `bins`, the hist log's columns): each of
+/// fslab's histogram buckets falls inside one of fio's (fslab's are finer,
+/// with the same power-of-two groups), so the counts are exactly fio's
+/// bucketing of the same latencies: (fio bin value in ns, count), ascending.
+pub(crate) fn fio_bins(h: &crate::stats::SparseHist) -> Vec<(u64, u64)> {
+    let mut bins: std::collections::BTreeMap<usize, u64> = Default::default();
+    for &(v, c) in &h.buckets {
+        *bins.entry(plat_val_to_idx(v)).or_insert(0) += c;
+    }
+    bins.into_iter().map(|(i, c)| (plat_idx_to_val(i), c)).collect()
 }
 
 fn empty_dir() -> Value {
-    let z = lat_obj(None, 0, &FIO_PCTS);
+    let z = lat_obj(None, 0, NO_SHOW);
     json!({"io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0,
            "short_ios": 0, "drop_ios": 0, "slat_ns": z, "clat_ns": z, "lat_ns": z,
            "bw_min": 0, "bw_max": 0, "bw_agg": 0.0, "bw_mean": 0.0, "bw_dev": 0.0, "bw_samples": 0,
@@ -49,31 +84,74 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
-fn dir_obj(c: &Cell, d: &DirResult) -> Value {
-    // fio's percentile_list, when the job had one
-    let pcts: Vec<f64> = c
-        .plan
+const NO_SHOW: Show = Show {
+    pcts: &[],
+    percentiles: false,
+    bins: false,
+};
+
+/// fio's percentile_list, when the job had one.
+fn pcts_of(c: &Cell) -> Vec<f64> {
+    c.plan
         .io()
         .map(|p| p.lat_percentiles.clone())
         .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| FIO_PCTS.to_vec());
+        .unwrap_or_else(|| FIO_PCTS.to_vec())
+}
+
+/// The job's reporting options (fio's defaults for an `fslab io` cell).
+fn report_of(c: &Cell) -> LatReport {
+    c.plan.fio().map(|f| f.report).unwrap_or_default()
+}
+
+/// fio's `sync` object: fsync and fdatasync latencies (fslab counts both as fsync).
+fn sync_obj(c: &Cell, plus: bool) -> Value {
+    let r = report_of(c);
+    let pcts = pcts_of(c);
+    let show = Show {
+        pcts: &pcts,
+        percentiles: r.lat_percentiles || r.clat_percentiles,
+        bins: plus,
+    };
+    let d = c.dir(OpKind::Fsync);
+    let n = d.map_or(0, |d| d.ops);
+    let lat = if r.disable_clat { None } else { d.map(|d| &d.lat) };
+    json!({"total_ios": n, "lat_ns": lat_obj(lat, if lat.is_some() { n } else { 0 }, show)})
+}
+
+fn dir_obj(c: &Cell, d: &DirResult, plus: bool) -> Value {
+    let pcts = pcts_of(c);
+    let r = report_of(c);
+    let show = |on: bool| Show {
+        pcts: &pcts,
+        percentiles: on,
+        bins: plus,
+    };
     // per-second samples, as fio's bw/iops logs at 1 s
     let ops: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).ops as f64).collect();
     let kib: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).bytes as f64 / 1024.0).collect();
-    let (im, isd) = mean_sd(&ops);
-    let (bm, bsd) = mean_sd(&kib);
     let mn = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min).max(0.0) as u64;
     let mx = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max) as u64;
     // sync engines: clat is the whole latency and slat is not measured (as fio psync)
     let clat = d.clat.as_ref().unwrap_or(&d.lat);
+    let (slat, clat, lat) = (
+        d.slat.as_ref().filter(|_| !r.disable_slat),
+        Some(clat).filter(|_| !r.disable_clat),
+        Some(&d.lat).filter(|_| !r.disable_lat),
+    );
+    let n = |l: Option<&LatSummary>| if l.is_some() { d.ops } else { 0 };
+    let (kib, ops) = if r.disable_bw { (Vec::new(), Vec::new()) } else { (kib, ops) };
+    let (im, isd) = mean_sd(&ops);
+    let (bm, bsd) = mean_sd(&kib);
     json!({
         "io_bytes": d.bytes, "io_kbytes": d.bytes / 1024, "bw_bytes": d.bytes_per_s as u64,
         "bw": (d.bytes_per_s / 1024.0) as u64, "iops": d.iops, "runtime": c.elapsed_ns / 1_000_000,
         "total_ios": d.ops, "short_ios": 0, "drop_ios": 0,
-        "slat_ns": lat_obj(d.slat.as_ref(), if d.slat.is_some() { d.ops } else { 0 }, &pcts),
-        "clat_ns": lat_obj(Some(clat), d.ops, &pcts),
-        "lat_ns": lat_obj(Some(&d.lat), d.ops, &pcts),
-        "bw_min": if kib.is_empty() { 0 } else { mn(&kib) }, "bw_max": mx(&kib), "bw_agg": 100.0,
+        "slat_ns": lat_obj(slat, n(slat), show(r.slat_percentiles)),
+        "clat_ns": lat_obj(clat, n(clat), show(r.clat_percentiles)),
+        "lat_ns": lat_obj(lat, n(lat), show(r.lat_percentiles)),
+        "bw_min": if kib.is_empty() { 0 } else { mn(&kib) }, "bw_max": mx(&kib),
+        "bw_agg": if kib.is_empty() { 0.0 } else { 100.0 },
         "bw_mean": bm, "bw_dev": bsd, "bw_samples": kib.len(),
         "iops_min": if ops.is_empty() { 0 } else { mn(&ops) }, "iops_max": mx(&ops),
         "iops_mean": im, "iops_stddev": isd, "iops_samples": ops.len(),
@@ -82,7 +160,7 @@ fn dir_obj(c: &Cell, d: &DirResult) -> Value {
 
 /// fio's latency_ns/us/ms maps: percent of all I/Os whose latency falls in
 /// (previous key, key], from the merged histograms of reads and writes.
-fn latency_maps(c: &Cell) -> (Value, Value, Value) {
+pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     let mut all = LatHist::new();
     for d in c
         .directions
@@ -160,7 +238,7 @@ pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
 }
 
 /// One io or fio cell as a fio job.
-fn job(c: &Cell, id: usize) -> Value {
+fn job(c: &Cell, id: usize, plus: bool) -> Value {
     let Some(p) = c.plan.io() else {
         return Value::Null;
     };
@@ -213,14 +291,22 @@ fn job(c: &Cell, id: usize) -> Value {
     ] {
         j[key] = match (dir, c.dir(dir)) {
             (OpKind::Fsync, _) | (_, None) => empty_dir(),
-            (_, Some(d)) => dir_obj(c, d),
+            (_, Some(d)) => dir_obj(c, d, plus),
         };
     }
+    j["sync"] = sync_obj(c, plus);
     j
 }
 
 impl Reporter for FioJson {
     fn render(&self, r: &Report) -> Vec<u8> {
+        render(r, false)
+    }
+}
+
+/// fio's JSON document (json+ with `plus`: each latency's `bins`).
+pub fn render(r: &Report, plus: bool) -> Vec<u8> {
+    {
         let ts = humantime::parse_rfc3339(&r.started_at)
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
@@ -232,7 +318,7 @@ impl Reporter for FioJson {
             // io and fio cells that ran (a lab cell that failed has no job)
             .filter(|c| c.error.is_none() && c.plan.io().is_some())
             .enumerate()
-            .map(|(i, c)| job(c, i))
+            .map(|(i, c)| job(c, i, plus))
             .collect();
         let v = json!({
             "fio version": format!("fslab-{}", r.fslab_version),

@@ -6,6 +6,7 @@ pub mod bonnie_csv;
 pub mod compare;
 pub mod csv;
 pub mod fio_json;
+pub mod fio_terse;
 pub mod fio_text;
 pub mod flame;
 pub mod html;
@@ -37,6 +38,7 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::Csv => Box::new(csv::Csv),
         OutputFormat::Html => Box::new(html::Html),
         OutputFormat::FioText => Box::new(fio_text::FioText),
+        OutputFormat::Fio(f) => Box::new(fio_terse::FioAll(f)),
     }
 }
 

@@ -210,6 +210,9 @@ pub struct WorkerOut {
     /// A group run in windows: what each window did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<WindowOut>,
+    /// fio's per-job logs (`RunConfig.log`); not sent between ranks.
+    #[serde(skip)]
+    pub log: Option<Box<oplog::Recorded>>,
 }
 
 /// What a run measured, merged (over the jobs, and over the ranks of a

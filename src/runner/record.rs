@@ -1,6 +1,7 @@
 //! What every worker loop shares: recording completed operations, the ramp,
 //! the per-second boundaries and the deadline.
 
+use super::oplog::OpLog;
 use super::{ns, Counter, Ctx, Instant, WorkerOut};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::{IntervalTracker, SeriesCollector};
@@ -28,6 +29,8 @@ pub(crate) struct Recorder<'a> {
     pub depth_counts: Vec<u64>,
     /// Set for --on-error stop: raised at the first failed operation.
     halt_on_error: Option<&'a std::sync::atomic::AtomicBool>,
+    /// fio's per-job logs, when the group keeps any (`RunConfig.log`).
+    log: Option<Box<OpLog>>,
 }
 
 impl<'a> Recorder<'a> {
@@ -62,6 +65,7 @@ impl<'a> Recorder<'a> {
             bytes: ctx.counter.bytes.load(Ordering::Relaxed),
             last: t0,
             depth_counts: Vec::new(),
+            log: (!cfg.log.is_off()).then(|| Box::new(OpLog::new(&cfg.log, measure_start, split))),
         }
     }
 
@@ -117,6 +121,9 @@ impl<'a> Recorder<'a> {
         if let Some(s) = sched {
             st.record_sched(s);
         }
+        if let Some(l) = &mut self.log {
+            l.record(dir, result, lat, end);
+        }
         self.ops += 1;
         self.counter.ops.store(self.ops, Ordering::Relaxed);
         self.counter.bytes.store(self.bytes, Ordering::Relaxed);
@@ -134,6 +141,10 @@ impl<'a> Recorder<'a> {
     pub fn record_split(&mut self, dir: OpKind, result: i64, slat: u64, clat: u64) {
         if result >= 0 {
             self.stats[dir.idx()].record_split(slat, clat);
+        }
+        if let Some(l) = &mut self.log {
+            // `record` of the same operation came first: `last` is its end
+            l.split(dir, result, slat, clat, self.last);
         }
     }
 
@@ -171,6 +182,7 @@ impl<'a> Recorder<'a> {
             stats: self.stats,
             paced: Vec::new(),
             windows: Vec::new(),
+            log: self.log.map(|l| Box::new(l.finish(self.last))),
         }
     }
 }

@@ -9,6 +9,7 @@
 pub mod confidence;
 pub mod cpu;
 mod hist;
+pub mod plat;
 pub mod series;
 
 pub use hist::{LatHist, SparseHist, MAX_NS};

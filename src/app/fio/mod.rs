@@ -18,7 +18,7 @@ use super::pipeline::{installed_hooks, run_cell, CellWork};
 use super::AppError;
 use crate::engine::Engine;
 use crate::model::{Cell, CellPlan, FioCellPlan, FioJob, Report};
-use crate::plan::fio::{FioFormat, FioJobPlan, FioPlan};
+use crate::plan::fio::{FioJobPlan, FioPlan};
 use crate::plan::{OutputFormat, OutputSpec, Outputs};
 use crate::runner::{self, Group, MakeFn, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, Guard, Prepared};
@@ -96,6 +96,12 @@ struct FioSegment<'a> {
     interrupted: bool,
     /// The earlier segments' cells: an abort writes them with this one's.
     before: &'a Report,
+    /// Each job's log files, per clone (`logs::write`).
+    log_files: Vec<Vec<Vec<(&'static str, std::path::PathBuf)>>>,
+}
+
+fn jobs_of(plan: &FioPlan, seg: usize) -> Vec<&FioJobPlan> {
+    plan.jobs.iter().filter(|j| j.segment == seg).collect()
 }
 
 impl<'a> FioSegment<'a> {
@@ -117,6 +123,7 @@ impl<'a> FioSegment<'a> {
             out: None,
             interrupted: false,
             before,
+            log_files: crate::plan::fio::output::log_files(&jobs_of(plan, seg), &plan.jobs),
         }
     }
 
@@ -128,7 +135,9 @@ impl<'a> FioSegment<'a> {
     /// How job `k` is driven: its own engine, depth, rate, runtime, ramp.
     fn job_config(&self, k: usize) -> RunConfig {
         let j = self.jobs[k];
-        control::config(j, io_config(&j.plan, j.plan.jobs as usize, None))
+        let mut cfg = control::config(j, io_config(&j.plan, j.plan.jobs as usize, None));
+        cfg.log = logs::spec(j);
+        cfg
     }
 
     /// Job `k`'s cell from workers `ws` (`numjobs` of them); `out` holds the
@@ -141,6 +150,7 @@ impl<'a> FioSegment<'a> {
                 groupid: j.group,
                 jobs: numjobs,
                 options: j.options.iter().cloned().collect(),
+                report: j.fio.logs.report,
             },
         });
         let sub = subset(ws, out, series);
@@ -208,7 +218,8 @@ impl CellWork for FioSegment<'_> {
                 ends_run: control::ends_run(self.jobs[k]),
             })
             .collect();
-        let out = runner::run_groups(&groups, stop, progress, None);
+        let mut out = runner::run_groups(&groups, stop, progress, None);
+        logs::write(&self.log_files, &mut out.groups);
         let mut all = runner::merge_groups(out.groups.iter().map(summary_of).collect());
         all.jobs.clear();
         *self.runs.lock().unwrap_or_else(|e| e.into_inner()) = out.groups;
@@ -272,10 +283,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
     }
     let mut r = Report::new("fio", SystemTime::now());
     let mut outputs = Outputs(vec![OutputSpec {
-        format: match plan.format {
-            FioFormat::Json => OutputFormat::FioJson,
-            FioFormat::Normal => OutputFormat::FioText,
-        },
+        format: OutputFormat::Fio(plan.formats),
         path: plan.output.clone(),
     }]);
     crate::app::abort::expect_results(&r, &outputs);

@@ -1,0 +1,194 @@
+//! fio's terse output, version 3 (`--output-format=terse`, `--minimal`):
+//! one `;`-separated line per job as fio 3.33's stat.c
+//! show_thread_status_terse_all writes it (the field list of fio's HOWTO
+//! "Terse output": 121 fields before the disk utilization, which fslab
+//! leaves out); and `FioAll`, the formats of a comma list
+//! (`--output-format=json,normal`) in fio's order: terse lines, the normal
+//! text, then the JSON document.
+
+use super::fio_json::{depth_levels, latency_maps};
+use super::Reporter;
+use crate::model::{Cell, DirResult, LatSummary, Report};
+use crate::plan::fio::{FioFormats, LatReport};
+use crate::stats::{LatHist, OpKind};
+use std::fmt::Write;
+
+/// fio's default percentile list.
+const FIO_PCTS: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
+
+/// fio's FIO_IO_U_LIST_MAX_LEN: the terse line always has 20 percentile fields.
+const PCT_FIELDS: usize = 20;
+
+/// `;min;max;mean;dev` in µs (min and max truncated, as fio's integer division).
+fn lat4(s: &mut String, l: Option<&LatSummary>) {
+    match l {
+        Some(l) => {
+            let _ = write!(
+                s,
+                ";{};{};{:.6};{:.6}",
+                l.min_ns / 1000,
+                l.max_ns / 1000,
+                l.mean_ns / 1000.0,
+                l.stddev_ns / 1000.0
+            );
+        }
+        None => s.push_str(";0;0;0.000000;0.000000"),
+    }
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+    } else {
+        0.0
+    };
+    (m, var.sqrt())
+}
+
+/// One direction's 41 fields (fio's show_ddir_status_terse, version 3).
+fn ddir(s: &mut String, c: &Cell, d: Option<&DirResult>, r: &LatReport, pcts: &[f64]) {
+    let runtime_ms = c.elapsed_ns / 1_000_000;
+    let (bytes, ops) = d.map_or((0, 0), |d| (d.bytes, d.ops));
+    let (bw, iops) = if runtime_ms > 0 && ops > 0 {
+        (1000 * bytes / runtime_ms / 1024, 1000 * ops / runtime_ms)
+    } else {
+        (0, 0)
+    };
+    let _ = write!(s, ";{};{bw};{iops};{}", bytes >> 10, if ops > 0 { runtime_ms } else { 0 });
+    let d = d.filter(|d| d.ops > 0);
+    let slat = d.and_then(|d| d.slat.as_ref()).filter(|_| !r.disable_slat);
+    let clat = d.map(|d| d.clat.as_ref().unwrap_or(&d.lat)).filter(|_| !r.disable_clat);
+    let lat = d.map(|d| &d.lat).filter(|_| !r.disable_lat);
+    lat4(s, slat);
+    lat4(s, clat);
+    // fio: total-latency percentiles if asked, else completion-latency ones
+    let of = if r.lat_percentiles {
+        Some(lat)
+    } else if r.clat_percentiles {
+        Some(clat)
+    } else {
+        None
+    };
+    let listed = if of.is_some() { pcts.len().min(PCT_FIELDS) } else { 0 };
+    for (i, &p) in pcts.iter().enumerate().take(PCT_FIELDS) {
+        if i >= listed {
+            break;
+        }
+        let v = of.flatten().map_or(0, |l| {
+            LatHist::from_sparse(&l.histogram).quantile(p / 100.0, l.min_ns, l.max_ns) / 1000
+        });
+        let _ = write!(s, ";{p:.6}%={v}");
+    }
+    for _ in listed..PCT_FIELDS {
+        s.push_str(";0%=0");
+    }
+    lat4(s, lat);
+    // bandwidth samples: per second, as fslab's series (KiB/s)
+    let kib: Vec<f64> = match d {
+        Some(d) if !r.disable_bw => c
+            .series
+            .iter()
+            .map(|p| p.dir(d.dir).bytes as f64 / 1024.0)
+            .collect(),
+        _ => Vec::new(),
+    };
+    if kib.is_empty() {
+        s.push_str(";0;0;0.000000%;0.000000;0.000000");
+    } else {
+        let (m, sd) = mean_sd(&kib);
+        let mn = kib.iter().cloned().fold(f64::INFINITY, f64::min).max(0.0) as u64;
+        let mx = kib.iter().cloned().fold(0.0, f64::max) as u64;
+        let _ = write!(s, ";{mn};{mx};{:.6}%;{m:.6};{sd:.6}", 100.0);
+    }
+}
+
+/// One job's terse line (version 3).
+pub fn line(c: &Cell, version: &str) -> String {
+    let mut s = String::new();
+    let fio = c.plan.fio();
+    let r = fio.map(|f| f.report).unwrap_or_default();
+    let groupid = fio.map_or(0, |f| f.groupid);
+    let pcts: Vec<f64> = c
+        .plan
+        .io()
+        .map(|p| p.lat_percentiles.clone())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| FIO_PCTS.to_vec());
+    let error = if c.error.is_some() { 1 } else { 0 };
+    let _ = write!(s, "3;{version};{};{groupid};{error}", c.name.replace(';', ","));
+    ddir(&mut s, c, c.dir(OpKind::Read), &r, &pcts);
+    ddir(&mut s, c, c.dir(OpKind::Write), &r, &pcts);
+    let secs = c.elapsed_ns as f64 / 1e9;
+    let pct = |ns: u64| {
+        if secs > 0.0 {
+            ns as f64 / 1e9 / secs * 100.0
+        } else {
+            0.0
+        }
+    };
+    let _ = write!(s, ";{:.6}%;{:.6}%;0;0;0", pct(c.cpu.user_ns), pct(c.cpu.sys_ns));
+    for (_, p) in depth_levels(&c.inflight_depth) {
+        let _ = write!(s, ";{p:.1}%");
+    }
+    let (lns, lus, lms) = latency_maps(c);
+    let num = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
+    // fio's stat_calc_lat_nu: the nanosecond buckets count in the first microsecond one
+    let ns_total: f64 = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"]
+        .iter()
+        .map(|k| num(&lns, k))
+        .sum();
+    for (i, k) in ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"]
+        .iter()
+        .enumerate()
+    {
+        let v = num(&lus, k) + if i == 0 { ns_total } else { 0.0 };
+        let _ = write!(s, ";{v:.2}%");
+    }
+    for k in ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"] {
+        let _ = write!(s, ";{:.2}%", num(&lms, k));
+    }
+    s.push('\n');
+    s
+}
+
+/// The jobs of a report, as fio's JSON lists them.
+fn jobs(r: &Report) -> impl Iterator<Item = &Cell> {
+    r.cells
+        .iter()
+        .filter(|c| c.error.is_none() && c.plan.io().is_some())
+}
+
+/// fio's terse output alone.
+pub struct FioTerse;
+
+impl Reporter for FioTerse {
+    fn render(&self, r: &Report) -> Vec<u8> {
+        let v = format!("fslab-{}", r.fslab_version);
+        jobs(r).map(|c| line(c, &v)).collect::<String>().into_bytes()
+    }
+}
+
+/// Every format of `--output-format`, in fio's order.
+pub struct FioAll(pub FioFormats);
+
+impl Reporter for FioAll {
+    fn render(&self, r: &Report) -> Vec<u8> {
+        let mut out = Vec::new();
+        if self.0.terse {
+            out.extend(FioTerse.render(r));
+        }
+        if self.0.normal {
+            out.extend(super::fio_text::FioText.render(r));
+        }
+        if self.0.json {
+            out.extend(super::fio_json::render(r, self.0.json_plus));
+        }
+        out
+    }
+}
