@@ -7,7 +7,7 @@
 //!   (fio writes the time there; a counter costs nothing and differs as
 //!   well), so no two chunks written are equal: nothing deduplicates. Each
 //!   slot's buffer also holds several random slices, one taken per write in
-//!   turn, so that a job cycles through 256 KiB of distinct data and the
+//!   turn, so that a job cycles through 1 MiB of distinct data and the
 //!   file does not compress either (fio's files do: gzip -1 takes a fio
 //!   file written with bs=4k to 7% of its size; fslab's stays above 99%).
 //!   The scramble touches 3 words per 512 bytes and copies nothing.
@@ -27,8 +27,8 @@ use crate::plan::IoPlan;
 use std::os::fd::RawFd;
 
 /// Bytes of distinct random data a scrambled job cycles through (over all
-/// its slots): more than gzip's 32 KiB window, many times over.
-const DISTINCT: usize = 256 << 10;
+/// its slots): more than the window of gzip (32 KiB) and of zstd -1 (512 KiB).
+const DISTINCT: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -251,14 +251,18 @@ impl Fill {
 }
 
 /// fio's small_content_scramble: the offset of each 512-byte chunk in one
-/// of its 64-byte lines (which one varies by write), `stamp` at 48..64.
+/// of its 64-byte lines (which one varies by write), and at 48..64 two
+/// words mixed from the offset and `stamp` (fio: the time), so that the
+/// stamps themselves do not repeat either.
 #[inline]
 fn scramble(block: &mut [u8], offset: u64, stamp: u64) {
     let line = ((stamp ^ offset) & 7) as usize * 64;
     let mut o = offset;
     for c in block.chunks_exact_mut(512) {
-        c[48..56].copy_from_slice(&stamp.to_le_bytes());
-        c[56..64].copy_from_slice(&(o ^ stamp.rotate_left(17)).to_le_bytes());
+        let a = (o ^ stamp).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let b = (a ^ (a >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        c[48..56].copy_from_slice(&a.to_le_bytes());
+        c[56..64].copy_from_slice(&b.to_le_bytes());
         c[line..line + 8].copy_from_slice(&o.to_le_bytes());
         o += 512;
     }
@@ -344,6 +348,30 @@ mod tests {
         let blocks: HashSet<&[u8]> = data.chunks(4096).collect();
         let unique = blocks.len() as f64 / 2000.0;
         assert!((unique - 0.6).abs() < 0.05, "{unique}");
+    }
+
+    #[test]
+    fn verified_writes_check_and_verify_fatal_stops() {
+        for kind in [Kind::Md5, Kind::Crc64, Kind::Sha256, Kind::Pattern] {
+            let p = plan(|p| {
+                p.verify = true;
+                p.buffers.verify.kind = kind;
+                p.buffers.verify.fatal = true;
+                p.buffers.verify.pattern = vec![0xde, 0xad, 0, 0, 0, 0, 0, 0, 0, 0];
+                p.buffers.verify.pattern_offsets = vec![2];
+            });
+            let mut f = Fill::new(&p, 0, 1);
+            let mut b = AlignedBuf::new(f.slot_len(), 4096);
+            f.init(b.as_mut_slice());
+            let ptr = f.before_write(&mut b, 0, 3, 8192, 4096);
+            // SAFETY: 4096 bytes of the buffer from `ptr`.
+            let mut block = unsafe { std::slice::from_raw_parts(ptr, 4096) }.to_vec();
+            assert_eq!(f.check(&block, 8192), Ok(()), "{kind:?}");
+            assert!(!f.stopped());
+            block[3000] ^= 1;
+            assert!(f.check(&block, 8192).is_err(), "{kind:?}");
+            assert!(f.stopped() && f.failed().unwrap().contains("verify_fatal"));
+        }
     }
 
     #[test]

@@ -151,7 +151,13 @@ impl IoWorkload {
         let (fd, offset, len) = self.fill.readback.next(writes_done)?;
         let (buf, buf_index) = (self.bufs[slot].as_ptr(), slot as u16);
         Some(NextOp {
-            op: Op::Read { fd, offset, buf, len, buf_index },
+            op: Op::Read {
+                fd,
+                offset,
+                buf,
+                len,
+                buf_index,
+            },
             dir: OpKind::Read,
             len: len as u64,
         })
@@ -228,7 +234,11 @@ impl Workload for IoWorkload {
     }
 
     fn waits(&self) -> bool {
-        !self.fill.stopped() && self.fill.readback.waits(self.remaining == Some(0) && self.end_fsyncs == 0)
+        !self.fill.stopped()
+            && self
+                .fill
+                .readback
+                .waits(self.remaining == Some(0) && self.end_fsyncs == 0)
     }
 
     fn next_due(&mut self) -> Option<Instant> {
@@ -317,7 +327,9 @@ impl Workload for IoWorkload {
         } else {
             self.writes_since_fsync += 1;
             self.writes_since_fdatasync += 1;
-            buf = self.fill.before_write(&mut self.bufs[slot], slot, fd, offset, len_usize);
+            buf = self
+                .fill
+                .before_write(&mut self.bufs[slot], slot, fd, offset, len_usize);
             NextOp {
                 op: Op::Write {
                     fd,

@@ -167,8 +167,12 @@ pub fn check(block: &[u8], offset: u64) -> Result<(), String> {
 /// A V2 block: its kind, its digest, then its fields.
 fn check_v2(block: &[u8], offset: u64) -> Result<(), String> {
     let h = header(block);
-    let k = kind_of(block[KIND_AT])
-        .ok_or_else(|| format!("offset {offset}: unknown checksum kind {} in the header", block[KIND_AT]))?;
+    let k = kind_of(block[KIND_AT]).ok_or_else(|| {
+        format!(
+            "offset {offset}: unknown checksum kind {} in the header",
+            block[KIND_AT]
+        )
+    })?;
     if block.len() < k.header_len() {
         return Err(format!("offset {offset}: short block of {} bytes", block.len()));
     }
@@ -275,7 +279,16 @@ mod tests {
         }
         // meta checks the header, not the payload (as fio's verify=meta)
         let mut b = vec![5u8; 512];
-        stamp_kind(&mut b, Header { offset: 0, job: 0, generation: 1, seed: 0 }, Kind::Meta);
+        stamp_kind(
+            &mut b,
+            Header {
+                offset: 0,
+                job: 0,
+                generation: 1,
+                seed: 0,
+            },
+            Kind::Meta,
+        );
         assert_eq!(check(&b, 0), Ok(()));
         b[20] ^= 1;
         assert!(check(&b, 0).is_err());
@@ -287,7 +300,11 @@ mod tests {
         let entry = |i: u64| {
             let mut c = i;
             for _ in 0..8 {
-                c = if c & 1 == 1 { (c >> 1) ^ 0x95AC_9329_AC4B_C9B5 } else { c >> 1 };
+                c = if c & 1 == 1 {
+                    (c >> 1) ^ 0x95AC_9329_AC4B_C9B5
+                } else {
+                    c >> 1
+                };
             }
             c
         };

@@ -302,7 +302,16 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
         // the segment's files go
         drop(work);
         match cells {
-            Ok(Some(cells)) => r.cells.extend(cells),
+            Ok(Some(cells)) => {
+                // as fio, a verify failure is told on stderr whatever the output format
+                for c in &cells {
+                    let verify = c.warnings.iter().filter(|w| w.starts_with("verify: "));
+                    for w in verify.chain(&c.job_errors) {
+                        eprintln!("fslab fio: {}: {w}", c.name);
+                    }
+                }
+                r.cells.extend(cells)
+            }
             Ok(None) => r.interrupted = true,
             Err(e) if r.cells.is_empty() => return Err(e),
             Err(e) => {

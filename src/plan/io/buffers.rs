@@ -195,7 +195,11 @@ pub fn parse_pattern(input: &str, formats: bool) -> Result<(Vec<u8>, Vec<usize>)
                     return Err(format!(
                         "'{s}': '{}' is not a pattern format{}",
                         &s[i..(i + 2).min(s.len())],
-                        if formats { " (only %o, the offset)" } else { " (buffer_pattern takes none)" }
+                        if formats {
+                            " (only %o, the offset)"
+                        } else {
+                            " (buffer_pattern takes none)"
+                        }
                     ));
                 }
                 fmts.push(out.len());

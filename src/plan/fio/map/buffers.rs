@@ -13,8 +13,8 @@ use crate::plan::io::buffers::{parse_pattern, VerifyKind};
 
 /// fio's verify= methods fslab does not compute.
 const OTHER_VERIFY: &[&str] = &[
-    "crc32", "crc16", "crc7", "sha1", "sha224", "sha384", "sha512", "sha3-224", "sha3-256", "sha3-384",
-    "sha3-512", "xxhash", "null",
+    "crc32", "crc16", "crc7", "sha1", "sha224", "sha384", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512",
+    "xxhash", "null",
 ];
 
 fn reads(rw: &str) -> bool {
@@ -114,6 +114,11 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
             Err(e) => bad(st, e),
         },
         "do_verify" => b.given.do_verify = Some(on(o)),
+        // the job's blocks are read once and checked, nothing is written
+        "verify_only" => {
+            st.a.verify_only = on(o);
+            st.m.flag_at.push(("--verify-only", o.at.clone(), key.to_string()));
+        }
         "verify_fatal" => b.verify.fatal = on(o),
         "verify_backlog" | "verify_backlog_batch" => {
             match val(o).and_then(|v| crate::units::parse_count(v).map_err(|e| e.to_string())) {
@@ -134,19 +139,19 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 )));
             }
         }
-        "verify_async" | "verify_async_cpus" => st
-            .m
-            .notes
-            .push(format!("{key}: fslab checks each block in the job's own thread")),
-        "verify_dump" => st
-            .m
-            .notes
-            .push("verify_dump: fslab reports a mismatch in words, it writes no dump files".into()),
+        "verify_async" | "verify_async_cpus" => {
+            st.m.notes
+                .push(format!("{key}: fslab checks each block in the job's own thread"))
+        }
+        "verify_dump" => {
+            st.m.notes
+                .push("verify_dump: fslab reports a mismatch in words, it writes no dump files".into())
+        }
         "verify_state_save" | "verify_state_load" => {
             if on(o) {
-                st.m
-                    .notes
-                    .push(format!("{key}: fslab keeps no verify state between runs (--verify-only reads a file back)"));
+                st.m.notes.push(format!(
+                    "{key}: fslab keeps no verify state between runs (--verify-only reads a file back)"
+                ));
             }
         }
         "verify_offset" | "experimental_verify" | "trim_verify_zero" => {
@@ -178,7 +183,8 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     } else {
         let kind = b.verify.kind;
         if kind == VerifyKind::Pattern && b.verify.pattern.is_empty() {
-            st.m.bad.push((job.at.clone(), "verify=pattern needs a verify_pattern".into()));
+            st.m.bad
+                .push((job.at.clone(), "verify=pattern needs a verify_pattern".into()));
         }
         if let Ok(bs) = crate::units::parse_size(&st.a.bs) {
             if bs < kind.header_len() as u64 {
@@ -199,7 +205,8 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
                 );
             }
         } else if !b.verify.after_write && b.verify.backlog == 0 {
-            st.m.notes.push("verify: do_verify=0, so fslab checks only the blocks the job reads".into());
+            st.m.notes
+                .push("verify: do_verify=0, so fslab checks only the blocks the job reads".into());
         }
     }
     b.given = Default::default();
