@@ -6,6 +6,7 @@
 
 mod buf;
 pub mod io;
+pub mod offsets;
 pub mod meta;
 pub mod probe;
 pub mod replay;
