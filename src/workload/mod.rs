@@ -7,6 +7,7 @@
 mod buf;
 pub mod fill;
 pub mod io;
+pub mod offsets;
 pub mod meta;
 pub mod probe;
 pub mod replay;

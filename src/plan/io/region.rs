@@ -6,14 +6,166 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A place or length in a file: bytes, or a percentage of the file's size.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Amount {
+    Bytes(u64),
+    Percent(f64),
+}
+
+impl Amount {
+    /// The bytes of a file of `len` bytes this amount is.
+    pub fn of(self, len: u64) -> u64 {
+        match self {
+            Amount::Bytes(b) => b,
+            Amount::Percent(p) => (len as f64 * p / 100.0) as u64,
+        }
+    }
+}
+
+/// How random offsets are drawn (fio's random_distribution).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Distribution {
+    #[default]
+    Uniform,
+    /// Zipf with exponent theta; `center` in [0, 1] or None (a random place).
+    Zipf { theta: f64, center: Option<f64> },
+    /// Pareto with power h (0 < h < 1).
+    Pareto { h: f64, center: Option<f64> },
+    /// fio's "normal": a sum of uniform draws, with deviation `dev` percent.
+    Normal { dev: f64, center: Option<f64> },
+    /// (percent of accesses, percent of the region), in order from the start.
+    Zoned(Vec<(u32, f64)>),
+    /// (percent of accesses, bytes), in order from the start.
+    ZonedAbs(Vec<(u32, u64)>),
+}
+
+impl Distribution {
+    pub fn is_uniform(&self) -> bool {
+        matches!(self, Distribution::Uniform)
+    }
+}
+
+/// How a job with several files picks the file of its next I/O (fio's
+/// file_service_type).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileService {
+    /// In turn, switching after `n` I/Os (fio's default, n = 1).
+    #[default]
+    RoundRobin,
+    RoundRobinN(u64),
+    /// Each file until it is done, then the next.
+    Sequential,
+    /// A uniformly random file for each I/O.
+    Random,
+    /// A file drawn with a skewed distribution (no hashing: file 0 is the hottest).
+    Skewed(Distribution),
+}
+
+/// O_SYNC or O_DSYNC on the job's files (fio's sync option).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    #[default]
+    None,
+    Sync,
+    Dsync,
+}
+
 /// How a job's offsets and amount of work are shaped. `Default` is what
 /// `fslab io` does without these options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RegionPlan {}
+#[serde(default)]
+pub struct RegionPlan {
+    /// Where each file's region starts (fio's offset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<Amount>,
+    /// Added to the start for each further clone of the job (clone n: n × this).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_increment: Option<Amount>,
+    /// The job's size as a percentage of its (existing) file or device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_percent: Option<f64>,
+    /// Bytes to move in all (fio's io_size); None = the size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<u64>,
+    /// Stop after this many I/Os (per loop: fio multiplies it by loops).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number_ios: Option<u64>,
+    /// Passes over the region (fio's loops); None = 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loops: Option<u64>,
+    #[serde(skip_serializing_if = "Distribution::is_uniform")]
+    pub distribution: Distribution,
+    /// Random offsets may repeat within a pass (no map of blocks done).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub norandommap: bool,
+    /// With fslab io's default false: random offsets are drawn with
+    /// replacement (no map). fio jobs set it true: each pass touches
+    /// every block once, as fio's random map does.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub random_map: bool,
+    #[serde(skip_serializing_if = "is_default_service")]
+    pub file_service: FileService,
+    /// The job's clones share their files (a filename_format without $jobnum).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shared_files: bool,
+    /// Drop each file's page cache before the job (posix_fadvise DONTNEED).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub invalidate: bool,
+    /// Read each file's region once (into the page cache) before the job.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pre_read: bool,
+    /// fsync each file when the job is done with it (after its timed phase).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fsync_on_close: bool,
+    /// Lay the files out and do no I/O.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub create_only: bool,
+    #[serde(skip_serializing_if = "is_no_sync")]
+    pub sync: SyncMode,
+}
+
+fn is_default_service(s: &FileService) -> bool {
+    *s == FileService::RoundRobin
+}
+
+fn is_no_sync(s: &SyncMode) -> bool {
+    *s == SyncMode::None
+}
 
 impl RegionPlan {
     /// True when nothing differs from `fslab io`'s default.
     pub fn is_default(&self) -> bool {
         *self == RegionPlan::default()
+    }
+
+    /// Where clone `clone`'s region of a file of `len` bytes starts, as
+    /// fio's get_start_offset: a percentage (of the offset or the
+    /// increment) is rounded up to a multiple of the smallest block.
+    pub fn start(&self, clone: u32, len: u64, bs: u64) -> u64 {
+        let pct = matches!(self.offset, Some(Amount::Percent(_)))
+            || matches!(self.offset_increment, Some(Amount::Percent(_)));
+        let base = self.offset.map(|o| o.of(len)).unwrap_or(0);
+        let inc = self.offset_increment.map(|o| o.of(len)).unwrap_or(0);
+        let o = base.saturating_add(inc.saturating_mul(clone as u64));
+        if pct && bs > 0 {
+            o.div_ceil(bs).saturating_mul(bs)
+        } else {
+            o
+        }
+    }
+
+    /// The largest start any of `clones` clones has in a file of `len` bytes.
+    pub fn max_start(&self, clones: u32, len: u64, bs: u64) -> u64 {
+        self.start(clones.saturating_sub(1), len, bs)
+    }
+
+    /// Passes over the region (loops=0 is one, as in fio).
+    pub fn loops(&self) -> u64 {
+        self.loops.unwrap_or(1).max(1)
     }
 }
