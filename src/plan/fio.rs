@@ -98,6 +98,9 @@ impl FioPlan {
         if out.is_empty() {
             return Err(PlanError::new("JOBFILE", "every job was skipped"));
         }
+        for k in 0..out.len() {
+            control::wait_target(&out, k).map_err(|(at, why)| PlanError::new(at, why))?;
+        }
         Ok(FioPlan {
             jobs: out,
             format,

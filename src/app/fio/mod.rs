@@ -128,7 +128,9 @@ impl<'a> FioSegment<'a> {
     /// How job `k` is driven: its own engine, depth, rate, runtime, ramp.
     fn job_config(&self, k: usize) -> RunConfig {
         let j = self.jobs[k];
-        control::config(j, io_config(&j.plan, j.plan.jobs as usize, None))
+        let mut cfg = control::config(j, io_config(&j.plan, j.plan.jobs as usize, None));
+        cfg.wait_for = control::wait_for(&self.jobs, k);
+        cfg
     }
 
     /// Job `k`'s cell from workers `ws` (`numjobs` of them); `out` holds the
@@ -291,6 +293,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
         let mut work = FioSegment::new(&plan, seg, &r);
         let cells = run_cell(&mut work, stop, &installed_hooks());
         let interrupted = work.interrupted;
+        let ends_later = control::ends_later(&work.jobs);
         // the segment's files go
         drop(work);
         match cells {
@@ -304,7 +307,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             }
         }
         r.interrupted |= interrupted;
-        if r.interrupted {
+        if r.interrupted || ends_later {
             break;
         }
     }

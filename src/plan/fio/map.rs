@@ -73,7 +73,6 @@ const ACCEPTED: &[(&str, &str)] = &[
     ("percentile_list", ""),
     ("lat_percentiles", ""),
     ("clat_percentiles", ""),
-    ("exitall_on_error", ""),
 ];
 
 /// Time in fio's notation: a bare number is in `unit` ("s" for runtime, "us" for thinktime).
