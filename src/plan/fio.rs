@@ -88,6 +88,9 @@ impl FioPlan {
             return Err(PlanError::new("JOBFILE", "every job was skipped"));
         }
         output::check_logs(&out)?;
+        for k in 0..out.len() {
+            control::wait_target(&out, k).map_err(|(at, why)| PlanError::new(at, why))?;
+        }
         Ok(FioPlan {
             jobs: out,
             format: formats.primary(),

@@ -14,7 +14,7 @@ use super::{
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::SeriesCollector;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::thread::ScopedJoinHandle;
 use std::time::{Duration, SystemTime};
@@ -71,6 +71,8 @@ struct Shared {
     wall: Wall,
     counters: Vec<Counter>,
     series: SeriesCollector,
+    /// Workers that have ended (fio's wait_for waits for all of them).
+    ended: AtomicUsize,
 }
 
 fn unix_now_ns() -> u64 {
@@ -97,6 +99,7 @@ pub fn run_groups<W: Workload>(
             wall: Wall::new(),
             counters: (0..g.cfg.jobs).map(|_| Counter::default()).collect(),
             series: SeriesCollector::new(g.cfg.jobs),
+            ended: AtomicUsize::new(0),
         })
         .collect();
     let cpu0 = CpuTimes::process();
@@ -197,18 +200,33 @@ fn threaded_run<W: Workload>(
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .expect("start time set before go");
+                    // wait_for: the group starts when the named one has ended
+                    let t0 = match g.cfg.wait_for.and_then(|w| groups.get(w).zip(shared.get(w))) {
+                        Some((wg, ws)) => {
+                            let c = ctx(g, sh, j, stop, t0);
+                            while ws.ended.load(Ordering::SeqCst) < wg.cfg.jobs && !c.stopped() {
+                                std::thread::sleep(Duration::from_millis(1));
+                            }
+                            Instant::now()
+                        }
+                        None => t0,
+                    };
                     // startdelay: the group's times count from its own start
                     let t0 = t0 + g.cfg.start_delay;
                     let c = ctx(g, sh, j, stop, t0);
-                    if !g.cfg.start_delay.is_zero() && !pace::wait_until(t0, Duration::ZERO, &|| c.stopped()) {
+                    let waited = g.cfg.wait_for.is_some() || !g.cfg.start_delay.is_zero();
+                    if waited && (!pace::wait_until(t0, Duration::ZERO, &|| c.stopped()) || c.stopped()) {
                         let out = WorkerOut::default();
                         c.series.finish(j);
+                        sh.ended.fetch_add(1, Ordering::SeqCst);
                         return out;
                     }
-                    match built {
+                    let out = match built {
                         Some(b) => drive_caught(&c, b),
                         None => drive_windows(&c, g.make, &g.windows),
-                    }
+                    };
+                    sh.ended.fetch_add(1, Ordering::SeqCst);
+                    out
                 });
                 handles.push(h.expect("spawn worker thread"));
             }
@@ -273,7 +291,11 @@ fn watch<W>(
             && (w.stop.load(Ordering::Relaxed)
                 || spans
                     .iter()
-                    .any(|(ends, r)| *ends && handles[r.clone()].iter().all(|h| h.is_finished())))
+                    .any(|(ends, r)| *ends && handles[r.clone()].iter().all(|h| h.is_finished()))
+                || groups
+                    .iter()
+                    .zip(shared)
+                    .any(|(g, s)| g.cfg.exit_on_error && s.halt.load(Ordering::Relaxed)))
         {
             w.follow.store(true, Ordering::Relaxed);
         }

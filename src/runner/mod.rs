@@ -57,6 +57,12 @@ pub struct RunConfig {
     pub pacing: crate::plan::PacingPlan,
     /// fio's per-job logs; `Default`: none.
     pub log: oplog::LogSpec,
+    /// fio's exitall_on_error: a failure of this group (its halt) stops
+    /// every other group of the run.
+    pub exit_on_error: bool,
+    /// fio's wait_for: the group starts when group `wait_for` (an index
+    /// into the run's groups) has ended; its times count from then.
+    pub wait_for: Option<usize>,
 }
 
 impl RunConfig {
@@ -351,6 +357,9 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
     }
     if let Some(p) = ctx.pacing {
         return pace::worker(ctx, engine, wl, p);
+    }
+    if ctx.cfg.pacing.paces() {
+        return pace::fio_worker(ctx, engine, wl);
     }
     if let Some(r) = ctx.cfg.rate {
         return pace::worker(ctx, engine, wl, &Pacing::rate(r));

@@ -10,7 +10,9 @@
 
 use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
-use crate::engine::Engine;
+use crate::engine::{Engine, Submit};
+use crate::plan::PacingPlan;
+use crate::stats::OpKind;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroU64;
@@ -242,6 +244,335 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
     let mut out = rec.finish(None);
     out.paced = trace;
     out
+}
+
+/// The direction index fio paces (`DDIR_READ`, `DDIR_WRITE`); None for
+/// the rest (syncs), which fio neither paces nor counts.
+#[inline]
+fn ddir(dir: OpKind) -> Option<usize> {
+    match dir {
+        OpKind::Read => Some(0),
+        OpKind::Write => Some(1),
+        _ => None,
+    }
+}
+
+/// fio's pacing of one worker, from a `PacingPlan`: the rate's schedule per
+/// direction (`usec_for_io`: linear in the bytes issued, or poisson gaps),
+/// thinktime every `thinktime_blocks` operations, and the `rate_min` check
+/// every `rate_cycle`.
+pub(crate) struct FioPacer {
+    /// fio's td->epoch: the rate's schedule counts from here (reset when
+    /// the ramp ends, as fio's reset_all_stats does).
+    epoch: Instant,
+    measure_start: Instant,
+    measured: bool,
+    bps: [u64; 2],
+    bs: [u64; 2],
+    poisson: Option<[fastrand::Rng; 2]>,
+    /// rate_io_issue_bytes
+    issued: [u64; 2],
+    /// Poisson: the schedule so far, µs.
+    last_usec: [u64; 2],
+    /// rate_next_io_time, µs since the epoch.
+    next_us: [u64; 2],
+    think_us: u64,
+    spin_us: u64,
+    think_blocks: u64,
+    think_issue: bool,
+    ignore_think: bool,
+    issues: u64,
+    completions: u64,
+    last_think: u64,
+    min: MinRate,
+}
+
+/// fio's __check_min_rate state per direction.
+struct MinRate {
+    min_bps: [u64; 2],
+    min_iops: [u64; 2],
+    /// rate or rate_min set: the bytes are checked, else the operations.
+    by_bytes: [bool; 2],
+    cycle: Duration,
+    /// Since the end of the ramp: bytes and operations completed.
+    bytes: [u64; 2],
+    ios: [u64; 2],
+    /// At the last check.
+    last_bytes: [u64; 2],
+    last_ios: [u64; 2],
+    last_at: [Option<Instant>; 2],
+}
+
+/// fio's poisson gap: the mean gap (whole µs, as fio's integer division)
+/// times -ln(u), u in (0, 1], truncated to whole µs.
+#[inline]
+pub(crate) fn poisson_gap_us(bps: u64, bs: u64, rng: &mut fastrand::Rng) -> u64 {
+    let iops = (bps / bs.max(1)).max(1);
+    let u = 1.0 - rng.f64();
+    ((1_000_000 / iops) as f64 * -(u.ln())) as u64
+}
+
+impl FioPacer {
+    /// Worker `j`'s pacer; its schedule starts at `t0`, measurement at `measure_start`.
+    pub fn new(p: &PacingPlan, j: usize, t0: Instant, measure_start: Instant) -> Self {
+        let bps = p.bps();
+        let seed = p.seed ^ (j as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x504F_4953_534F_4E00;
+        FioPacer {
+            epoch: t0,
+            measure_start,
+            measured: measure_start <= t0,
+            bps,
+            bs: std::array::from_fn(|d| p.min_bs[d].max(1)),
+            poisson: p
+                .poisson
+                .then(|| [fastrand::Rng::with_seed(seed), fastrand::Rng::with_seed(seed ^ 0xA5A5_A5A5)]),
+            issued: [0; 2],
+            last_usec: [0; 2],
+            next_us: [0; 2],
+            think_us: p.thinktime_us,
+            spin_us: p.thinktime_spin_us.min(p.thinktime_us),
+            think_blocks: p.thinktime_blocks.max(1),
+            think_issue: p.thinktime_issue,
+            ignore_think: p.ignore_thinktime,
+            issues: 0,
+            completions: 0,
+            last_think: 0,
+            min: MinRate {
+                min_bps: p.rate_min,
+                min_iops: p.rate_iops_min,
+                by_bytes: std::array::from_fn(|d| p.rate[d] > 0 || p.rate_min[d] > 0),
+                cycle: Duration::from_millis(if p.rate_cycle_ms == 0 { 1000 } else { p.rate_cycle_ms }),
+                bytes: [0; 2],
+                ios: [0; 2],
+                last_bytes: [0; 2],
+                last_ios: [0; 2],
+                last_at: [None; 2],
+            },
+        }
+    }
+
+    /// When an operation of `dir` may be issued (None: at once).
+    #[inline]
+    pub fn due(&self, dir: OpKind) -> Option<Instant> {
+        let d = ddir(dir)?;
+        (self.bps[d] > 0).then(|| self.epoch + Duration::from_micros(self.next_us[d]))
+    }
+
+    /// For a workload whose direction is known only once done: the earlier
+    /// of the paced directions' times.
+    pub fn due_any(&self) -> Option<Instant> {
+        [OpKind::Read, OpKind::Write].into_iter().filter_map(|d| self.due(d)).min()
+    }
+
+    /// The smallest block of `dir` (a step's length, when not known).
+    pub fn bs(&self, dir: OpKind) -> u64 {
+        ddir(dir).map_or(0, |d| self.bs[d])
+    }
+
+    /// An operation of `dir` moving `len` bytes was issued: the next one's
+    /// time (fio: rate_io_issue_bytes, then usec_for_io).
+    #[inline]
+    pub fn issue(&mut self, dir: OpKind, len: u64) {
+        let Some(d) = ddir(dir) else { return };
+        self.issues += 1;
+        self.issued[d] += len;
+        let bps = self.bps[d];
+        if bps == 0 {
+            return;
+        }
+        self.next_us[d] = match &mut self.poisson {
+            Some(r) => {
+                self.last_usec[d] += poisson_gap_us(bps, self.bs[d], &mut r[d]);
+                self.last_usec[d]
+            }
+            None => (self.issued[d] as u128 * 1_000_000 / bps as u128).min(u64::MAX as u128) as u64,
+        };
+    }
+
+    /// An operation of `dir` completed at `now` with `result` (bytes, or a
+    /// negated errno); `recording`: after the ramp. Returns the rate_min
+    /// failure, if this completion shows one.
+    #[inline]
+    pub fn complete(&mut self, dir: OpKind, result: i64, recording: bool, now: Instant) -> Option<String> {
+        let d = ddir(dir)?;
+        self.completions += 1;
+        if !recording {
+            return None;
+        }
+        if !self.measured {
+            self.restart();
+        }
+        if result >= 0 {
+            self.min.bytes[d] += result as u64;
+            self.min.ios[d] += 1;
+        }
+        if self.min.min_bps[d] == 0 && self.min.min_iops[d] == 0 {
+            return None;
+        }
+        self.check_min(d, now)
+    }
+
+    /// The ramp ended: the schedule and the counts start again (fio's
+    /// reset_all_stats).
+    fn restart(&mut self) {
+        self.measured = true;
+        self.epoch = self.measure_start;
+        self.issued = [0; 2];
+        self.last_usec = [0; 2];
+        self.next_us = [0; 2];
+    }
+
+    /// fio's __check_min_rate for direction `d` at `now`.
+    #[cold]
+    fn check_min(&mut self, d: usize, now: Instant) -> Option<String> {
+        let m = &mut self.min;
+        // a 2 second settle period in the beginning
+        if now.saturating_duration_since(self.measure_start) < Duration::from_secs(2) {
+            return None;
+        }
+        if let Some(at) = m.last_at[d] {
+            let spent = now.saturating_duration_since(at);
+            if spent < m.cycle {
+                return None;
+            }
+            let ms = spent.as_millis().max(1) as u64;
+            if m.by_bytes[d] {
+                let rate = (m.bytes[d] - m.last_bytes[d]).saturating_mul(1000) / ms;
+                if rate < m.min_bps[d] {
+                    return Some(format!("rate_min={}B/s not met, got {rate}B/s", m.min_bps[d]));
+                }
+            } else {
+                let rate = (m.ios[d] - m.last_ios[d]).saturating_mul(1000) / ms;
+                if rate < m.min_iops[d] {
+                    return Some(format!("rate_iops_min={} not met, got {rate} IOPS", m.min_iops[d]));
+                }
+            }
+        }
+        m.last_bytes[d] = m.bytes[d];
+        m.last_ios[d] = m.ios[d];
+        m.last_at[d] = Some(now);
+        None
+    }
+
+    /// Whether a think is due now (fio's handle_thinktime: every
+    /// thinktime_blocks operations, completed or issued).
+    #[inline]
+    pub fn think_due(&self) -> bool {
+        self.think_us > 0 && self.think_count() >= self.last_think + self.think_blocks
+    }
+
+    fn think_count(&self) -> u64 {
+        if self.think_issue {
+            self.issues
+        } else {
+            self.completions
+        }
+    }
+
+    /// Thinks after an operation of `dir`: spins thinktime_spin, sleeps the
+    /// rest, never past `deadline`. False when `stopped` ended the sleep.
+    pub fn think(&mut self, dir: OpKind, deadline: Option<Instant>, stopped: &dyn Fn() -> bool) -> bool {
+        self.last_think = self.think_count();
+        let start = Instant::now();
+        let left = |us: u64| {
+            let d = Duration::from_micros(us);
+            match deadline {
+                Some(e) => d.min(e.saturating_duration_since(Instant::now())),
+                None => d,
+            }
+        };
+        let spin = left(self.spin_us);
+        let spun_to = start + spin;
+        while Instant::now() < spun_to {
+            std::hint::spin_loop();
+        }
+        let spun = start.elapsed();
+        let sleep = left(self.think_us.saturating_sub(ns(spun) / 1000));
+        let ok = sleep.is_zero() || wait_until(Instant::now() + sleep, Duration::ZERO, stopped);
+        let total = ns(start.elapsed()) / 1000;
+        if let Some(d) = ddir(dir).filter(|&d| total > 0 && self.bps[d] > 0 && self.ignore_think) {
+            // the bytes the rate would have moved meanwhile, less one block
+            // so that issuing starts at once (fio's handle_thinktime)
+            let bps = self.bps[d];
+            let missed = (bps as u128 * total as u128 / 1_000_000) as u64;
+            let bs = self.bs[d];
+            let usperop = bs.saturating_mul(1_000_000) / bps;
+            let over = if usperop <= total {
+                bs
+            } else {
+                ((usperop - total) / usperop).wrapping_mul(bs.wrapping_neg())
+            };
+            self.issued[d] = self.issued[d].wrapping_add(missed.wrapping_sub(over));
+            self.last_usec[d] += total;
+            self.next_us[d] = match self.poisson {
+                Some(_) => self.last_usec[d],
+                None => (self.issued[d] as u128 * 1_000_000 / bps as u128).min(u64::MAX as u128) as u64,
+            };
+        }
+        ok
+    }
+}
+
+/// The loop of a fio-paced worker whose engine completes inline: each
+/// operation waits for its direction's time, then the pacer learns of it;
+/// a think follows every thinktime_blocks operations.
+pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> WorkerOut {
+    let cfg = ctx.cfg;
+    let measure_start = ctx.t0 + cfg.ramp;
+    let deadline = cfg.deadline().map(|r| measure_start + r);
+    let mut pacer = FioPacer::new(&cfg.pacing, ctx.j, ctx.t0, measure_start);
+    let mut rec = Recorder::new(ctx, false);
+    let stopped = || ctx.stopped();
+    let mut error = None;
+    let queues = wl.queues();
+    while !ctx.stopped() {
+        let (dir, result, start) = if queues {
+            let Some(next) = wl.next_op(0) else { break };
+            if let Some(t) = pacer.due(next.dir) {
+                if !wait_until(t, Duration::ZERO, &stopped) {
+                    break;
+                }
+            }
+            pacer.issue(next.dir, next.len);
+            let start = Instant::now();
+            // SAFETY: the op names this workload's own buffers, left alone
+            // until `on_complete` (next_op's contract); it completes before
+            // the next call (as Workload::step's default does).
+            let r = match unsafe { engine.submit(&next.op, 0) } {
+                Submit::Done(r) => r,
+                _ => crate::engine::exec_pending(engine),
+            };
+            (next.dir, wl.on_complete(&next, r), start)
+        } else {
+            if let Some(t) = pacer.due_any() {
+                if !wait_until(t, Duration::ZERO, &stopped) {
+                    break;
+                }
+            }
+            let start = Instant::now();
+            let Some(step) = wl.step(engine) else { break };
+            pacer.issue(step.dir, pacer.bs(step.dir));
+            (step.dir, step.result, start)
+        };
+        let end = Instant::now();
+        if !rec.tick(end) {
+            break;
+        }
+        if rec.recording {
+            rec.record(dir, result, ns(end - start), None, end);
+        }
+        if let Some(e) = pacer.complete(dir, result, rec.recording, end) {
+            error = Some(e);
+            if cfg.exit_on_error {
+                ctx.halt.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            break;
+        }
+        if pacer.think_due() && !pacer.think(dir, deadline, &stopped) {
+            break;
+        }
+    }
+    rec.finish(error)
 }
 
 #[cfg(test)]

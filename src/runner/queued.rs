@@ -6,7 +6,7 @@
 //! when its completion is processed. slat = t_sub - t_prep, clat = end -
 //! t_sub, lat = end - t_prep.
 
-use super::pace::{Grid, Pacing};
+use super::pace::{wait_until, FioPacer, Grid, Pacing};
 use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
 use crate::engine::{Completion, Engine, Submit};
@@ -25,6 +25,9 @@ struct Queue<'a> {
     batch: usize,
     /// --rate-iops: the grid, late operations catching up.
     grid: Option<Grid>,
+    /// fio's pacing (rate per direction, poisson, thinktime, rate_min).
+    pacer: Option<FioPacer>,
+    deadline: Option<Instant>,
     rec: Recorder<'a>,
     slots: Vec<Option<Slot>>,
     free: Vec<usize>,
@@ -37,6 +40,8 @@ struct Queue<'a> {
     held: Option<(usize, NextOp, Option<Instant>)>,
     done: bool,
     error: Option<String>,
+    /// The direction of the last completion (a think adds to its rate).
+    last_dir: crate::stats::OpKind,
 }
 
 pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> WorkerOut {
@@ -46,6 +51,11 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
         depth,
         batch: cfg.batch.clamp(1, depth),
         grid: cfg.rate.map(|r| Grid::new(ctx.t0, &Pacing::rate(r))),
+        pacer: cfg
+            .pacing
+            .paces()
+            .then(|| FioPacer::new(&cfg.pacing, ctx.j, ctx.t0, ctx.t0 + cfg.ramp)),
+        deadline: cfg.deadline().map(|r| ctx.t0 + cfg.ramp + r),
         rec: Recorder::new(ctx, true),
         slots: (0..depth).map(|_| None).collect(),
         free: (0..depth).rev().collect(),
@@ -56,6 +66,7 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
         held: None,
         done: false,
         error: None,
+        last_dir: crate::stats::OpKind::Read,
     };
     // Completions reaped but not yet processed. Each is processed with its
     // own timestamp and its slot refilled at once, so the queue stays full the
@@ -66,7 +77,7 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
             q.finish_taking();
         }
         q.fill(ctx, engine, wl);
-        if q.process_one(wl) {
+        if q.process_one(ctx, wl) {
             continue;
         }
         if !q.submit_and_wait(engine) {
@@ -113,12 +124,39 @@ impl Queue<'_> {
             self.done = !wl.waits() || self.inflight == 0;
             return None;
         };
-        Some((slot, next, self.grid.as_mut().map(Grid::take)))
+        let intended = match (&mut self.grid, &mut self.pacer) {
+            (Some(g), _) => Some(g.take()),
+            (None, Some(p)) => {
+                let t = p.due(next.dir);
+                p.issue(next.dir, next.len);
+                t
+            }
+            (None, None) => None,
+        };
+        Some((slot, next, intended))
+    }
+
+    /// fio's thinktime: once the operations in flight are done (fio's
+    /// io_u_quiesce), think. False while some are still in flight.
+    fn think(&mut self, ctx: &Ctx, dir: crate::stats::OpKind) -> bool {
+        if self.inflight > 0 {
+            return false;
+        }
+        let deadline = self.deadline;
+        if let Some(p) = &mut self.pacer {
+            if !p.think(dir, deadline, &|| ctx.stopped()) {
+                self.finish_taking();
+            }
+        }
+        true
     }
 
     /// Fills the queue up to `depth`, submitting every `batch`.
     fn fill<W: Workload>(&mut self, ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) {
         while !self.done && self.inflight < self.depth {
+            if self.pacer.as_ref().is_some_and(FioPacer::think_due) && !self.think(ctx, self.last_dir) {
+                break;
+            }
             let Some((slot, next, intended)) = self.take(wl) else {
                 break;
             };
@@ -131,6 +169,8 @@ impl Queue<'_> {
                     }
                     if let Some(g) = &self.grid {
                         g.wait(t, &|| ctx.stopped());
+                    } else {
+                        wait_until(t, std::time::Duration::ZERO, &|| ctx.stopped());
                     }
                 }
             }
@@ -172,13 +212,14 @@ impl Queue<'_> {
                         let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
                         self.rec.record(next.dir, result, ns(end - t_prep), sched, end);
                     }
+                    self.paced(ctx, next.dir, result, end);
                 }
             }
         }
     }
 
     /// Processes the next reaped completion; false when none is left.
-    fn process_one<W: Workload>(&mut self, wl: &mut W) -> bool {
+    fn process_one<W: Workload>(&mut self, ctx: &Ctx, wl: &mut W) -> bool {
         let Some(c) = self.comps.get(self.next_comp).copied() else {
             return false;
         };
@@ -199,7 +240,22 @@ impl Queue<'_> {
             self.rec
                 .record_split(s.next.dir, result, ns(s.t_sub - s.t_prep), ns(end - s.t_sub));
         }
+        self.paced(ctx, s.next.dir, result, end);
         true
+    }
+
+    /// Tells the pacer of a completion; a rate_min failure ends the worker.
+    #[inline]
+    fn paced(&mut self, ctx: &Ctx, dir: crate::stats::OpKind, result: i64, end: Instant) {
+        self.last_dir = dir;
+        let recording = self.rec.recording;
+        if let Some(e) = self.pacer.as_mut().and_then(|p| p.complete(dir, result, recording, end)) {
+            self.error.get_or_insert(e);
+            if ctx.cfg.exit_on_error {
+                ctx.halt.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            self.finish_taking();
+        }
     }
 
     /// Nothing left to process: submits what is queued, then waits for a

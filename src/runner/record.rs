@@ -31,6 +31,8 @@ pub(crate) struct Recorder<'a> {
     halt_on_error: Option<&'a std::sync::atomic::AtomicBool>,
     /// fio's per-job logs, when the group keeps any (`RunConfig.log`).
     log: Option<Box<OpLog>>,
+    /// fio's continue_on_error / ignore_error: the errors that do not halt.
+    errors: &'a crate::plan::io::pacing::ErrorPolicy,
 }
 
 impl<'a> Recorder<'a> {
@@ -49,6 +51,7 @@ impl<'a> Recorder<'a> {
         }
         Recorder {
             halt_on_error: cfg.stop_on_error.then_some(ctx.halt),
+            errors: &cfg.pacing.errors,
             j: ctx.j,
             counter: ctx.counter,
             series: ctx.series,
@@ -115,7 +118,9 @@ impl<'a> Recorder<'a> {
         } else {
             st.record_err(-result as i32);
             if let Some(h) = self.halt_on_error {
-                h.store(true, Ordering::Relaxed);
+                if !self.errors.non_fatal(crate::plan::io::pacing::error_class(dir, -result), -result as i32) {
+                    h.store(true, Ordering::Relaxed);
+                }
             }
         }
         if let Some(s) = sched {

@@ -137,6 +137,7 @@ impl<'a> FioSegment<'a> {
         let j = self.jobs[k];
         let mut cfg = control::config(j, io_config(&j.plan, j.plan.jobs as usize, None));
         cfg.log = logs::spec(j);
+        cfg.wait_for = control::wait_for(&self.jobs, k);
         cfg
     }
 
@@ -299,6 +300,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
         let mut work = FioSegment::new(&plan, seg, &r);
         let cells = run_cell(&mut work, stop, &installed_hooks());
         let interrupted = work.interrupted;
+        let ends_later = control::ends_later(&work.jobs);
         // the segment's files go
         drop(work);
         match cells {
@@ -321,7 +323,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             }
         }
         r.interrupted |= interrupted;
-        if r.interrupted {
+        if r.interrupted || ends_later {
             break;
         }
     }

@@ -73,11 +73,6 @@ const ACCEPTED: &[(&str, &str)] = &[
     ("percentile_list", ""),
     ("lat_percentiles", ""),
     ("clat_percentiles", ""),
-    ("exitall_on_error", ""),
-    (
-        "gtod_reduce",
-        "gtod_reduce: fslab's timing costs next to nothing, so it keeps every latency fio would drop",
-    ),
 ];
 
 /// Time in fio's notation: a bare number is in `unit` ("s" for runtime, "us" for thinktime).
