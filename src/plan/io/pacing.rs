@@ -84,8 +84,13 @@ impl ErrorPolicy {
     /// fio's td_non_fatal_error: an error of class `class` with `errno`
     /// lets the job go on only when continue_on_error covers the class and
     /// the errno is in the class's ignore list.
+    /// A verification mismatch never ends the job here: fio keeps checking
+    /// every block unless verify_fatal, which the workload applies itself.
     pub fn non_fatal(&self, class: usize, errno: i32) -> bool {
         const DEFAULT: &[i32] = &[5, 84]; // EIO, EILSEQ
+        if class == ERR_VERIFY {
+            return true;
+        }
         if class > ERR_VERIFY || self.continue_mask & (1 << class) == 0 {
             return false;
         }
