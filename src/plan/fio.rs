@@ -145,6 +145,20 @@ fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
     Ok(eff)
 }
 
+/// A job file's text and command-line arguments parsed and mapped as
+/// `fslab fio` does, without running anything (the fuzz target): the jobs'
+/// plans, or the error the user would see.
+#[doc(hidden)]
+pub fn plan_text(text: &str, cli: &[String]) -> Result<Vec<FioJobPlan>> {
+    let (global, mut jobs) = fiojob::parse_cli(cli)?;
+    if !text.is_empty() {
+        jobs.extend(fiojob::under_globals(fiojob::parse_text("fuzz.fio", text)?, &global));
+    }
+    let fa = FioArgs::default();
+    let mut notes = Vec::new();
+    plan_jobs(&jobs, &fa, &mut notes).map(|(plans, _)| plans)
+}
+
 /// The jobs of the job files, then the command-line jobs; at least one.
 fn collect_jobs(fa: &FioArgs) -> Result<Vec<fiojob::Job>> {
     // fslab fio's own values, checked before any job so that errors name the flag
