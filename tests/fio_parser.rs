@@ -44,7 +44,12 @@ fn run_fslab(job: &Path) -> serde_json::Value {
         .args(["--output-format=json", "--quiet"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "fslab: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "fslab: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -58,22 +63,37 @@ fn metadata_engines_count_as_fio_does() {
         ("filecreate-size", "ioengine=filecreate\nnrfiles=10\nsize=400k\n"),
         ("filecreate-write", "ioengine=filecreate\nnrfiles=25\nrw=write\n"),
         ("filestat", "ioengine=filestat\nnrfiles=10\nfilesize=8k\nbs=4k\n"),
-        ("filestat-statx", "ioengine=filestat\nstat_type=statx\nnrfiles=12\nfilesize=4k\n"),
-        ("filedelete", "ioengine=filedelete\nnrfiles=16\nfilesize=4k\nnumjobs=2\n"),
+        (
+            "filestat-statx",
+            "ioengine=filestat\nstat_type=statx\nnrfiles=12\nfilesize=4k\n",
+        ),
+        (
+            "filedelete",
+            "ioengine=filedelete\nnrfiles=16\nfilesize=4k\nnumjobs=2\n",
+        ),
     ] {
         let fio_dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let fslab_dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let jobs = tempfile::tempdir().unwrap();
         let write = |dir: &Path| {
-            let p = jobs.path().join(format!("{name}-{}.fio", dir.file_name().unwrap().to_string_lossy()));
+            let p = jobs
+                .path()
+                .join(format!("{name}-{}.fio", dir.file_name().unwrap().to_string_lossy()));
             std::fs::write(&p, format!("[{name}]\ndirectory={}\n{body}", dir.display())).unwrap();
             p
         };
         let theirs = counts(&run_fio(&write(fio_dir.path())));
         let ours = counts(&run_fslab(&write(fslab_dir.path())));
-        assert_eq!(ours, theirs, "{name}: fslab vs fio [read ios, bytes, clat N, write ios, bytes, clat N]");
+        assert_eq!(
+            ours, theirs,
+            "{name}: fslab vs fio [read ios, bytes, clat N, write ios, bytes, clat N]"
+        );
         assert!(theirs.iter().all(|c| c[2] + c[5] > 0), "{name}: fio timed nothing");
-        assert!(leftovers(fslab_dir.path()).is_empty(), "{name}: fslab left {:?}", leftovers(fslab_dir.path()));
+        assert!(
+            leftovers(fslab_dir.path()).is_empty(),
+            "{name}: fslab left {:?}",
+            leftovers(fslab_dir.path())
+        );
     }
 }
 

@@ -139,6 +139,12 @@ fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
             ("--allow-device", None) => eff.allow_device = true,
             ("--force-overwrite", None) => eff.force_overwrite = true,
             ("--quiet", None) => eff.quiet = true,
+            // fio's getopt takes `--directory DIR` and `--filename FILE` too:
+            // options of the command line's global section, not job files
+            ("--directory" | "--filename", None) => match args.next() {
+                Some(v) => eff.args.push(format!("{a}={v}")),
+                None => return Err(PlanError::new(a.as_str(), format!("needs a value ({a}=VALUE)"))),
+            },
             _ => eff.args.push(a.clone()),
         }
     }

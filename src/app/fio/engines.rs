@@ -64,7 +64,8 @@ impl FioMeta {
     fn new(op: MetaOp, prep: &Prepared, clone: u32, per_file: u64, write: bool) -> Result<FioMeta, String> {
         let mut paths = Vec::new();
         for p in prep.files_for(clone as usize) {
-            let c = CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: a NUL in the path", p.display()))?;
+            let c =
+                CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: a NUL in the path", p.display()))?;
             if op.makes_dirs_first() {
                 // fio's setup_dirs: made before the timed run (in fslab's own
                 // work directory, removed with it)
@@ -181,7 +182,10 @@ impl Workload for FioMeta {
                 self.op.name(),
                 std::io::Error::from_raw_os_error((-r).min(i32::MAX as i64) as i32)
             ));
-            return Some(Step { dir: self.dir, result: r });
+            return Some(Step {
+                dir: self.dir,
+                result: r,
+            });
         }
         Some(Step {
             dir: self.dir,

@@ -92,8 +92,15 @@ pub fn refused(name: &str) -> Option<&'static str> {
     const LIB: &str = "it needs a storage system's client library fslab does not have";
     const OS: &str = "it is another operating system's";
     Some(match name {
-        "net" | "netsplice" | "rdma" | "http" | "nbd" | "librpma_apm_client" | "librpma_apm_server"
-        | "librpma_gpspm_client" | "librpma_gpspm_server" => NET,
+        "net"
+        | "netsplice"
+        | "rdma"
+        | "http"
+        | "nbd"
+        | "librpma_apm_client"
+        | "librpma_apm_server"
+        | "librpma_gpspm_client"
+        | "librpma_gpspm_server" => NET,
         "sg" | "io_uring_cmd" | "xnvme" | "libcufile" | "dev-dax" | "libpmem" | "pmemblk" | "mtd" | "libzbc"
         | "spdk" | "libblkio" | "binject" | "bsg" => HW,
         "rbd" | "rados" | "dfs" | "nfs" | "gfapi" | "gfapi_async" | "libhdfs" | "libiscsi" | "ime_psync"

@@ -18,7 +18,10 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
             Ok("lstat") => set_stat(st, StatType::Lstat),
             Ok("statx") => set_stat(st, StatType::Statx),
             Ok(v) => {
-                st.m.bad.push((o.at.clone(), format!("stat_type: '{v}' is not one of stat, lstat, statx")));
+                st.m.bad.push((
+                    o.at.clone(),
+                    format!("stat_type: '{v}' is not one of stat, lstat, statx"),
+                ));
                 Ok(())
             }
             Err(e) => Err(e),
@@ -118,7 +121,10 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     let FioEngine::Meta { op, stat, .. } = st.m.fio.engine else {
         return;
     };
-    let at = job.get("ioengine").map(|o| o.at.clone()).unwrap_or_else(|| job.at.clone());
+    let at = job
+        .get("ioengine")
+        .map(|o| o.at.clone())
+        .unwrap_or_else(|| job.at.clone());
     if !matches!(job.get("ioengine").and_then(|o| o.value.as_deref()), Some(e) if MetaOp::from_name(e).is_some()) {
         // stat_type without a metadata engine: fio ignores an engine's option
         // it does not have... and so does fslab
@@ -185,4 +191,11 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
         ),
         _ => format!("ioengine={}: each file is one timed operation (fio's clat)", op.name()),
     });
+    if matches!(op, MetaOp::FileStat | MetaOp::DirStat) && stat != StatType::Statx {
+        st.m.notes.push(format!(
+            "stat_type={}: fslab stats with statx(2) (fio calls {}(2))",
+            if stat == StatType::Lstat { "lstat" } else { "stat" },
+            if stat == StatType::Lstat { "lstat" } else { "stat" }
+        ));
+    }
 }
