@@ -98,6 +98,35 @@ fn metadata_engines_count_as_fio_does() {
 }
 
 #[test]
+fn filecreate_on_the_command_line_counts_as_fio_does() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    // --size is also fslab fio's own flag: the count must follow it
+    let run = |fslab_run: bool| {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let args = [
+            "--name=fc".to_string(),
+            "--ioengine=filecreate".into(),
+            format!("--directory={}", dir.path().display()),
+            "--nrfiles=50".into(),
+            "--size=400k".into(),
+            "--output-format=json".into(),
+        ];
+        let out = if fslab_run {
+            fslab().arg("fio").args(&args).arg("--quiet").output().unwrap()
+        } else {
+            Command::new("fio").args(&args).output().unwrap()
+        };
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        counts(&serde_json::from_slice(&out.stdout).unwrap())
+    };
+    let theirs = run(false);
+    assert_eq!(theirs, vec![[100, 409600, 50, 0, 0, 0]], "fio 3.33's figures");
+    assert_eq!(run(true), theirs);
+}
+
+#[test]
 fn command_line_globals_are_the_job_files_defaults() {
     let work = tempfile::tempdir_in("/var/tmp").unwrap();
     let jobs = tempfile::tempdir().unwrap();

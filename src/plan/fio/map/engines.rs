@@ -111,7 +111,7 @@ fn bytes(v: &str) -> Option<u64> {
 
 /// After the job's last option: a refused engine is the job's one error;
 /// a metadata engine gets what fio counts per file and its direction.
-pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
+pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
     if let Some((at, why)) = st.refused_engine.take() {
         // one line: the engine's own options (hostname=, port=...) are moot
         st.m.unsupported.clear();
@@ -162,7 +162,12 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     let bytes_per_file = if op.lays_out() {
         0
     } else {
-        match st.size.as_ref().and_then(|(v, _)| bytes(v)) {
+        match fa
+            .size
+            .as_deref()
+            .or(st.size.as_ref().map(|(v, _)| v.as_str()))
+            .and_then(bytes)
+        {
             Some(size) => (size / nrfiles / bs * bs).max(bs),
             None => bs,
         }
