@@ -22,6 +22,9 @@ mkdir -p corpus/loadfile corpus/replay_paths corpus/fio_job corpus/plan_file cor
 # the samba plan reads the 458k-line client.txt on every run: not a useful seed
 for f in seed-metadata-xattr seed-raw-vs-fs seed-create-under-stream; do cp "$root/examples/$f.toml" corpus/plan_file/; done
 cp "$root"/tests/fio-jobs/*.fio corpus/fio_job/
+# fio_job: a job file, then after a line '--' command-line arguments
+printf '[global]\nbs=$pagesize*2 ; c\nsize=(1m*4)#x\n[a]\nioengine=filecreate\nnrfiles=$ncpus\n--\n--name=global --rw=write --name=b --ioengine=net\n' > corpus/fio_job/cli-keywords
+printf '[a]\nioengine=dirstat\nstat_type=lstat\niodepth=((2+3)*4)^2%%7\n--\n--directory=/nonexistent --name=c --bs=(4k-1)\n' > corpus/fio_job/cli-dirstat
 printf 'Mkdir "\\clients" NT_STATUS_OK\nNTCreateX "\\clients\\client1\\f" 0x40 0x2 3 NT_STATUS_OK\nWriteX 3 0 100 100 NT_STATUS_OK\nLOOP 3\nReadX 3 0 100 100 NT_STATUS_OK\nENDLOOP\nClose 3 NT_STATUS_OK\n' > corpus/loadfile/seed.load
 # replay_paths: byte 0 splits pattern from name; the whole input is also a path
 printf '\x08FILLER.*filler.000' > corpus/replay_paths/mask

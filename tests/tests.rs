@@ -9,6 +9,7 @@ mod faultfs;
 mod faults;
 mod fio;
 mod fio_buffers;
+mod fio_parser;
 mod html;
 mod io;
 mod lab;

@@ -144,10 +144,30 @@ fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
             ("--minimal", None) => eff.minimal = true,
             ("--terse-version", Some(v)) => eff.terse_version = Some(v),
             ("--status-interval", Some(v)) => eff.status_interval = Some(v),
+            // fio's getopt takes `--directory DIR` and `--filename FILE` too:
+            // options of the command line's global section, not job files
+            ("--directory" | "--filename", None) => match args.next() {
+                Some(v) => eff.args.push(format!("{a}={v}")),
+                None => return Err(PlanError::new(a.as_str(), format!("needs a value ({a}=VALUE)"))),
+            },
             _ => eff.args.push(a.clone()),
         }
     }
     Ok(eff)
+}
+
+/// A job file's text and command-line arguments parsed and mapped as
+/// `fslab fio` does, without running anything (the fuzz target): the jobs'
+/// plans, or the error the user would see.
+#[doc(hidden)]
+pub fn plan_text(text: &str, cli: &[String]) -> Result<Vec<FioJobPlan>> {
+    let (global, mut jobs) = fiojob::parse_cli(cli)?;
+    if !text.is_empty() {
+        jobs.extend(fiojob::under_globals(fiojob::parse_text("fuzz.fio", text)?, &global));
+    }
+    let fa = FioArgs::default();
+    let mut notes = Vec::new();
+    plan_jobs(&jobs, &fa, &mut notes).map(|(plans, _)| plans)
 }
 
 /// The jobs of the job files, then the command-line jobs; at least one.

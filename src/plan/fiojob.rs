@@ -143,7 +143,10 @@ fn keywords_and_math(v: &str, at: &str, file: bool) -> Result<String> {
     if replaced && math {
         return match arith::eval(&out, false) {
             Some(n) => Ok(n.to_string()),
-            None => Err(PlanError::new(at, format!("'{v}': not an expression fio can compute ({out})"))),
+            None => Err(PlanError::new(
+                at,
+                format!("'{v}': not an expression fio can compute ({out})"),
+            )),
         };
     }
     if out.starts_with('(') {
@@ -193,7 +196,11 @@ pub mod arith {
             while let Some(c @ (b'+' | b'-')) = self.peek() {
                 self.i += 1;
                 let r = self.product()?;
-                v = if c == b'+' { v.checked_add(r)? } else { v.checked_sub(r)? };
+                v = if c == b'+' {
+                    v.checked_add(r)?
+                } else {
+                    v.checked_sub(r)?
+                };
             }
             Some(v)
         }
@@ -602,14 +609,24 @@ mod tests {
 
     #[test]
     fn command_line_global_section() {
-        let args: Vec<String> = ["--bs=4k", "--name=a", "--name=global", "--size=1m", "--name=b", "--rw=write"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let args: Vec<String> = [
+            "--bs=4k",
+            "--name=a",
+            "--name=global",
+            "--size=1m",
+            "--name=b",
+            "--rw=write",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let (global, jobs) = parse_cli(&args).unwrap();
         assert_eq!(jobs.len(), 2, "--name=global is not a job");
         assert_eq!(global.len(), 2);
-        assert!(jobs[0].get("size").is_none(), "a later global does not reach an earlier job");
+        assert!(
+            jobs[0].get("size").is_none(),
+            "a later global does not reach an earlier job"
+        );
         assert_eq!(jobs[1].get("size").unwrap().value.as_deref(), Some("1m"));
         assert_eq!(jobs[1].get("bs").unwrap().value.as_deref(), Some("4k"));
         // the job files' jobs start from the command line's globals, and override them

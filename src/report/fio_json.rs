@@ -84,6 +84,14 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (m, var.sqrt())
 }
 
+/// A fio job on one of fio's metadata engines (filecreate, filestat...):
+/// its block size, which fio's fake I/O counts are in.
+pub(crate) fn meta_engine_bs(c: &Cell) -> Option<u64> {
+    let e = c.plan.fio()?.options.get("ioengine")?;
+    crate::plan::fio::engines::MetaOp::from_name(e)?;
+    Some(c.plan.io()?.bs.max(1))
+}
+
 const NO_SHOW: Show = Show {
     pcts: &[],
     percentiles: false,
@@ -143,6 +151,21 @@ fn dir_obj(c: &Cell, d: &DirResult, plus: bool) -> Value {
     let (kib, ops) = if r.disable_bw { (Vec::new(), Vec::new()) } else { (kib, ops) };
     let (im, isd) = mean_sd(&ops);
     let (bm, bsd) = mean_sd(&kib);
+    if let Some(bs) = meta_engine_bs(c) {
+        // fio's metadata engines: the file operations are clat samples; the
+        // I/Os are bs-sized fake ones over each file's bytes (fio fills no lat)
+        let ios = d.bytes / bs;
+        let z = lat_obj(None, 0, show(false));
+        let scale = if d.ops > 0 { ios as f64 / d.ops as f64 } else { 0.0 };
+        return json!({
+            "io_bytes": d.bytes, "io_kbytes": d.bytes / 1024, "bw_bytes": d.bytes_per_s as u64,
+            "bw": (d.bytes_per_s / 1024.0) as u64, "iops": d.iops * scale, "runtime": c.elapsed_ns / 1_000_000,
+            "total_ios": ios, "short_ios": 0, "drop_ios": 0,
+            "slat_ns": z.clone(), "clat_ns": lat_obj(clat, n(clat), show(r.clat_percentiles)), "lat_ns": z,
+            "bw_min": 0, "bw_max": 0, "bw_agg": 0.0, "bw_mean": 0.0, "bw_dev": 0.0, "bw_samples": 0,
+            "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0,
+        });
+    }
     json!({
         "io_bytes": d.bytes, "io_kbytes": d.bytes / 1024, "bw_bytes": d.bytes_per_s as u64,
         "bw": (d.bytes_per_s / 1024.0) as u64, "iops": d.iops, "runtime": c.elapsed_ns / 1_000_000,

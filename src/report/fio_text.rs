@@ -52,10 +52,16 @@ fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
         OpKind::Write => "write",
         _ => "sync",
     };
+    // fio's metadata engines: IOPS of their bs-sized fake I/Os, and no lat line
+    let meta = super::fio_json::meta_engine_bs(c);
+    let iops = match meta {
+        Some(bs) if d.ops > 0 => d.iops * (d.bytes / bs) as f64 / d.ops as f64,
+        _ => d.iops,
+    };
     let _ = writeln!(
         s,
         "  {name}: IOPS={}, BW={}({:.1}MiB/{}msec)",
-        crate::units::fmt_rate(d.iops),
+        crate::units::fmt_rate(iops),
         bw(d.bytes_per_s),
         d.bytes as f64 / 1048576.0,
         c.elapsed_ns / 1_000_000
@@ -65,7 +71,9 @@ fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
     }
     let clat = d.clat.as_ref().unwrap_or(&d.lat);
     lat_line(s, "clat", clat);
-    lat_line(s, " lat", &d.lat);
+    if meta.is_none() {
+        lat_line(s, " lat", &d.lat);
+    }
     let (u, div) = unit(clat.max_ns);
     let _ = writeln!(s, "    clat percentiles ({u}):");
     let hist = LatHist::from_sparse(&clat.histogram);

@@ -3,22 +3,197 @@
 //! filedelete, dircreate, dirstat, dirdelete), fslab's metadata operations.
 
 use super::super::io::io_worker;
-use crate::engine::Engine;
-use crate::plan::fio::FioJobPlan;
+use crate::engine::{Engine, EngineKind, Op, Submit};
+use crate::plan::fio::engines::MetaOp;
+use crate::plan::fio::{FioEngine, FioJobPlan};
+use crate::stats::OpKind;
 use crate::target::Prepared;
 use crate::workload::io::IoWorkload;
 use crate::workload::{NextOp, Step, Workload};
+use std::ffi::CString;
 use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
 
-/// One fio worker's workload.
+/// One fio worker's workload. The io workload stays unboxed (it is the hot
+/// path, and there is one per worker: the size difference costs nothing).
+#[allow(clippy::large_enum_variant)]
 pub enum FioWorker {
     Io(IoWorkload),
+    Meta(FioMeta),
 }
 
 /// Clone `clone` of `job`: its engine and workload, built on its thread.
 pub(super) fn worker(job: &FioJobPlan, prep: &Prepared, clone: u32) -> Result<(Box<dyn Engine>, FioWorker), String> {
+    if let FioEngine::Meta {
+        op,
+        bytes_per_file,
+        write,
+        ..
+    } = job.fio.engine
+    {
+        let per_file = match bytes_per_file {
+            // filestat, filedelete: fio counts the laid-out file, in blocks of bs
+            0 => (prep.file_size / job.plan.bs.max(1) * job.plan.bs).max(job.plan.bs),
+            n => n,
+        };
+        let w = FioMeta::new(op, prep, clone, per_file, write).map_err(|e| format!("{}: {e}", job.name))?;
+        // fio's metadata engines are synchronous system calls
+        let e = EngineKind::Sync
+            .build(&job.plan.uring)
+            .map_err(|e| format!("{}: {e}", job.name))?;
+        return Ok((e, FioWorker::Meta(w)));
+    }
     let (e, w) = io_worker(&job.plan, prep, clone, &job.name)?;
     Ok((e, FioWorker::Io(w)))
+}
+
+/// fio's metadata engines: one timed operation per file of the clone, in
+/// fslab's work directory (the files `target::prepare` names, laid out by
+/// it for filestat and filedelete).
+pub struct FioMeta {
+    op: MetaOp,
+    paths: Vec<CString>,
+    next: usize,
+    /// What fio counts for one file (its fake I/Os of bs).
+    per_file: i64,
+    dir: OpKind,
+    failed: Option<String>,
+    /// The stat buffer, kept across files.
+    st: Box<libc::statx>,
+}
+
+impl FioMeta {
+    fn new(op: MetaOp, prep: &Prepared, clone: u32, per_file: u64, write: bool) -> Result<FioMeta, String> {
+        let mut paths = Vec::new();
+        for p in prep.files_for(clone as usize) {
+            let c =
+                CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: a NUL in the path", p.display()))?;
+            if op.makes_dirs_first() {
+                // fio's setup_dirs: made before the timed run (in fslab's own
+                // work directory, removed with it)
+                match std::fs::create_dir(p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && p.is_dir() => {}
+                    Err(e) => return Err(format!("making {}: {e}", p.display())),
+                }
+            }
+            paths.push(c);
+        }
+        Ok(FioMeta {
+            op,
+            paths,
+            next: 0,
+            per_file: per_file.min(i64::MAX as u64) as i64,
+            dir: if write { OpKind::Write } else { OpKind::Read },
+            failed: None,
+            // SAFETY: statx is plain integers; all-zero is a valid value.
+            st: Box::new(unsafe { std::mem::zeroed() }),
+        })
+    }
+
+    /// `op` on `e`, to completion.
+    fn run(e: &mut dyn Engine, op: &Op) -> i64 {
+        // SAFETY: the op's path and stat buffer are this workload's own,
+        // untouched until the call returns; it completes before this returns.
+        match unsafe { e.submit(op, 0) } {
+            Submit::Done(r) => r,
+            _ => crate::engine::exec_pending(e),
+        }
+    }
+}
+
+impl Workload for FioMeta {
+    fn next_op(&mut self, _slot: usize) -> Option<NextOp> {
+        None
+    }
+
+    fn queues(&self) -> bool {
+        false
+    }
+
+    fn items_done(&self) -> u64 {
+        self.next as u64
+    }
+
+    fn error(&self) -> Option<String> {
+        self.failed.clone()
+    }
+
+    fn step(&mut self, e: &mut dyn Engine) -> Option<Step> {
+        if self.failed.is_some() {
+            return None;
+        }
+        let path = self.paths.get(self.next)?.as_ptr();
+        let r = match self.op {
+            MetaOp::FileCreate => {
+                let fd = Self::run(
+                    e,
+                    &Op::OpenAt {
+                        dirfd: libc::AT_FDCWD,
+                        path,
+                        flags: libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+                        mode: 0o600,
+                    },
+                );
+                if fd >= 0 {
+                    let c = Self::run(e, &Op::Close { fd: fd as RawFd });
+                    c.min(0)
+                } else {
+                    fd
+                }
+            }
+            MetaOp::FileStat | MetaOp::DirStat => Self::run(
+                e,
+                &Op::Statx {
+                    dirfd: libc::AT_FDCWD,
+                    path,
+                    buf: &mut *self.st,
+                },
+            ),
+            MetaOp::FileDelete => Self::run(
+                e,
+                &Op::UnlinkAt {
+                    dirfd: libc::AT_FDCWD,
+                    path,
+                    flags: 0,
+                },
+            ),
+            MetaOp::DirDelete => Self::run(
+                e,
+                &Op::UnlinkAt {
+                    dirfd: libc::AT_FDCWD,
+                    path,
+                    flags: libc::AT_REMOVEDIR,
+                },
+            ),
+            MetaOp::DirCreate => Self::run(
+                e,
+                &Op::MkdirAt {
+                    dirfd: libc::AT_FDCWD,
+                    path,
+                    mode: 0o700,
+                },
+            ),
+        };
+        let name = self.paths[self.next].to_string_lossy().into_owned();
+        self.next += 1;
+        if r < 0 {
+            // fio: the job ends with its error (td_verror)
+            self.failed = Some(format!(
+                "{} {name}: {}",
+                self.op.name(),
+                std::io::Error::from_raw_os_error((-r).min(i32::MAX as i64) as i32)
+            ));
+            return Some(Step {
+                dir: self.dir,
+                result: r,
+            });
+        }
+        Some(Step {
+            dir: self.dir,
+            result: self.per_file,
+        })
+    }
 }
 
 impl Workload for FioWorker {
@@ -26,6 +201,7 @@ impl Workload for FioWorker {
     fn next_op(&mut self, slot: usize) -> Option<NextOp> {
         match self {
             FioWorker::Io(w) => w.next_op(slot),
+            FioWorker::Meta(w) => w.next_op(slot),
         }
     }
 
@@ -33,12 +209,14 @@ impl Workload for FioWorker {
     fn on_complete(&mut self, op: &NextOp, result: i64) -> i64 {
         match self {
             FioWorker::Io(w) => w.on_complete(op, result),
+            FioWorker::Meta(w) => w.on_complete(op, result),
         }
     }
 
     fn notes(&mut self) -> Vec<String> {
         match self {
             FioWorker::Io(w) => w.notes(),
+            FioWorker::Meta(w) => w.notes(),
         }
     }
 
@@ -46,12 +224,14 @@ impl Workload for FioWorker {
     fn step(&mut self, engine: &mut dyn Engine) -> Option<Step> {
         match self {
             FioWorker::Io(w) => w.step(engine),
+            FioWorker::Meta(w) => w.step(engine),
         }
     }
 
     fn queues(&self) -> bool {
         match self {
             FioWorker::Io(w) => w.queues(),
+            FioWorker::Meta(w) => w.queues(),
         }
     }
 
@@ -59,12 +239,14 @@ impl Workload for FioWorker {
     fn next_due(&mut self) -> Option<crate::stats::Instant> {
         match self {
             FioWorker::Io(w) => w.next_due(),
+            FioWorker::Meta(w) => w.next_due(),
         }
     }
 
     fn items_done(&self) -> u64 {
         match self {
             FioWorker::Io(w) => w.items_done(),
+            FioWorker::Meta(w) => w.items_done(),
         }
     }
 
@@ -77,18 +259,21 @@ impl Workload for FioWorker {
     fn error(&self) -> Option<String> {
         match self {
             FioWorker::Io(w) => w.error(),
+            FioWorker::Meta(w) => w.error(),
         }
     }
 
     fn files(&self) -> Vec<RawFd> {
         match self {
             FioWorker::Io(w) => w.files(),
+            FioWorker::Meta(w) => w.files(),
         }
     }
 
     fn buffers(&self) -> Vec<(*mut u8, usize)> {
         match self {
             FioWorker::Io(w) => w.buffers(),
+            FioWorker::Meta(w) => w.buffers(),
         }
     }
 }

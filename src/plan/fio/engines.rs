@@ -3,10 +3,109 @@
 //! onto fslab's metadata operations, and the engines fslab refuses (those
 //! needing hardware or a network fslab does not drive).
 
+/// One of fio's metadata engines: each file of the job is one operation,
+/// timed, its latency fio's clat; the reads (or writes, with rw=write) fio
+/// counts are its `bs`-sized fake I/Os over the file's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaOp {
+    /// open(O_CREAT|O_RDWR, 0600) of a new file (then closed).
+    FileCreate,
+    /// stat of a laid-out file (`stat_type`: stat, lstat or statx).
+    FileStat,
+    /// unlink of a laid-out file.
+    FileDelete,
+    /// mkdir(0700).
+    DirCreate,
+    /// stat of a directory made before the timed run.
+    DirStat,
+    /// rmdir of a directory made before the timed run.
+    DirDelete,
+}
+
+impl MetaOp {
+    pub fn from_name(name: &str) -> Option<MetaOp> {
+        Some(match name {
+            "filecreate" => MetaOp::FileCreate,
+            "filestat" => MetaOp::FileStat,
+            "filedelete" => MetaOp::FileDelete,
+            "dircreate" => MetaOp::DirCreate,
+            "dirstat" => MetaOp::DirStat,
+            "dirdelete" => MetaOp::DirDelete,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MetaOp::FileCreate => "filecreate",
+            MetaOp::FileStat => "filestat",
+            MetaOp::FileDelete => "filedelete",
+            MetaOp::DirCreate => "dircreate",
+            MetaOp::DirStat => "dirstat",
+            MetaOp::DirDelete => "dirdelete",
+        }
+    }
+
+    /// Whether fio lays the job's files out before the run (the engines
+    /// that work on existing files); the others are fio's "diskless" ones.
+    pub fn lays_out(self) -> bool {
+        matches!(self, MetaOp::FileStat | MetaOp::FileDelete)
+    }
+
+    /// Whether the run needs the directories made first (untimed, as
+    /// fio's `setup_dirs`).
+    pub fn makes_dirs_first(self) -> bool {
+        matches!(self, MetaOp::DirStat | MetaOp::DirDelete)
+    }
+}
+
+/// fio's `stat_type` of filestat and dirstat.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StatType {
+    #[default]
+    Stat,
+    Lstat,
+    Statx,
+}
+
 /// What a job's ioengine does. `Default`: reads and writes (the io workload).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum FioEngine {
     /// Reads and writes through fslab's engine (sync, io_uring, null).
     #[default]
     Io,
+    /// One of fio's metadata engines. `bytes_per_file`: what fio counts
+    /// for each file (its fake I/Os of `bs` each); `write`: counted as
+    /// writes (rw=write) rather than reads.
+    Meta {
+        op: MetaOp,
+        stat: StatType,
+        bytes_per_file: u64,
+        write: bool,
+    },
+}
+
+/// fio's engines fslab refuses, and why.
+pub fn refused(name: &str) -> Option<&'static str> {
+    const NET: &str = "it needs a network peer fslab does not drive";
+    const HW: &str = "it needs hardware or a kernel interface fslab does not drive";
+    const LIB: &str = "it needs a storage system's client library fslab does not have";
+    const OS: &str = "it is another operating system's";
+    Some(match name {
+        "net"
+        | "netsplice"
+        | "rdma"
+        | "http"
+        | "nbd"
+        | "librpma_apm_client"
+        | "librpma_apm_server"
+        | "librpma_gpspm_client"
+        | "librpma_gpspm_server" => NET,
+        "sg" | "io_uring_cmd" | "xnvme" | "libcufile" | "dev-dax" | "libpmem" | "pmemblk" | "mtd" | "libzbc"
+        | "spdk" | "libblkio" | "binject" | "bsg" => HW,
+        "rbd" | "rados" | "dfs" | "nfs" | "gfapi" | "gfapi_async" | "libhdfs" | "libiscsi" | "ime_psync"
+        | "ime_psyncv" | "ime_aio" | "glusterfs" => LIB,
+        "windowsaio" | "solarisaio" => OS,
+        _ => return None,
+    })
 }

@@ -138,6 +138,8 @@ struct State {
     runtime: Option<String>,
     filename: Option<(String, String)>,
     directory: Option<(String, String)>,
+    /// An ioengine fslab refuses: (file:line, why), the job's one error.
+    refused_engine: Option<(String, String)>,
 }
 
 pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
@@ -170,6 +172,7 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
         runtime: None,
         filename: None,
         directory: None,
+        refused_engine: None,
     };
     'opts: for o in &job.opts {
         let key = o.key.replace('-', "_");
@@ -207,6 +210,7 @@ fn map_option(st: &mut State, o: &Opt) {
         runtime,
         filename,
         directory,
+        ..
     } = st;
     let key = o.key.replace('-', "_");
     let at = o.at.clone();
@@ -294,25 +298,6 @@ fn map_option(st: &mut State, o: &Opt) {
             "numjobs" => {
                 a.jobs = val(o)?.to_string();
                 set("--jobs");
-            }
-            "ioengine" => {
-                let v = val(o)?;
-                a.engine = match v {
-                    "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => "sync".into(),
-                    "io_uring" => "uring".into(),
-                    "libaio" => {
-                        m.notes
-                            .push("ioengine=libaio runs as io_uring (fslab has no libaio engine)".into());
-                        "uring".into()
-                    }
-                    "null" => "null".into(),
-                    other => {
-                        return Err(format!(
-                            "ioengine={other} is not supported (sync, psync, pvsync, io_uring, libaio, null)"
-                        ))
-                    }
-                };
-                set("--engine");
             }
             "iodepth" => {
                 a.iodepth = val(o)?.to_string();

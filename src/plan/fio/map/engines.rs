@@ -1,14 +1,206 @@
-//! The engines options of a fio job (see `plan/fio/engines.rs` or `plan/io/engines.rs`
-//! for what they become).
+//! fio's `ioengine` (and the metadata engines' `stat_type`): the engines
+//! fslab maps onto its own (see `plan/fio/engines.rs` for the metadata
+//! engines), and the ones it refuses in one line naming the engine and
+//! where it was written.
 
 use super::State;
 use crate::cli::FioArgs;
+use crate::plan::fio::engines::{refused, MetaOp, StatType};
+use crate::plan::fio::FioEngine;
 use crate::plan::fiojob::{Job, Opt};
 
 /// One option of this group; None when `key` is not one of them.
-pub(super) fn map(_st: &mut State, _key: &str, _o: &Opt) -> Option<Result<(), String>> {
-    None
+pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), String>> {
+    match key {
+        "ioengine" => Some(ioengine(st, o)),
+        "stat_type" => Some(match super::val(o) {
+            Ok("stat") => set_stat(st, StatType::Stat),
+            Ok("lstat") => set_stat(st, StatType::Lstat),
+            Ok("statx") => set_stat(st, StatType::Statx),
+            Ok(v) => {
+                st.m.bad.push((
+                    o.at.clone(),
+                    format!("stat_type: '{v}' is not one of stat, lstat, statx"),
+                ));
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }),
+        _ => None,
+    }
 }
 
-/// After the job's last option: values that depend on several options.
-pub(super) fn finish(_st: &mut State, _job: &Job, _fa: &FioArgs) {}
+fn set_stat(st: &mut State, s: StatType) -> Result<(), String> {
+    // an option of the engine chosen last; kept for filestat/dirstat
+    st.m.fio.engine = match st.m.fio.engine {
+        FioEngine::Meta {
+            op,
+            bytes_per_file,
+            write,
+            ..
+        } => FioEngine::Meta {
+            op,
+            stat: s,
+            bytes_per_file,
+            write,
+        },
+        FioEngine::Io => FioEngine::Meta {
+            // resolved in `finish` when the job's engine is not a stat one
+            op: MetaOp::FileStat,
+            stat: s,
+            bytes_per_file: u64::MAX,
+            write: false,
+        },
+    };
+    Ok(())
+}
+
+fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
+    let v = super::val(o)?;
+    // a later ioengine= replaces an earlier one (a job's over its globals)
+    let stat = match st.m.fio.engine {
+        FioEngine::Meta { stat, .. } => stat,
+        FioEngine::Io => StatType::Stat,
+    };
+    st.m.fio.engine = FioEngine::Io;
+    st.refused_engine = None;
+    if let Some(op) = MetaOp::from_name(v) {
+        st.m.fio.engine = FioEngine::Meta {
+            op,
+            stat,
+            bytes_per_file: 0,
+            write: false,
+        };
+        // the engine that lays out the files fio lays out (filestat,
+        // filedelete); the others' files are never written
+        st.a.engine = if op.lays_out() { "sync" } else { "null" }.into();
+        st.m.flag_at.push(("--engine", o.at.clone(), "ioengine".into()));
+        return Ok(());
+    }
+    if let Some(why) = refused(v) {
+        st.refused_engine = Some((o.at.clone(), format!("ioengine={v}: fslab does not run it ({why})")));
+        return Ok(());
+    }
+    st.a.engine = match v {
+        "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => "sync".into(),
+        "io_uring" => "uring".into(),
+        "libaio" | "posixaio" => {
+            st.m.notes.push(format!(
+                "ioengine={v} runs as io_uring (fslab's asynchronous engine; it has no {v} one)"
+            ));
+            "uring".into()
+        }
+        "null" => "null".into(),
+        other => {
+            return Err(format!(
+                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, null, \
+                 filecreate, filestat, filedelete, dircreate, dirstat, dirdelete)"
+            ))
+        }
+    };
+    st.m.flag_at.push(("--engine", o.at.clone(), "ioengine".into()));
+    Ok(())
+}
+
+/// fio's size in bytes of a value as written (the smallest of a range).
+fn bytes(v: &str) -> Option<u64> {
+    crate::units::parse_size(v)
+        .ok()
+        .or_else(|| crate::units::parse_size(v.split(['-', ':', ',']).next()?).ok())
+}
+
+/// After the job's last option: a refused engine is the job's one error;
+/// a metadata engine gets what fio counts per file and its direction.
+pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
+    if let Some((at, why)) = st.refused_engine.take() {
+        // one line: the engine's own options (hostname=, port=...) are moot
+        st.m.unsupported.clear();
+        st.m.bad.insert(0, (at, why));
+        return;
+    }
+    let FioEngine::Meta { op, stat, .. } = st.m.fio.engine else {
+        return;
+    };
+    let at = job
+        .get("ioengine")
+        .map(|o| o.at.clone())
+        .unwrap_or_else(|| job.at.clone());
+    if !matches!(job.get("ioengine").and_then(|o| o.value.as_deref()), Some(e) if MetaOp::from_name(e).is_some()) {
+        // stat_type without a metadata engine: fio ignores an engine's option
+        // it does not have... and so does fslab
+        st.m.fio.engine = FioEngine::Io;
+        return;
+    }
+    let bs = bytes(&st.a.bs).unwrap_or(4096).max(1);
+    let write = match st.a.rw.as_str() {
+        "read" | "randread" => false,
+        "write" | "randwrite" => true,
+        rw => {
+            st.m.unsupported.push(format!(
+                "{at}: ioengine={}: rw={rw} (fslab counts a metadata engine's operations as reads or as writes)",
+                op.name()
+            ));
+            false
+        }
+    };
+    if st.time_based {
+        st.m.unsupported.push(format!(
+            "{at}: ioengine={} with time_based: fslab makes one pass over the job's files",
+            op.name()
+        ));
+    }
+    if st.m.flag_at.iter().any(|(f, _, k)| *f == "--target" && k == "filename") {
+        st.m.unsupported.push(format!(
+            "{at}: ioengine={} on an existing filename=: fslab runs metadata engines only on files it creates in its own directory",
+            op.name()
+        ));
+    }
+    // fio: the diskless engines count `bs` per file, or the job's size
+    // spread over its files; filestat and filedelete the laid-out file (0
+    // here: known once laid out)
+    let nrfiles = st.nrfiles.max(1);
+    let bytes_per_file = if op.lays_out() {
+        0
+    } else {
+        match fa
+            .size
+            .as_deref()
+            .or(st.size.as_ref().map(|(v, _)| v.as_str()))
+            .and_then(bytes)
+        {
+            Some(size) => (size / nrfiles / bs * bs).max(bs),
+            None => bs,
+        }
+    };
+    st.m.fio.engine = FioEngine::Meta {
+        op,
+        stat,
+        bytes_per_file,
+        write,
+    };
+    st.m.notes.push(match op {
+        MetaOp::FileCreate => {
+            "ioengine=filecreate: each file is one timed open(2) (fio's clat); fslab's time also holds its close(2), \
+             and the files go when the run ends (fio leaves them)"
+                .to_string()
+        }
+        MetaOp::DirCreate => {
+            "ioengine=dircreate: each directory is one timed mkdir(2) (fio's clat); they go when the run ends (fio 3.34+ \
+             has this engine, fio 3.33 does not)"
+                .to_string()
+        }
+        MetaOp::DirStat | MetaOp::DirDelete => format!(
+            "ioengine={}: each directory is one timed operation (fio's clat), made before the run as fio does \
+             (fio 3.34+ has this engine, fio 3.33 does not)",
+            op.name()
+        ),
+        _ => format!("ioengine={}: each file is one timed operation (fio's clat)", op.name()),
+    });
+    if matches!(op, MetaOp::FileStat | MetaOp::DirStat) && stat != StatType::Statx {
+        st.m.notes.push(format!(
+            "stat_type={}: fslab stats with statx(2) (fio calls {}(2))",
+            if stat == StatType::Lstat { "lstat" } else { "stat" },
+            if stat == StatType::Lstat { "lstat" } else { "stat" }
+        ));
+    }
+}
