@@ -35,7 +35,12 @@ fn run_fio(job: &Path, dir: &Path) -> Vec<(String, u64)> {
         .arg("--output-format=json")
         .output()
         .unwrap();
-    assert!(out.status.success(), "fio {}: {}", job.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "fio {}: {}",
+        job.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     total_ios(&String::from_utf8_lossy(&out.stdout))
 }
 
@@ -102,7 +107,11 @@ fn offsets_and_percentages_of_an_existing_file_match_fio() {
     )
     .unwrap();
     let fio = run_fio(&job, dir.path());
-    assert_eq!(std::fs::metadata(&data).unwrap().len(), 1 << 20, "fio kept the file's size");
+    assert_eq!(
+        std::fs::metadata(&data).unwrap().len(),
+        1 << 20,
+        "fio kept the file's size"
+    );
     let ours = run_fslab(&job, dir.path());
     assert_eq!(ours, fio, "(job, I/Os) of fslab, then fio");
     // fio's figures for this file: a half from 25%, a quarter to the end, 768k, then 1m and 512k
@@ -192,8 +201,20 @@ fn zipf_and_pareto_offsets_distributed_as_fio() {
     }
     use fslab::plan::io::region::Distribution;
     for (spec, dist) in [
-        ("zipf:1.2", Distribution::Zipf { theta: 1.2, center: None }),
-        ("zipf:0.8", Distribution::Zipf { theta: 0.8, center: None }),
+        (
+            "zipf:1.2",
+            Distribution::Zipf {
+                theta: 1.2,
+                center: None,
+            },
+        ),
+        (
+            "zipf:0.8",
+            Distribution::Zipf {
+                theta: 0.8,
+                center: None,
+            },
+        ),
         ("pareto:0.2", Distribution::Pareto { h: 0.2, center: None }),
     ] {
         let fio = fio_offsets(spec);

@@ -472,7 +472,8 @@ fn device_target(
         ));
     }
     let size = job_size(plan, len);
-    if size > len || (plan.size.is_some() && plan.region.max_start(plan.jobs, len, plan.bs).saturating_add(size) > len) {
+    if size > len || (plan.size.is_some() && plan.region.max_start(plan.jobs, len, plan.bs).saturating_add(size) > len)
+    {
         return Err(refused(
             "--size",
             format!("{size} bytes (from the job's offset) is more than the device's {len}"),

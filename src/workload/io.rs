@@ -360,13 +360,9 @@ impl Region {
             left_on_file: 0,
             first: true,
             service: match service {
-                FileService::Skewed(d) => Service::Skewed(BlockDist::new(
-                    &d,
-                    (files as u64) << FSERVICE_SHIFT,
-                    1,
-                    false,
-                    rng,
-                )),
+                FileService::Skewed(d) => {
+                    Service::Skewed(BlockDist::new(&d, (files as u64) << FSERVICE_SHIFT, 1, false, rng))
+                }
                 FileService::RoundRobin => Service::RoundRobin,
                 FileService::Sequential => Service::Sequential,
                 FileService::Random => Service::Random,

@@ -6,8 +6,8 @@
 
 mod buf;
 pub mod io;
-pub mod offsets;
 pub mod meta;
+pub mod offsets;
 pub mod probe;
 pub mod replay;
 pub mod verify;

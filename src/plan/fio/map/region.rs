@@ -148,7 +148,10 @@ fn file_service(v: &str) -> Result<(FileService, u64), String> {
             let args: Vec<&str> = n.into_iter().collect();
             let d = match (kind, args.is_empty()) {
                 // fio's defaults when no value is given
-                ("zipf", true) => Distribution::Zipf { theta: 1.1, center: None },
+                ("zipf", true) => Distribution::Zipf {
+                    theta: 1.1,
+                    center: None,
+                },
                 ("pareto", true) => Distribution::Pareto { h: 0.2, center: None },
                 _ => skewed(kind, &args)?,
             };
