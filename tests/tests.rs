@@ -10,6 +10,7 @@ mod faults;
 mod fio;
 mod fio_buffers;
 mod fio_parser;
+mod fio_region;
 mod html;
 mod io;
 mod lab;

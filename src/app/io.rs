@@ -5,6 +5,7 @@ use super::pipeline::{self, CellWork};
 use super::AppError;
 use crate::engine::{Engine, EngineKind};
 use crate::model::Cell;
+use crate::plan::io::region::SyncMode;
 use crate::plan::IoPlan;
 use crate::runner::{Progress, RunConfig, RunOut};
 use crate::target::{self, Guard, Prepared};
@@ -41,18 +42,34 @@ pub(crate) fn io_worker(
     clone: u32,
     who: &str,
 ) -> Result<(Box<dyn Engine>, IoWorkload), String> {
+    let r = &plan.region;
+    // this clone's region of each file (fio's offset, offset_increment, size)
+    let (start, len) = r.span(clone, prep.pct_base, prep.file_len, prep.file_size, plan.bs);
     let mut files = Vec::new();
     if plan.engine != EngineKind::Null {
+        let flags = if plan.direct { libc::O_DIRECT } else { 0 }
+            | match r.sync {
+                SyncMode::None => 0,
+                SyncMode::Sync => libc::O_SYNC,
+                SyncMode::Dsync => libc::O_DSYNC,
+            };
         for path in prep.files_for(clone as usize) {
             let f = prep
-                .open(path, plan.writes(), plan.direct)
+                .open_with(path, plan.writes(), flags)
                 .map_err(|e| format!("{who}: opening {}: {e}", path.display()))?;
+            let at = prep.region_base + start;
+            if r.pre_read {
+                target::pre_read(path, at, len).map_err(|e| format!("{who}: pre_read {}: {e}", path.display()))?;
+            } else if r.invalidate {
+                // fio's invalidate: drop the region's cached pages before the job
+                let _ = rustix::fs::fadvise(&f, at, std::num::NonZeroU64::new(len), rustix::fs::Advice::DontNeed);
+            }
             files.push(f);
         }
     }
     let shared = prep.files.len() == prep.per_job && plan.jobs > 1;
-    let wl = IoWorkload::new(plan, clone, files, prep.file_size, shared, plan.iodepth as usize)
-        .with_base(prep.region_base)
+    let wl = IoWorkload::new(plan, clone, files, len, shared, plan.iodepth as usize)
+        .with_base(prep.region_base + start)
         .for_rank(crate::dist::coordinator().rank());
     let mut engine = plan.engine.build(&plan.uring).map_err(|e| format!("{who}: {e}"))?;
     // SAFETY: the buffers are the workload's heap allocations, which do not

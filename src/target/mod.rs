@@ -135,6 +135,12 @@ pub struct Prepared {
     pub file_size: u64,
     /// Files per job (--nrfiles).
     pub per_job: usize,
+    /// Bytes of each file in all (`file_size` plus the largest region start
+    /// of fio's offset/offset_increment when fslab made the files).
+    pub file_len: u64,
+    /// The base of fio's percentage offsets: the existing file's or
+    /// device's size, 0 for files fslab creates.
+    pub pct_base: u64,
     /// Where this process's region starts: a distributed --shared-file run
     /// gives each rank its own `file_size` bytes of one file.
     pub region_base: u64,
@@ -159,10 +165,15 @@ impl Prepared {
     /// this process would fail), and the open is checked to reach the device
     /// the claim holds. Once per worker, before the timed phase.
     pub fn open(&self, path: &Path, write: bool, direct: bool) -> std::io::Result<File> {
+        self.open_with(path, write, if direct { libc::O_DIRECT } else { 0 })
+    }
+
+    /// `open` with these open flags (O_DIRECT, O_SYNC, O_DSYNC).
+    pub fn open_with(&self, path: &Path, write: bool, flags: i32) -> std::io::Result<File> {
         let f = OpenOptions::new()
             .read(true)
             .write(write)
-            .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+            .custom_flags(flags)
             .open(path)?;
         if let Some(c) = &self.claim {
             c.check_same(&f)?;
@@ -187,10 +198,17 @@ fn device_size(path: &Path) -> std::io::Result<u64> {
 fn dir_files(plan: &IoPlan) -> (u64, u64) {
     let size = plan.file_size(plan.size.unwrap_or(crate::plan::io::DEFAULT_SIZE));
     let per_group = match plan.file_mode {
-        FileMode::FilePerJob => plan.jobs as u64,
-        FileMode::SharedFile => 1,
+        FileMode::FilePerJob if !plan.region.shared_files => plan.jobs as u64,
+        _ => 1,
     };
     (size, plan.nrfiles as u64 * per_group)
+}
+
+/// Bytes before the last clone's region in a file fslab creates (fio's
+/// offset and offset_increment; their percentages are of a new file's size
+/// before it is laid out: 0, as fio computes them).
+fn dir_extra(plan: &IoPlan) -> u64 {
+    plan.region.max_start(plan.jobs, 0, plan.bs)
 }
 
 /// The refusals that need nothing made yet: what the target is, and whether
@@ -255,6 +273,14 @@ fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
             "reads of blocks this run did not write would fail the check: add --precondition (or use --verify-only on a file an earlier --verify run wrote)",
         ));
     }
+    if let (Some(p), Kind::Dir) = (plan.region.size_percent, &kind) {
+        return Err(refused(
+            "--size",
+            format!(
+                "size={p}%: a percentage of a file that does not exist yet; give filename= an existing file or device (fio does no I/O here)"
+            ),
+        ));
+    }
     if plan.nrfiles > 1 && !matches!(kind, Kind::Dir) {
         return Err(refused(
             "--nrfiles",
@@ -269,7 +295,7 @@ fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
         if plan.engine != crate::engine::EngineKind::Null {
             if let Ok(st) = rustix::fs::statvfs(path) {
                 let free = st.f_bavail * st.f_frsize;
-                let need = size.saturating_mul(n_files);
+                let need = (size + dir_extra(plan)).saturating_mul(n_files);
                 if need > free {
                     return Err(refused(
                         "--size",
@@ -317,6 +343,8 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         files: f.files,
         file_size: f.size,
         per_job: plan.nrfiles as usize,
+        file_len: f.size + f.extra,
+        pct_base: f.pct_base,
         region_base: f.region_base,
         info,
         warnings,
@@ -333,6 +361,10 @@ struct Files {
     size: u64,
     /// Whether fslab writes the files before the timed run.
     lay_out: bool,
+    /// Bytes laid out before the regions (fio's offset in fslab's files).
+    extra: u64,
+    /// The base of fio's percentage offsets (an existing file's size).
+    pct_base: u64,
     /// A file every rank shares: where this rank's region starts, and the
     /// whole file's size (0: not shared).
     region_base: u64,
@@ -369,6 +401,8 @@ fn dir_target(plan: &IoPlan, info: &mut TargetInfo) -> Result<Files, TargetError
         files,
         size,
         lay_out,
+        extra: dir_extra(plan),
+        pct_base: 0,
         region_base,
         layout_size,
         guard,
@@ -380,7 +414,7 @@ fn dir_target(plan: &IoPlan, info: &mut TargetInfo) -> Result<Files, TargetError
 fn file_target(plan: &IoPlan, len: u64, info: &mut TargetInfo) -> Result<Files, TargetError> {
     let path = &plan.target;
     info.kind = "file".into();
-    let size = plan.size.unwrap_or(len);
+    let size = job_size(plan, len);
     if size < plan.bs {
         return Err(refused(
             "--target",
@@ -399,10 +433,21 @@ fn file_target(plan: &IoPlan, len: u64, info: &mut TargetInfo) -> Result<Files, 
             format!("{size} bytes is more than the {len} bytes '{}' holds; add --precondition (with --force-overwrite) to write it fully first", path.display()),
         ));
     }
+    let last = plan.region.max_start(plan.jobs, len, plan.bs);
+    if plan.size.is_some() && last.saturating_add(size) > len.max(size) {
+        return Err(refused(
+            "--size",
+            format!(
+                "offset {last} + size {size} is beyond the {len} bytes '{}' holds (fslab does not extend a file it did not create)",
+                path.display()
+            ),
+        ));
+    }
     Ok(Files {
         files: vec![path.clone()],
         size,
         lay_out: plan.precondition,
+        pct_base: len,
         ..Files::default()
     })
 }
@@ -426,11 +471,12 @@ fn device_target(
             format!("'{}' is a block device; add --allow-device to use it", path.display()),
         ));
     }
-    let size = plan.size.unwrap_or(len);
-    if size > len {
+    let size = job_size(plan, len);
+    if size > len || (plan.size.is_some() && plan.region.max_start(plan.jobs, len, plan.bs).saturating_add(size) > len)
+    {
         return Err(refused(
             "--size",
-            format!("{size} bytes is more than the device's {len}"),
+            format!("{size} bytes (from the job's offset) is more than the device's {len}"),
         ));
     }
     // Claimed (O_EXCL) for the whole cell, checks and I/O alike: a
@@ -468,13 +514,24 @@ fn device_target(
         size,
         lay_out: plan.precondition,
         claim: Some(c),
+        pct_base: len,
         ..Files::default()
     })
 }
 
+/// An existing file's or device's bytes the job uses: --size, fio's size=N%
+/// of `len`, or all of it.
+fn job_size(plan: &IoPlan, len: u64) -> u64 {
+    match (plan.size, plan.region.size_percent) {
+        (Some(s), _) => s,
+        (None, Some(p)) => ((len as f64 * p / 100.0) as u64).max(plan.bs),
+        (None, None) => len,
+    }
+}
+
 /// Writes the files fslab lays out (a file every rank shares: rank 0 does).
 fn lay_out_all(plan: &IoPlan, f: &Files, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) -> Result<(), TargetError> {
-    let (files, size, lay_out, layout_size) = (&f.files, f.size, f.lay_out, f.layout_size);
+    let (files, size, lay_out, layout_size) = (&f.files, f.size + f.extra, f.lay_out, f.layout_size);
     let mut laid = Ok(());
     if lay_out {
         let layout_size = layout_size.max(size);
@@ -493,6 +550,23 @@ fn lay_out_all(plan: &IoPlan, f: &Files, stop: &AtomicBool, progress: &dyn Fn(u6
         laid = ranks::agree(laid);
     }
     laid
+}
+
+/// fio's pre_read: reads `len` bytes of `path` from `at` through the page
+/// cache (a buffered open of its own), before the job's timed phase.
+pub fn pre_read(path: &Path, at: u64, len: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let f = File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        match f.read_at(&mut buf[..n], at + done)? {
+            0 => break,
+            got => done += got as u64,
+        }
+    }
+    Ok(())
 }
 
 /// An existing directory target with fslab's own work directory in it.

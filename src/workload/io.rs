@@ -4,8 +4,10 @@
 //! bssplit), an fsync or fdatasync every N writes, a final fsync of every
 //! file, and an optional think time between operations.
 
+use super::offsets::{BlockDist, BlockMap};
 use super::{AlignedBuf, NextOp, Workload};
 use crate::engine::Op;
+use crate::plan::io::region::FileService;
 use crate::plan::IoPlan;
 use crate::stats::Instant;
 use crate::stats::OpKind;
@@ -26,6 +28,9 @@ pub struct IoWorkload {
     fds: Vec<RawFd>,
     /// The file the next operation goes to (round robin, as fio's default).
     next_file: usize,
+    /// Where the job is in its files, and when it is done.
+    region: Region,
+    fsync_on_close: bool,
     rng: fastrand::Rng,
     read_pct: u32,
     random: bool,
@@ -40,8 +45,6 @@ pub struct IoWorkload {
     base: u64,
     /// Next sequential offset per file and direction.
     seq: Vec<[u64; 2]>,
-    /// Bytes still to move when size-based.
-    remaining: Option<u64>,
     fsync_every: u64,
     fdatasync_every: u64,
     writes_since_fsync: u64,
@@ -112,9 +115,13 @@ impl IoWorkload {
             })
             .collect();
         let n = fds.len();
+        let region = Region::new(plan, n, file_size.max(plan.bs_max), &mut rng);
+        let start = if plan.region.fio { 0 } else { start };
         IoWorkload {
             _files: files,
             next_file: 0,
+            region,
+            fsync_on_close: plan.region.fsync_on_close && plan.writes(),
             rng,
             read_pct: plan.rw.read_pct(plan.rwmixread),
             random: plan.rw.random(),
@@ -124,11 +131,6 @@ impl IoWorkload {
             file_size: file_size.max(plan.bs_max),
             base: 0,
             seq: vec![[start, start]; n],
-            remaining: if plan.time_based {
-                None
-            } else {
-                Some(blocks * plan.bs * n as u64)
-            },
             fsync_every: plan.fsync_every,
             fdatasync_every: plan.fdatasync_every,
             writes_since_fsync: 0,
@@ -180,6 +182,242 @@ impl IoWorkload {
             return self.bs;
         }
         self.bs * self.rng.u64(1..=self.bs_max / self.bs)
+    }
+
+    /// The end of a size-based job: the final fsyncs (end_fsync), then
+    /// reading the written blocks back (do_verify), then none.
+    fn end_op(&mut self, slot: usize) -> Option<NextOp> {
+        if self.end_fsyncs > 0 {
+            self.end_fsyncs -= 1;
+            return Some(NextOp {
+                op: Op::Fsync {
+                    fd: self.fds[self.end_fsyncs],
+                },
+                dir: OpKind::Fsync,
+                len: 0,
+            });
+        }
+        self.read_back(slot, true)
+    }
+
+    /// The file of the next I/O (fio's file_service_type), skipping files
+    /// this pass is done with; None when it is done with all.
+    fn pick_file(&mut self) -> Option<usize> {
+        let n = self.fds.len();
+        let r = &mut self.region;
+        if n == 1 {
+            return (!r.done[0]).then_some(0);
+        }
+        if r.done.iter().all(|&d| d) {
+            return None;
+        }
+        let cur = self.next_file;
+        let switch = r.left_on_file == 0 || r.done[cur];
+        let f = if !switch {
+            cur
+        } else {
+            let start = match &r.service {
+                Service::RoundRobin => (cur + 1) % n,
+                Service::Sequential => cur,
+                Service::Random => self.rng.usize(0..n),
+                Service::Skewed(d) => (d.next(&mut self.rng) >> FSERVICE_SHIFT) as usize % n,
+            };
+            // the first file not done from there (round robin's first is file 0)
+            // the first file is file 0, as fio's
+            let start = if r.first && !matches!(r.service, Service::Random | Service::Skewed(_)) {
+                0
+            } else {
+                start
+            };
+            let f = (0..n).map(|k| (start + k) % n).find(|&f| !r.done[f])?;
+            r.left_on_file = r.batch;
+            f
+        };
+        r.first = false;
+        r.left_on_file = r.left_on_file.saturating_sub(1);
+        self.next_file = f;
+        Some(f)
+    }
+
+    /// Where in file `f` an I/O of `len` bytes goes; None when this pass is
+    /// done with the file (its end reached, or every block of its map used).
+    fn offset_in(&mut self, f: usize, len: u64, read: bool) -> Option<u64> {
+        let size = self.file_size;
+        if len > size {
+            return None;
+        }
+        let last = (size - len) / self.bs;
+        if !self.random {
+            let s = &mut self.seq[f][!read as usize];
+            if *s + len > size {
+                if !self.region.size_based {
+                    *s = 0;
+                } else {
+                    return None;
+                }
+            }
+            let o = *s;
+            *s += len;
+            return Some(o);
+        }
+        let b = match (&self.region.dist, &mut self.region.maps) {
+            (Some(d), _) => {
+                let b = d.next(&mut self.rng);
+                if b > last {
+                    b % (last + 1)
+                } else {
+                    b
+                }
+            }
+            (None, Some(maps)) => {
+                let m = &mut maps[f];
+                let b = match m.next_free(self.rng.u64(0..=last)) {
+                    Some(b) => b.min(last),
+                    None if self.region.size_based => return None,
+                    None => {
+                        m.clear();
+                        self.rng.u64(0..=last)
+                    }
+                };
+                m.mark(b, len.div_ceil(self.bs));
+                b
+            }
+            (None, None) => self.rng.u64(0..=last),
+        };
+        Some(self.bs * b)
+    }
+
+    /// A new pass: every file from its start, its map empty.
+    fn reset_files(&mut self) {
+        self.region.done.iter_mut().for_each(|d| *d = false);
+        if let Some(maps) = &mut self.region.maps {
+            maps.iter_mut().for_each(|m| m.clear());
+        }
+        self.seq.iter_mut().for_each(|s| *s = [0, 0]);
+    }
+}
+
+impl Drop for IoWorkload {
+    /// fio's fsync_on_close: each file is fsynced as the job closes it
+    /// (here after the timed phase: the sync is not in the job's figures).
+    fn drop(&mut self) {
+        if self.fsync_on_close {
+            for f in &self._files {
+                let _ = f.sync_all();
+            }
+        }
+    }
+}
+
+/// How the next file is picked (the plan's FileService, drawn from).
+enum Service {
+    RoundRobin,
+    Sequential,
+    Random,
+    Skewed(BlockDist),
+}
+
+/// fio's file_service_type draws: a file is `value >> FSERVICE_SHIFT` of
+/// `files << FSERVICE_SHIFT` ranges (fio's FIO_FSERVICE_SHIFT).
+const FSERVICE_SHIFT: u32 = 13;
+
+/// How much a job does and where it is, as fio's loop of passes
+/// (backend.c's keep_running and io_bytes_exceeded): a pass covers each
+/// file's region once (sequentially, or every block once through the
+/// random map); the job makes `loops` passes, each cut short once the job
+/// has issued `(io_size or size) × loops` bytes or `number_ios × loops`
+/// I/Os; after them, more passes only while io_size is not reached.
+/// Without the map (norandommap, a skewed distribution) a pass has no end
+/// and the limits end the job. A timed job loops until its runtime.
+struct Region {
+    size_based: bool,
+    create_only: bool,
+    /// Bytes of one pass over every file (size).
+    unit: u64,
+    io_size: Option<u64>,
+    bytes_cap: u64,
+    ios_cap: u64,
+    bs_max: u64,
+    passes_left: u64,
+    bytes: u64,
+    ios: u64,
+    /// Per file: this pass is done with it.
+    done: Vec<bool>,
+    maps: Option<Vec<BlockMap>>,
+    dist: Option<BlockDist>,
+    service: Service,
+    batch: u64,
+    left_on_file: u64,
+    first: bool,
+}
+
+impl Region {
+    fn new(plan: &IoPlan, files: usize, file_size: u64, rng: &mut fastrand::Rng) -> Region {
+        let r = &plan.region;
+        let blocks = (file_size / plan.bs).max(1);
+        let unit = blocks * plan.bs * files as u64;
+        let loops = r.loops();
+        let random = plan.rw.random();
+        let service = r.file_service.clone();
+        Region {
+            size_based: !plan.time_based,
+            create_only: r.create_only,
+            unit,
+            io_size: r.io_size,
+            bytes_cap: r.io_size.unwrap_or(unit).saturating_mul(loops),
+            ios_cap: r.number_ios.map(|n| n.saturating_mul(loops)).unwrap_or(u64::MAX),
+            bs_max: plan.bs_max,
+            passes_left: loops - 1,
+            bytes: 0,
+            ios: 0,
+            done: vec![false; files],
+            maps: (random && r.random_map()).then(|| (0..files).map(|_| BlockMap::new(blocks)).collect()),
+            dist: (random && !r.distribution.is_uniform())
+                .then(|| BlockDist::new(&r.distribution, blocks, plan.bs, true, rng)),
+            batch: r.file_batch.max(1),
+            left_on_file: 0,
+            first: true,
+            service: match service {
+                FileService::Skewed(d) => {
+                    Service::Skewed(BlockDist::new(&d, (files as u64) << FSERVICE_SHIFT, 1, false, rng))
+                }
+                FileService::RoundRobin => Service::RoundRobin,
+                FileService::Sequential => Service::Sequential,
+                FileService::Random => Service::Random,
+            },
+        }
+    }
+
+    /// Whether the job's limits allow one more I/O (io_bytes_exceeded).
+    fn may_issue(&self) -> bool {
+        !self.size_based || (self.bytes < self.bytes_cap && self.ios < self.ios_cap)
+    }
+
+    fn issued(&mut self, len: u64) {
+        self.bytes += len;
+        self.ios += 1;
+    }
+
+    /// Whether another pass starts once every file is done (keep_running).
+    fn next_pass(&mut self) -> bool {
+        if !self.size_based {
+            return true;
+        }
+        if self.passes_left > 0 {
+            self.passes_left -= 1;
+            return self.may_issue();
+        }
+        if self.ios >= self.ios_cap {
+            return false;
+        }
+        // after the loops, only io_size keeps the job going (its files are done)
+        match self.io_size {
+            Some(limit) => self.bytes < limit && limit - self.bytes >= self.bs_max,
+            None => {
+                let _ = self.unit;
+                false
+            }
+        }
     }
 }
 
@@ -247,6 +485,9 @@ impl Workload for IoWorkload {
 
     #[inline]
     fn next_op(&mut self, slot: usize) -> Option<NextOp> {
+        if self.region.create_only {
+            return None;
+        }
         let fd = self.fds[self.next_file];
         if self.fsync_every > 0 && self.writes_since_fsync >= self.fsync_every {
             self.writes_since_fsync = 0;
@@ -272,43 +513,31 @@ impl Workload for IoWorkload {
             return Some(op);
         }
         let len = self.next_len();
-        if let Some(r) = &mut self.remaining {
-            if *r == 0 {
-                if self.end_fsyncs > 0 {
-                    self.end_fsyncs -= 1;
-                    return Some(NextOp {
-                        op: Op::Fsync {
-                            fd: self.fds[self.end_fsyncs],
-                        },
-                        dir: OpKind::Fsync,
-                        len: 0,
-                    });
-                }
-                return self.read_back(slot, true);
-            }
-            *r = r.saturating_sub(len);
+        if !self.region.may_issue() {
+            return self.end_op(slot);
         }
         let read = match self.read_pct {
             100 => true,
             0 => false,
             p => self.rng.u32(0..100) < p,
         };
-        let f = self.next_file;
-        if self.fds.len() > 1 {
-            self.next_file = (f + 1) % self.fds.len();
-        }
-        let offset = self.base
-            + if self.random {
-                self.bs * self.rng.u64(0..=(self.file_size - len) / self.bs)
-            } else {
-                let s = &mut self.seq[f][!read as usize];
-                if *s + len > self.file_size {
-                    *s = 0;
+        let (f, offset) = loop {
+            let Some(f) = self.pick_file() else {
+                // every file done: the pass is over
+                if !self.region.next_pass() {
+                    return self.end_op(slot);
                 }
-                let o = *s;
-                *s += len;
-                o
+                self.reset_files();
+                continue;
             };
+            match self.offset_in(f, len, read) {
+                Some(o) => break (f, o),
+                None => self.region.done[f] = true,
+            }
+        };
+        self.region.issued(len);
+        let fd = self.fds[f];
+        let offset = self.base + offset;
         let mut buf = self.bufs[slot].as_ptr();
         let buf_index = slot as u16;
         let len_usize = len as usize;

@@ -7,8 +7,8 @@
 mod buf;
 pub mod fill;
 pub mod io;
-pub mod offsets;
 pub mod meta;
+pub mod offsets;
 pub mod probe;
 pub mod replay;
 pub mod verify;

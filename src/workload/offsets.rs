@@ -342,8 +342,12 @@ mod tests {
         for (kind, v) in [("zipf", 1.2), ("zipf", 0.9), ("pareto", 0.2), ("pareto", 0.1)] {
             let d = BlockDist::new(&dist(kind, v), 262_144, 4096, HASH, &mut fastrand::Rng::with_seed(1));
             let ours = hot_shares(&d, 262_144, 7);
-            let fio = fio_genzipf_shares(kind, v)
-                .or_else(|| FIO_SHARES.iter().find(|s| s.0 == kind && s.1 == v).map(|s| s.2.to_vec()));
+            let fio = fio_genzipf_shares(kind, v).or_else(|| {
+                FIO_SHARES
+                    .iter()
+                    .find(|s| s.0 == kind && s.1 == v)
+                    .map(|s| s.2.to_vec())
+            });
             let Some(fio) = fio else {
                 eprintln!("fio-genzipf not installed: {kind}:{v} checked for shape only");
                 assert!(ours[0] > 0.05 && ours.windows(2).all(|w| w[0] <= w[1]));
@@ -351,7 +355,10 @@ mod tests {
             };
             eprintln!("{kind}:{v} hottest 1/5/10/25/50% of hit blocks: fslab {ours:.4?} fio-genzipf {fio:.4?}");
             for (i, (a, b)) in ours.iter().zip(&fio).enumerate() {
-                assert!((a - b).abs() < 0.02, "{kind}:{v} hottest share {i}: fslab {a:.4}, fio {b:.4}");
+                assert!(
+                    (a - b).abs() < 0.02,
+                    "{kind}:{v} hottest share {i}: fslab {a:.4}, fio {b:.4}"
+                );
             }
         }
     }

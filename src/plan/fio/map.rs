@@ -49,13 +49,6 @@ const STRUCTURAL: &[&str] = &[
 /// Options accepted without effect, with what to tell the user (empty: nothing to say).
 const ACCEPTED: &[(&str, &str)] = &[
     ("thread", ""),
-    (
-        "invalidate",
-        "invalidate: fslab does not drop a file's page cache before the job",
-    ),
-    ("norandommap", ""),
-    ("random_generator", ""),
-    ("fallocate", ""),
     ("overwrite", ""),
     (
         "create_on_open",
@@ -264,11 +257,7 @@ fn map_option(st: &mut State, o: &Opt) {
                 set("--bssplit");
             }
             "size" => {
-                let v = val(o)?;
-                if v.ends_with('%') {
-                    return Err(format!("size={v}: a percentage of the device is not supported"));
-                }
-                *size = Some((v.to_string(), o.at.clone()));
+                *size = Some((val(o)?.to_string(), o.at.clone()));
             }
             "filesize" => *filesize = Some((val(o)?.to_string(), o.at.clone())),
             "nrfiles" => match val(o)?.parse() {

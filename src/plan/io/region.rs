@@ -53,10 +53,9 @@ impl Distribution {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileService {
-    /// In turn, switching after `n` I/Os (fio's default, n = 1).
+    /// In turn (fio's default).
     #[default]
     RoundRobin,
-    RoundRobinN(u64),
     /// Each file until it is done, then the next.
     Sequential,
     /// A uniformly random file for each I/O.
@@ -103,13 +102,19 @@ pub struct RegionPlan {
     /// Random offsets may repeat within a pass (no map of blocks done).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub norandommap: bool,
-    /// With fslab io's default false: random offsets are drawn with
-    /// replacement (no map). fio jobs set it true: each pass touches
-    /// every block once, as fio's random map does.
+    /// A fio job: fio's rules where they differ from `fslab io`'s. Random
+    /// offsets go through fio's random map (each pass touches every block
+    /// once) unless norandommap or a non-uniform distribution; the clones
+    /// of a job that share a file all start at `offset` (plus
+    /// offset_increment), not at spread offsets; fio's passes and limits
+    /// (loops, io_size, number_ios) end the job.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub random_map: bool,
+    pub fio: bool,
     #[serde(skip_serializing_if = "is_default_service")]
     pub file_service: FileService,
+    /// I/Os to a file before switching to the next (file_service_type's :N); 0 = 1.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub file_batch: u64,
     /// The job's clones share their files (a filename_format without $jobnum).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shared_files: bool,
@@ -131,6 +136,10 @@ pub struct RegionPlan {
 
 fn is_default_service(s: &FileService) -> bool {
     *s == FileService::RoundRobin
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_no_sync(s: &SyncMode) -> bool {
@@ -159,9 +168,23 @@ impl RegionPlan {
         }
     }
 
+    /// Clone `clone`'s region of a file of `file_len` bytes: its start
+    /// (percentages of `pct_base`: the existing file's size, or 0 for a file
+    /// fslab creates, as fio computes them before it lays the file out) and
+    /// length (`size`, cut at the file's end).
+    pub fn span(&self, clone: u32, pct_base: u64, file_len: u64, size: u64, bs: u64) -> (u64, u64) {
+        let start = self.start(clone, pct_base, bs).min(file_len);
+        (start, size.min(file_len - start))
+    }
+
     /// The largest start any of `clones` clones has in a file of `len` bytes.
     pub fn max_start(&self, clones: u32, len: u64, bs: u64) -> u64 {
         self.start(clones.saturating_sub(1), len, bs)
+    }
+
+    /// Whether random offsets go through the random map.
+    pub fn random_map(&self) -> bool {
+        self.fio && !self.norandommap && self.distribution.is_uniform()
     }
 
     /// Passes over the region (loops=0 is one, as in fio).
