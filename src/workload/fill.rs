@@ -298,9 +298,8 @@ mod tests {
         f.init(b.as_mut_slice());
         let mut out = Vec::new();
         for i in 0..n {
-            let ptr = f.before_write(&mut b, 0, 3, i * 4096, 4096);
-            // SAFETY: 4096 bytes of the buffer from `ptr`, read before the next write.
-            out.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, 4096) });
+            let at = f.before_write(&mut b, 0, 3, i * 4096, 4096) as usize - b.as_ptr() as usize;
+            out.extend_from_slice(&b.as_mut_slice()[at..at + 4096]);
         }
         out
     }
@@ -363,9 +362,8 @@ mod tests {
             let mut f = Fill::new(&p, 0, 1);
             let mut b = AlignedBuf::new(f.slot_len(), 4096);
             f.init(b.as_mut_slice());
-            let ptr = f.before_write(&mut b, 0, 3, 8192, 4096);
-            // SAFETY: 4096 bytes of the buffer from `ptr`.
-            let mut block = unsafe { std::slice::from_raw_parts(ptr, 4096) }.to_vec();
+            let at = f.before_write(&mut b, 0, 3, 8192, 4096) as usize - b.as_ptr() as usize;
+            let mut block = b.as_mut_slice()[at..at + 4096].to_vec();
             assert_eq!(f.check(&block, 8192), Ok(()), "{kind:?}");
             assert!(!f.stopped());
             block[3000] ^= 1;
@@ -383,7 +381,9 @@ mod tests {
             }),
             2,
         );
-        assert!(data.chunks(3).all(|c| c == &[1, 2, 3][..c.len()]));
+        for b in data.chunks(4096) {
+            assert!(b.chunks(3).all(|c| c == &[1, 2, 3][..c.len()]));
+        }
         let data = write(
             &plan(|p| {
                 p.buffers.zero = true;

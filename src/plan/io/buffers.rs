@@ -122,7 +122,7 @@ impl VerifyKind {
 }
 
 /// Verification of written blocks (used when `IoPlan.verify` is set).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct VerifyPlan {
     pub kind: VerifyKind,
@@ -134,7 +134,9 @@ pub struct VerifyPlan {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pattern_offsets: Vec<usize>,
     /// A job that writes reads its blocks back and checks them once its
-    /// writes are done (fio's do_verify).
+    /// writes are done (fio's do_verify; the fio mapping's default).
+    /// `fslab io --verify` checks the blocks it reads and never reads a
+    /// write-only job back.
     pub after_write: bool,
     /// Check the last N blocks written after every N writes (fio's verify_backlog; 0 = off).
     pub backlog: u64,
@@ -142,22 +144,6 @@ pub struct VerifyPlan {
     pub batch: u64,
     /// The job stops at its first mismatch (fio's verify_fatal).
     pub fatal: bool,
-}
-
-impl Default for VerifyPlan {
-    fn default() -> Self {
-        VerifyPlan {
-            kind: VerifyKind::Crc32c,
-            pattern: Vec::new(),
-            pattern_offsets: Vec::new(),
-            // `fslab io --verify` checks the blocks it reads and never reads
-            // a write-only job back; fio's mapping turns this on (do_verify=1)
-            after_write: false,
-            backlog: 0,
-            batch: 0,
-            fatal: false,
-        }
-    }
 }
 
 impl BufferPlan {
