@@ -12,7 +12,13 @@ use std::process::Command;
 
 /// Runs `fslab fio ARGS` in `cwd`; its stdout.
 fn fslab_fio(cwd: &Path, args: &[&str]) -> String {
-    let out = fslab().current_dir(cwd).arg("fio").args(args).arg("--quiet").output().unwrap();
+    let out = fslab()
+        .current_dir(cwd)
+        .arg("fio")
+        .args(args)
+        .arg("--quiet")
+        .output()
+        .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -25,7 +31,11 @@ fn fslab_fio(cwd: &Path, args: &[&str]) -> String {
 /// Runs `fio ARGS` in `cwd`; its stdout.
 fn fio(cwd: &Path, args: &[&str]) -> String {
     let out = Command::new("fio").current_dir(cwd).args(args).output().unwrap();
-    assert!(out.status.success(), "fio {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "fio {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -103,7 +113,10 @@ fn logs_are_named_as_fios_and_read_by_fio2gnuplot() {
         assert!(r.len() >= 10, "{k}: {} rows", r.len());
         for row in &r {
             assert_eq!(row.len(), 5, "{k}: {row:?}");
-            assert!(row[0] <= 1100 && row[2] <= 1 && row[3] == 0 && row[4] == 0, "{k}: {row:?}");
+            assert!(
+                row[0] <= 1100 && row[2] <= 1 && row[3] == 0 && row[4] == 0,
+                "{k}: {row:?}"
+            );
         }
     }
     // psync has no submission latency: fio's slat log is empty too
@@ -177,7 +190,13 @@ fn terse_has_fios_fields() {
         return;
     }
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
-    let job = ["--name=t", "--ioengine=null", "--rw=randrw", "--size=8m", "--percentile_list=50:99"];
+    let job = [
+        "--name=t",
+        "--ioengine=null",
+        "--rw=randrw",
+        "--size=8m",
+        "--percentile_list=50:99",
+    ];
     let ours = terse_fields(&fslab_fio(d.path(), &[&job[..], &["--output-format=terse"]].concat()));
     let theirs = terse_fields(&fio(d.path(), &[&job[..], &["--output-format=terse"]].concat()));
     // the null engine has no disk: fio's 121 fields
@@ -186,14 +205,24 @@ fn terse_has_fios_fields() {
     assert_eq!((ours[0].as_str(), ours[2].as_str(), ours[3].as_str()), ("3", "t", "0"));
     // same shape field by field: percentiles where fio has them, '%' where fio has it
     for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
-        let shape = |s: &str| (s.contains('='), s.ends_with('%'), s.split('=').next().unwrap_or("").to_string());
+        let shape = |s: &str| {
+            (
+                s.contains('='),
+                s.ends_with('%'),
+                s.split('=').next().unwrap_or("").to_string(),
+            )
+        };
         if i == 1 {
             continue; // the version string
         }
         if a.contains('=') || b.contains('=') {
             assert_eq!(shape(a).2, shape(b).2, "field {i}: {a} vs {b}");
         }
-        assert_eq!((shape(a).0, shape(a).1), (shape(b).0, shape(b).1), "field {i}: {a} vs {b}");
+        assert_eq!(
+            (shape(a).0, shape(a).1),
+            (shape(b).0, shape(b).1),
+            "field {i}: {a} vs {b}"
+        );
     }
     // --minimal is terse
     let m = terse_fields(&fslab_fio(d.path(), &[&job[..], &["--minimal"]].concat()));
@@ -201,7 +230,13 @@ fn terse_has_fios_fields() {
     // a job on a disk: fio adds 9 fields per disk, fslab none
     let data = tempfile::tempdir_in("/var/tmp").unwrap();
     let dir = format!("--directory={}", data.path().display());
-    let job = ["--name=f", "--rw=write", "--size=1m", dir.as_str(), "--output-format=terse"];
+    let job = [
+        "--name=f",
+        "--rw=write",
+        "--size=1m",
+        dir.as_str(),
+        "--output-format=terse",
+    ];
     let theirs = terse_fields(&fio(d.path(), &job));
     let ours = terse_fields(&fslab_fio(d.path(), &job));
     assert_eq!(ours.len(), 121);
@@ -291,7 +326,10 @@ fn sync_object_as_the_etcd_check_reads_it() {
         let theirs: serde_json::Value = serde_json::from_str(&fio(d.path(), &job)).unwrap();
         let t = &theirs["jobs"][0]["sync"];
         assert_eq!(t["total_ios"], sync["total_ios"]);
-        let (n, tn) = (sync["lat_ns"]["N"].as_u64().unwrap(), t["lat_ns"]["N"].as_u64().unwrap());
+        let (n, tn) = (
+            sync["lat_ns"]["N"].as_u64().unwrap(),
+            t["lat_ns"]["N"].as_u64().unwrap(),
+        );
         assert!(n.abs_diff(tn) <= 1, "fdatasyncs: fslab {n}, fio {tn}");
         let keys = |o: &serde_json::Value| -> BTreeSet<String> { o.as_object().unwrap().keys().cloned().collect() };
         assert_eq!(keys(sync), keys(t));
@@ -351,7 +389,10 @@ fn format_lists_and_latency_reporting_options() {
         &[&["fio"], &job[..], &["--output-format=json,xml"]].concat(),
         "--output-format: 'xml' is not supported",
     );
-    expect_usage(&[&["fio"], &job[..], &["--terse-version=2"]].concat(), "--terse-version");
+    expect_usage(
+        &[&["fio"], &job[..], &["--terse-version=2"]].concat(),
+        "--terse-version",
+    );
 }
 
 #[test]
@@ -366,4 +407,68 @@ fn a_log_path_through_a_symlink_is_refused_before_the_run() {
         "symbolic link",
     );
     assert_eq!(std::fs::read_to_string(&real).unwrap(), "keep");
+}
+
+#[test]
+fn fio_plot_draws_fslabs_logs() {
+    if !require("fio-plot (pip install fio-plot)", have("fio-plot")) {
+        return;
+    }
+    let data = tempfile::tempdir_in("/var/tmp").unwrap();
+    let logs = tempfile::tempdir_in("/var/tmp").unwrap();
+    // fio-plot's 2D graph reads logs named as its bench-fio names them
+    let p = "randread-iodepth-1-numjobs-1";
+    let (bw, iops, lat) = (
+        format!("--write_bw_log={p}"),
+        format!("--write_iops_log={p}"),
+        format!("--write_lat_log={p}"),
+    );
+    let dir = format!("--directory={}", data.path().display());
+    fslab_fio(
+        logs.path(),
+        &[
+            "--name=fp",
+            "--rw=randread",
+            "--size=4m",
+            "--runtime=2",
+            "--time_based",
+            "--log_avg_msec=500",
+            &bw,
+            &iops,
+            &lat,
+            &dir,
+        ],
+    );
+    let png = logs.path().join("graph.png");
+    let out = Command::new("fio-plot")
+        .args([
+            "-i",
+            logs.path().to_str().unwrap(),
+            "-T",
+            "fslab",
+            "-g",
+            "-r",
+            "randread",
+        ])
+        .args([
+            "-d",
+            "1",
+            "-n",
+            "1",
+            "-t",
+            "bw",
+            "iops",
+            "lat",
+            "-o",
+            png.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
 }

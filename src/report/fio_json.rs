@@ -143,7 +143,11 @@ fn dir_obj(c: &Cell, d: &DirResult, plus: bool) -> Value {
         Some(&d.lat).filter(|_| !r.disable_lat),
     );
     let n = |l: Option<&LatSummary>| if l.is_some() { d.ops } else { 0 };
-    let (kib, ops) = if r.disable_bw { (Vec::new(), Vec::new()) } else { (kib, ops) };
+    let (kib, ops) = if r.disable_bw {
+        (Vec::new(), Vec::new())
+    } else {
+        (kib, ops)
+    };
     let (im, isd) = mean_sd(&ops);
     let (bm, bsd) = mean_sd(&kib);
     json!({
@@ -298,6 +302,13 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
         };
     }
     j["sync"] = sync_obj(c, plus);
+    if let Some((n, first)) = super::fio_terse::errors_if_continued(c) {
+        j["total_err"] = json!(n);
+        j["first_error"] = json!(first);
+    }
+    if let Some(d) = super::fio_terse::description(c) {
+        j["desc"] = json!(d);
+    }
     j
 }
 

@@ -351,10 +351,7 @@ impl OpLog {
                 }
             }
         }
-        self
-            .out
-            .lat
-            .sort_by_key(|s| s.t_ms);
+        self.out.lat.sort_by_key(|s| s.t_ms);
         for k in [&mut self.out.clat, &mut self.out.slat] {
             k.sort_by_key(|s| s.t_ms);
         }
@@ -380,7 +377,15 @@ mod tests {
         l.record(OpKind::Read, 4096, 1_000_000, t0 + Duration::from_millis(3));
         l.record(OpKind::Fsync, 0, 1_000, t0 + Duration::from_millis(4));
         let r = l.finish(t0 + Duration::from_millis(5));
-        assert_eq!(r.bw, vec![Sample { t_ms: 3, val: 4096, dir: 0, bs: 4096 }]);
+        assert_eq!(
+            r.bw,
+            vec![Sample {
+                t_ms: 3,
+                val: 4096,
+                dir: 0,
+                bs: 4096
+            }]
+        );
         assert_eq!(r.iops[0].val, 1);
         assert_eq!(r.lat.len(), 1);
         assert_eq!(r.clat[0].val, 1_000_000);

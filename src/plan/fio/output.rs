@@ -230,9 +230,7 @@ pub fn formats(fa: &crate::cli::FioArgs, notes: &mut Vec<String>) -> Result<FioF
         ));
     }
     if f.terse {
-        notes.push(
-            "terse: fslab writes no disk utilization fields (fio adds them for the devices it saw)".into(),
-        );
+        notes.push("terse: fslab writes no disk utilization fields (fio adds them for the devices it saw)".into());
     }
     Ok(f)
 }
