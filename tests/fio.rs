@@ -146,8 +146,8 @@ fn command_line_jobs_and_normal_output() {
     let j = read_json(&json);
     assert_eq!(j["jobs"][0]["read"]["io_bytes"], 4 << 20);
     expect_usage(
-        &["fio", "--output-format=terse", job.to_str().unwrap()],
-        "--output-format: 'terse' is not supported",
+        &["fio", "--output-format=xml", job.to_str().unwrap()],
+        "--output-format: 'xml' is not supported",
     );
     expect_usage(&["fio"], "give a job file or a command-line job");
 }

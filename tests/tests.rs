@@ -11,6 +11,7 @@ mod fio;
 mod fio_buffers;
 mod fio_parser;
 mod fio_region;
+mod fio_output;
 mod html;
 mod io;
 mod lab;

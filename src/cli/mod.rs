@@ -527,7 +527,11 @@ Supported options: rw/readwrite, rwmixread/rwmixwrite, bs/blocksize (and ranges)
 size, filesize, filename, directory, nrfiles, numjobs, ioengine (sync, psync, pvsync, io_uring,
 libaio as io_uring, null), iodepth, iodepth_batch, direct, buffered, fsync, fdatasync, end_fsync,
 runtime, time_based, ramp_time, rate_iops, randseed, randrepeat, percentile_list, thinktime,
-unlink, create_on_open, stonewall, wait_for_previous, new_group, group_reporting, include, ${ENV}.
+unlink, create_on_open, stonewall, wait_for_previous, new_group, group_reporting, include, ${ENV};
+output: write_bw_log, write_lat_log, write_iops_log, write_hist_log, log_avg_msec, log_max_value,
+log_hist_msec, per_job_logs, clat_percentiles, lat_percentiles, slat_percentiles, disable_lat,
+disable_clat, disable_slat, disable_bw_measurement, gtod_reduce; --output-format normal, json, json+,
+terse (comma lists), --minimal.
 Anything else is refused with its file:line (or warned about with --ignore-unsupported).";
 
 #[derive(Debug, Args, Clone)]

@@ -124,7 +124,10 @@ fn sync_obj(c: &Cell, plus: bool) -> Value {
     let d = c.dir(OpKind::Fsync);
     let n = d.map_or(0, |d| d.ops);
     let lat = if r.disable_clat { None } else { d.map(|d| &d.lat) };
-    json!({"total_ios": n, "lat_ns": lat_obj(lat, if lat.is_some() { n } else { 0 }, show)})
+    // fio 3.33 writes total_io_u[DDIR_SYNC], which it never counts (0 for
+    // every engine, checked with sync, psync, libaio and io_uring): the
+    // number of syncs is lat_ns.N
+    json!({"total_ios": 0, "lat_ns": lat_obj(lat, if lat.is_some() { n } else { 0 }, show)})
 }
 
 fn dir_obj(c: &Cell, d: &DirResult, plus: bool) -> Value {
@@ -148,7 +151,11 @@ fn dir_obj(c: &Cell, d: &DirResult, plus: bool) -> Value {
         Some(&d.lat).filter(|_| !r.disable_lat),
     );
     let n = |l: Option<&LatSummary>| if l.is_some() { d.ops } else { 0 };
-    let (kib, ops) = if r.disable_bw { (Vec::new(), Vec::new()) } else { (kib, ops) };
+    let (kib, ops) = if r.disable_bw {
+        (Vec::new(), Vec::new())
+    } else {
+        (kib, ops)
+    };
     let (im, isd) = mean_sd(&ops);
     let (bm, bsd) = mean_sd(&kib);
     if let Some(bs) = meta_engine_bs(c) {
@@ -318,6 +325,13 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
         };
     }
     j["sync"] = sync_obj(c, plus);
+    if let Some((n, first)) = super::fio_terse::errors_if_continued(c) {
+        j["total_err"] = json!(n);
+        j["first_error"] = json!(first);
+    }
+    if let Some(d) = super::fio_terse::description(c) {
+        j["desc"] = json!(d);
+    }
     j
 }
 

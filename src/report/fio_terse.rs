@@ -60,7 +60,12 @@ fn ddir(s: &mut String, c: &Cell, d: Option<&DirResult>, r: &LatReport, pcts: &[
     } else {
         (0, 0)
     };
-    let _ = write!(s, ";{};{bw};{iops};{}", bytes >> 10, if ops > 0 { runtime_ms } else { 0 });
+    let _ = write!(
+        s,
+        ";{};{bw};{iops};{}",
+        bytes >> 10,
+        if ops > 0 { runtime_ms } else { 0 }
+    );
     let d = d.filter(|d| d.ops > 0);
     let slat = d.and_then(|d| d.slat.as_ref()).filter(|_| !r.disable_slat);
     let clat = d.map(|d| d.clat.as_ref().unwrap_or(&d.lat)).filter(|_| !r.disable_clat);
@@ -91,11 +96,7 @@ fn ddir(s: &mut String, c: &Cell, d: Option<&DirResult>, r: &LatReport, pcts: &[
     lat4(s, lat);
     // bandwidth samples: per second, as fslab's series (KiB/s)
     let kib: Vec<f64> = match d {
-        Some(d) if !r.disable_bw => c
-            .series
-            .iter()
-            .map(|p| p.dir(d.dir).bytes as f64 / 1024.0)
-            .collect(),
+        Some(d) if !r.disable_bw => c.series.iter().map(|p| p.dir(d.dir).bytes as f64 / 1024.0).collect(),
         _ => Vec::new(),
     };
     if kib.is_empty() {
@@ -150,18 +151,53 @@ pub fn line(c: &Cell, version: &str) -> String {
         let v = num(&lus, k) + if i == 0 { ns_total } else { 0.0 };
         let _ = write!(s, ";{v:.2}%");
     }
-    for k in ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"] {
+    for k in [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+    ] {
         let _ = write!(s, ";{:.2}%", num(&lms, k));
+    }
+    // fio: the error count and first error with continue_on_error, then the description
+    if let Some((n, first)) = errors_if_continued(c) {
+        let _ = write!(s, ";{n};{first}");
+    }
+    if let Some(d) = description(c) {
+        let _ = write!(s, ";{d}");
     }
     s.push('\n');
     s
 }
 
+/// With fio's continue_on_error: the job's failed operations and the errno
+/// of the first kind (fslab keeps counts per errno, not their order).
+pub(crate) fn errors_if_continued(c: &Cell) -> Option<(u64, i32)> {
+    let v = c.plan.fio()?.options.get("continue_on_error")?;
+    if matches!(v.as_str(), "none" | "0" | "false") {
+        return None;
+    }
+    let mut n = 0;
+    let mut first = None;
+    for d in &c.directions {
+        for (name, k) in &d.errors {
+            n += k;
+            first = first.or_else(|| (1..4096).find(|&e| crate::errno::errno_name(e) == *name));
+        }
+    }
+    Some((n, first.unwrap_or(0)))
+}
+
+/// fio's job description, when the job file gave one.
+pub(crate) fn description(c: &Cell) -> Option<&str> {
+    c.plan
+        .fio()?
+        .options
+        .get("description")
+        .map(String::as_str)
+        .filter(|d| !d.is_empty())
+}
+
 /// The jobs of a report, as fio's JSON lists them.
 fn jobs(r: &Report) -> impl Iterator<Item = &Cell> {
-    r.cells
-        .iter()
-        .filter(|c| c.error.is_none() && c.plan.io().is_some())
+    r.cells.iter().filter(|c| c.error.is_none() && c.plan.io().is_some())
 }
 
 /// fio's terse output alone.

@@ -46,11 +46,42 @@ fn bw(bps: f64) -> String {
     }
 }
 
+/// fio's percentile block of one latency (`what`: clat, lat, slat, sync).
+fn pct_block(s: &mut String, what: &str, l: &LatSummary, pcts: &[f64]) {
+    let (u, div) = unit(l.max_ns);
+    let _ = writeln!(s, "    {what} percentiles ({u}):");
+    let hist = LatHist::from_sparse(&l.histogram);
+    let cells: Vec<String> = pcts
+        .iter()
+        .map(|&p| {
+            let v = hist.quantile(p / 100.0, l.min_ns, l.max_ns) as f64 / div;
+            format!("{:>5.2}th=[{:>5.0}]", p, v)
+        })
+        .collect();
+    let rows: Vec<String> = cells.chunks(4).map(|c| c.join(", ")).collect();
+    for (i, r) in rows.iter().enumerate() {
+        let end = if i + 1 < rows.len() { "," } else { "" };
+        let _ = writeln!(s, "     | {r}{end}");
+    }
+}
+
 fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
+    let r = c.plan.fio().map(|f| f.report).unwrap_or_default();
+    if d.dir == OpKind::Fsync {
+        // fio: fsync and fdatasync latencies, after the directions
+        if r.disable_clat || d.ops == 0 {
+            return;
+        }
+        s.push_str("  fsync/fdatasync/sync_file_range:\n");
+        lat_line(s, "sync", &d.lat);
+        if r.clat_percentiles || r.lat_percentiles {
+            pct_block(s, "sync", &d.lat, pcts);
+        }
+        return;
+    }
     let name = match d.dir {
         OpKind::Read => "read",
-        OpKind::Write => "write",
-        _ => "sync",
+        _ => "write",
     };
     // fio's metadata engines: IOPS of their bs-sized fake I/Os, and no lat line
     let meta = super::fio_json::meta_engine_bs(c);
@@ -66,26 +97,26 @@ fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
         d.bytes as f64 / 1048576.0,
         c.elapsed_ns / 1_000_000
     );
-    if let Some(sl) = &d.slat {
-        lat_line(s, "slat", sl);
+    let slat = d.slat.as_ref().filter(|_| !r.disable_slat);
+    let clat = Some(d.clat.as_ref().unwrap_or(&d.lat)).filter(|_| !r.disable_clat);
+    let lat = Some(&d.lat).filter(|_| !r.disable_lat);
+    if let Some(l) = slat {
+        lat_line(s, "slat", l);
     }
-    let clat = d.clat.as_ref().unwrap_or(&d.lat);
-    lat_line(s, "clat", clat);
-    if meta.is_none() {
-        lat_line(s, " lat", &d.lat);
+    if let Some(l) = clat {
+        lat_line(s, "clat", l);
     }
-    let (u, div) = unit(clat.max_ns);
-    let _ = writeln!(s, "    clat percentiles ({u}):");
-    let hist = LatHist::from_sparse(&clat.histogram);
-    let cells: Vec<String> = pcts
-        .iter()
-        .map(|&p| {
-            let v = hist.quantile(p / 100.0, clat.min_ns, clat.max_ns) as f64 / div;
-            format!("{:>5.2}th=[{:>5.0}]", p, v)
-        })
-        .collect();
-    for chunk in cells.chunks(4) {
-        let _ = writeln!(s, "     | {},", chunk.join(", "));
+    if let Some(l) = lat.filter(|_| meta.is_none()) {
+        lat_line(s, " lat", l);
+    }
+    for (on, what, l) in [
+        (r.slat_percentiles, "slat", slat),
+        (r.clat_percentiles, "clat", clat),
+        (r.lat_percentiles, " lat", lat),
+    ] {
+        if let (true, Some(l)) = (on, l) {
+            pct_block(s, what, l, pcts);
+        }
     }
 }
 
@@ -111,7 +142,11 @@ fn job(s: &mut String, c: &Cell) {
         errors,
         std::process::id()
     );
-    for d in &c.directions {
+    // reads and writes first, then fio's sync block
+    for d in c.directions.iter().filter(|d| d.dir != OpKind::Fsync) {
+        dir_block(s, c, d, &pcts);
+    }
+    if let Some(d) = c.dir(OpKind::Fsync) {
         dir_block(s, c, d, &pcts);
     }
     let secs = c.elapsed_ns as f64 / 1e9;

@@ -281,7 +281,7 @@ impl OpLog {
         if self.spec.avg_ms == 0 {
             if self.spec.bw {
                 // fio's per-I/O bandwidth: bytes / latency, in KiB/s as fio counts it
-                let val = if lat > 0 { bs * 1_000_000 / lat } else { 0 };
+                let val = bs.saturating_mul(1_000_000).checked_div(lat).unwrap_or(0);
                 self.out.bw.push(Sample {
                     t_ms: t,
                     val,
@@ -351,10 +351,7 @@ impl OpLog {
                 }
             }
         }
-        self
-            .out
-            .lat
-            .sort_by_key(|s| s.t_ms);
+        self.out.lat.sort_by_key(|s| s.t_ms);
         for k in [&mut self.out.clat, &mut self.out.slat] {
             k.sort_by_key(|s| s.t_ms);
         }
@@ -380,7 +377,15 @@ mod tests {
         l.record(OpKind::Read, 4096, 1_000_000, t0 + Duration::from_millis(3));
         l.record(OpKind::Fsync, 0, 1_000, t0 + Duration::from_millis(4));
         let r = l.finish(t0 + Duration::from_millis(5));
-        assert_eq!(r.bw, vec![Sample { t_ms: 3, val: 4096, dir: 0, bs: 4096 }]);
+        assert_eq!(
+            r.bw,
+            vec![Sample {
+                t_ms: 3,
+                val: 4096,
+                dir: 0,
+                bs: 4096
+            }]
+        );
         assert_eq!(r.iops[0].val, 1);
         assert_eq!(r.lat.len(), 1);
         assert_eq!(r.clat[0].val, 1_000_000);
@@ -423,7 +428,7 @@ mod tests {
         let r = l.finish(t0 + Duration::from_millis(201));
         assert!(r.hist.len() >= 3);
         let total: u64 = r.hist.iter().flat_map(|h| h.bins.iter().map(|b| b.1)).sum();
-        assert!(total <= 200 && total >= 150);
+        assert!((150..=200).contains(&total));
         assert_eq!(r.hist[0].bins, vec![(plat_val_to_idx(1_900) as u16, 51)]);
     }
 }

@@ -52,5 +52,4 @@ mod tests {
             assert_eq!(plat_val_to_idx(plat_idx_to_val(i)), i);
         }
     }
-
 }

@@ -9,6 +9,7 @@
 //! fslab sets none), and for histograms `time, direction, block size,
 //! count of each of fio's 1856 bins`.
 
+use crate::plan::fio::output::LogFiles;
 use crate::plan::fio::FioJobPlan;
 use crate::runner::oplog::{HistRow, LogSpec, Recorded, Sample, PLAT_NR};
 use crate::runner::RunOut;
@@ -68,7 +69,7 @@ fn text(kind: &str, r: &Recorded, out: &mut String) {
 /// Writes every log of the segment's jobs: `files[k][c]` are job k's
 /// clone c's (kind, path); `groups[k].jobs[c]` its recorded log. A path
 /// several clones share (per_job_logs=0) gets them one after the other.
-pub(super) fn write(files: &[Vec<Vec<(&'static str, PathBuf)>>], groups: &mut [RunOut]) {
+pub(super) fn write(files: &[Vec<LogFiles>], groups: &mut [RunOut]) {
     let mut texts: Vec<(PathBuf, String)> = Vec::new();
     for (k, clones) in files.iter().enumerate() {
         for (c, kinds) in clones.iter().enumerate() {

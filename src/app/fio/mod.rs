@@ -97,7 +97,7 @@ struct FioSegment<'a> {
     /// The earlier segments' cells: an abort writes them with this one's.
     before: &'a Report,
     /// Each job's log files, per clone (`logs::write`).
-    log_files: Vec<Vec<Vec<(&'static str, std::path::PathBuf)>>>,
+    log_files: Vec<Vec<crate::plan::fio::output::LogFiles>>,
 }
 
 fn jobs_of(plan: &FioPlan, seg: usize) -> Vec<&FioJobPlan> {

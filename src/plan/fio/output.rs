@@ -101,6 +101,10 @@ impl LatReport {
     }
 }
 
+/// One clone's log files: (kind, path), kind one of bw, lat, clat, slat,
+/// iops, clat_hist.
+pub type LogFiles = Vec<(&'static str, PathBuf)>;
+
 /// A job's logs. `Default`: none.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LogOpts {
@@ -134,7 +138,7 @@ impl LogOpts {
     /// The files this job writes for its clone numbered `thread` (fio's
     /// thread_number, from 1 over every job): (kind, path), kind one of
     /// bw, lat, clat, slat, iops, clat_hist.
-    pub fn files(&self, thread: usize) -> Vec<(&'static str, PathBuf)> {
+    pub fn files(&self, thread: usize) -> LogFiles {
         let name = |pre: &str, kind: &str| {
             if self.shared {
                 PathBuf::from(format!("{pre}_{kind}.log"))
@@ -164,7 +168,7 @@ impl LogOpts {
 /// Checks every log path of every job (`(logs, first thread, clones)`) as
 /// `--output` paths are checked: nothing is created, a symbolic link or a
 /// missing directory is refused. Returns each clone's checked files.
-pub fn check_log_paths(jobs: &[(&LogOpts, usize, usize)]) -> Result<Vec<Vec<Vec<(&'static str, PathBuf)>>>> {
+pub fn check_log_paths(jobs: &[(&LogOpts, usize, usize)]) -> Result<Vec<Vec<LogFiles>>> {
     let mut out = Vec::new();
     for (logs, first, clones) in jobs {
         let mut per = Vec::new();
@@ -230,9 +234,7 @@ pub fn formats(fa: &crate::cli::FioArgs, notes: &mut Vec<String>) -> Result<FioF
         ));
     }
     if f.terse {
-        notes.push(
-            "terse: fslab writes no disk utilization fields (fio adds them for the devices it saw)".into(),
-        );
+        notes.push("terse: fslab writes no disk utilization fields (fio adds them for the devices it saw)".into());
     }
     Ok(f)
 }
@@ -251,7 +253,7 @@ pub fn check_logs(jobs: &[super::FioJobPlan]) -> Result<()> {
 
 /// The log files of every clone of every job, checked: per job, per clone,
 /// (kind, path).
-pub fn log_files(jobs: &[&super::FioJobPlan], all: &[super::FioJobPlan]) -> Vec<Vec<Vec<(&'static str, PathBuf)>>> {
+pub fn log_files(jobs: &[&super::FioJobPlan], all: &[super::FioJobPlan]) -> Vec<Vec<LogFiles>> {
     let mut first = 1;
     let mut firsts = Vec::new();
     for j in all {

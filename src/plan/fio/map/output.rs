@@ -19,9 +19,10 @@ fn msec(st: &mut State, o: &Opt) -> Option<u64> {
     match crate::units::parse_size(v) {
         Ok(n) => Some(n),
         Err(_) => {
-            st.m
-                .bad
-                .push((o.at.clone(), format!("{}: '{v}' is not a whole number of milliseconds", o.key)));
+            st.m.bad.push((
+                o.at.clone(),
+                format!("{}: '{v}' is not a whole number of milliseconds", o.key),
+            ));
             None
         }
     }
@@ -61,7 +62,11 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
         }
         "log_hist_coarseness" => match o.value.as_deref() {
             Some("0") | None => {}
-            Some(v) => return Some(Err(format!("log_hist_coarseness={v}: fslab writes fio's full bins only (0)"))),
+            Some(v) => {
+                return Some(Err(format!(
+                    "log_hist_coarseness={v}: fslab writes fio's full bins only (0)"
+                )))
+            }
         },
         "log_prio" => {
             if on(o) {
@@ -105,14 +110,12 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 match p.trim().parse::<f64>() {
                     Ok(x) if x > 0.0 && x <= 100.0 => list.push(x),
                     Ok(x) => {
-                        st.m
-                            .bad
+                        st.m.bad
                             .push((o.at.clone(), format!("percentile_list: {x} is not in (0, 100]")));
                         return Some(Ok(()));
                     }
                     Err(_) => {
-                        st.m
-                            .bad
+                        st.m.bad
                             .push((o.at.clone(), format!("percentile_list: '{p}' is not a number")));
                         return Some(Ok(()));
                     }
@@ -155,6 +158,7 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
         .flatten()
         .find(|p| p.is_empty() || p.contains('\0'))
     {
-        st.m.bad.push((job.at.clone(), format!("write_*_log: '{p}' names no file")));
+        st.m.bad
+            .push((job.at.clone(), format!("write_*_log: '{p}' names no file")));
     }
 }
