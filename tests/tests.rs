@@ -8,6 +8,7 @@ mod device;
 mod faultfs;
 mod faults;
 mod fio;
+mod fio_pacing;
 mod html;
 mod io;
 mod lab;
