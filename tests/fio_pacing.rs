@@ -146,13 +146,23 @@ fn startdelay_and_exitall_shape_the_run() {
     let (j, wall, code) = run(false, &exits, work.path());
     assert_eq!(code, 0);
     assert!(wall < Duration::from_secs(20), "ran {wall:?}");
-    let long = j["jobs"].as_array().unwrap().iter().find(|x| x["jobname"] == "long").unwrap();
+    let long = j["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["jobname"] == "long")
+        .unwrap();
     assert!(long["job_runtime"].as_u64().unwrap() < 2000, "{long}");
     if require("fio", have("fio")) {
         // fio ends the long job the same way
         let (f, wall, _) = run(true, &exits, work.path());
         assert!(wall < Duration::from_secs(20), "fio ran {wall:?}");
-        let long = f["jobs"].as_array().unwrap().iter().find(|x| x["jobname"] == "long").unwrap();
+        let long = f["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["jobname"] == "long")
+            .unwrap();
         assert!(long["job_runtime"].as_u64().unwrap() < 2000, "{long}");
     }
 }

@@ -323,9 +323,12 @@ impl FioPacer {
             measured: measure_start <= t0,
             bps,
             bs: std::array::from_fn(|d| p.min_bs[d].max(1)),
-            poisson: p
-                .poisson
-                .then(|| [fastrand::Rng::with_seed(seed), fastrand::Rng::with_seed(seed ^ 0xA5A5_A5A5)]),
+            poisson: p.poisson.then(|| {
+                [
+                    fastrand::Rng::with_seed(seed),
+                    fastrand::Rng::with_seed(seed ^ 0xA5A5_A5A5),
+                ]
+            }),
             issued: [0; 2],
             last_usec: [0; 2],
             next_us: [0; 2],
@@ -361,7 +364,10 @@ impl FioPacer {
     /// For a workload whose direction is known only once done: the earlier
     /// of the paced directions' times.
     pub fn due_any(&self) -> Option<Instant> {
-        [OpKind::Read, OpKind::Write].into_iter().filter_map(|d| self.due(d)).min()
+        [OpKind::Read, OpKind::Write]
+            .into_iter()
+            .filter_map(|d| self.due(d))
+            .min()
     }
 
     /// The smallest block of `dir` (a step's length, when not known).
