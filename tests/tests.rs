@@ -12,6 +12,7 @@ mod fio_buffers;
 mod fio_parser;
 mod fio_region;
 mod fio_output;
+mod fio_pacing;
 mod html;
 mod io;
 mod lab;

@@ -323,9 +323,12 @@ impl FioPacer {
             measured: measure_start <= t0,
             bps,
             bs: std::array::from_fn(|d| p.min_bs[d].max(1)),
-            poisson: p
-                .poisson
-                .then(|| [fastrand::Rng::with_seed(seed), fastrand::Rng::with_seed(seed ^ 0xA5A5_A5A5)]),
+            poisson: p.poisson.then(|| {
+                [
+                    fastrand::Rng::with_seed(seed),
+                    fastrand::Rng::with_seed(seed ^ 0xA5A5_A5A5),
+                ]
+            }),
             issued: [0; 2],
             last_usec: [0; 2],
             next_us: [0; 2],
@@ -361,7 +364,10 @@ impl FioPacer {
     /// For a workload whose direction is known only once done: the earlier
     /// of the paced directions' times.
     pub fn due_any(&self) -> Option<Instant> {
-        [OpKind::Read, OpKind::Write].into_iter().filter_map(|d| self.due(d)).min()
+        [OpKind::Read, OpKind::Write]
+            .into_iter()
+            .filter_map(|d| self.due(d))
+            .min()
     }
 
     /// The smallest block of `dir` (a step's length, when not known).
@@ -603,5 +609,167 @@ mod tests {
         assert_eq!(g.take(), t0);
         assert_eq!(g.take(), t0 + Duration::from_millis(1));
         assert_eq!(g.due(), t0 + Duration::from_millis(2));
+    }
+
+    fn plan(rate: [u64; 2], poisson: bool) -> PacingPlan {
+        PacingPlan {
+            rate,
+            poisson,
+            min_bs: [4096, 4096],
+            seed: 42,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn linear_rate_schedules_each_op_at_bytes_issued_over_the_rate() {
+        let t0 = Instant::now();
+        // 1 MiB/s read, 4 KiB blocks: 3906.25 µs per block, fio's integer µs
+        let mut p = FioPacer::new(&plan([1 << 20, 0], false), 0, t0, t0);
+        assert_eq!(p.due(OpKind::Read), Some(t0));
+        p.issue(OpKind::Read, 4096);
+        assert_eq!(p.due(OpKind::Read), Some(t0 + Duration::from_micros(3906)));
+        p.issue(OpKind::Read, 4096);
+        assert_eq!(p.due(OpKind::Read), Some(t0 + Duration::from_micros(7812)));
+        // writes are not limited, syncs never
+        assert_eq!(p.due(OpKind::Write), None);
+        assert_eq!(p.due(OpKind::Fsync), None);
+        // rate_iops becomes bytes per second with the smallest block
+        let q = PacingPlan {
+            rate_iops: [0, 250],
+            min_bs: [4096, 8192],
+            ..Default::default()
+        };
+        assert_eq!(q.bps(), [0, 250 * 8192]);
+    }
+
+    /// Kolmogorov-Smirnov: the largest distance between the empirical CDF of
+    /// `xs` and `cdf`.
+    fn ks(xs: &mut [f64], cdf: impl Fn(f64) -> f64) -> f64 {
+        xs.sort_by(|a, b| a.total_cmp(b));
+        let n = xs.len() as f64;
+        xs.iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let f = cdf(x);
+                (f - i as f64 / n).abs().max(((i + 1) as f64 / n - f).abs())
+            })
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn poisson_gaps_are_exponential_with_the_rate_s_mean() {
+        let t0 = Instant::now();
+        // 256 KiB/s of 4 KiB: 64 IOPS, a mean gap of 15625 µs
+        let mut p = FioPacer::new(&plan([256 << 10, 0], true), 3, t0, t0);
+        let n = 5000;
+        let mut last = 0u64;
+        let mut gaps = Vec::with_capacity(n);
+        for _ in 0..n {
+            p.issue(OpKind::Read, 4096);
+            let at = ns(p.due(OpKind::Read).unwrap() - t0) / 1000;
+            gaps.push((at - last) as f64);
+            last = at;
+        }
+        let mean = gaps.iter().sum::<f64>() / n as f64;
+        assert!((mean - 15625.0).abs() < 15625.0 * 0.05, "mean gap {mean} µs");
+        let d = ks(&mut gaps, |x| 1.0 - (-x / 15625.0).exp());
+        // the 1% critical value of the one-sample test is 1.63 / sqrt(n)
+        let crit = 1.63 / (n as f64).sqrt();
+        assert!(d < crit, "KS distance {d} >= {crit}");
+        // a fixed grid is far from exponential
+        let mut grid = vec![15625.0; 100];
+        assert!(ks(&mut grid, |x| 1.0 - (-x / 15625.0).exp()) > 0.5);
+    }
+
+    #[test]
+    fn thinktime_comes_every_thinktime_blocks_completions() {
+        let t0 = Instant::now();
+        let q = PacingPlan {
+            thinktime_us: 10,
+            thinktime_blocks: 3,
+            ..Default::default()
+        };
+        let mut p = FioPacer::new(&q, 0, t0, t0);
+        let mut thinks = 0;
+        for _ in 0..9 {
+            p.issue(OpKind::Read, 4096);
+            assert_eq!(p.complete(OpKind::Read, 4096, true, Instant::now()), None);
+            if p.think_due() {
+                assert!(p.think(OpKind::Read, None, &|| false));
+                thinks += 1;
+            }
+        }
+        assert_eq!(thinks, 3);
+    }
+
+    #[test]
+    fn rate_min_fails_after_the_settle_period_when_a_cycle_is_short() {
+        let t0 = Instant::now();
+        let q = PacingPlan {
+            rate_min: [1 << 20, 0],
+            rate_cycle_ms: 100,
+            ..Default::default()
+        };
+        let mut p = FioPacer::new(&q, 0, t0, t0);
+        // within the first 2 s: never
+        assert_eq!(p.complete(OpKind::Read, 4096, true, t0 + Duration::from_secs(1)), None);
+        // the first check only takes its sample
+        assert_eq!(p.complete(OpKind::Read, 4096, true, t0 + Duration::from_secs(2)), None);
+        // a cycle later: 4 KiB in 100 ms is 40 KiB/s, below 1 MiB/s
+        let e = p.complete(OpKind::Read, 4096, true, t0 + Duration::from_millis(2100));
+        assert_eq!(e.as_deref(), Some("rate_min=1048576B/s not met, got 40960B/s"));
+    }
+
+    /// Reads through the null engine, noting when each was issued.
+    struct Stamps(std::sync::Arc<std::sync::Mutex<Vec<Instant>>>);
+
+    impl Workload for Stamps {
+        fn next_op(&mut self, _slot: usize) -> Option<crate::workload::NextOp> {
+            self.0.lock().unwrap().push(Instant::now());
+            Some(crate::workload::NextOp {
+                op: crate::engine::Op::Read {
+                    fd: -1,
+                    offset: 0,
+                    buf: std::ptr::null_mut(),
+                    len: 4096,
+                    buf_index: crate::engine::NO_BUF_INDEX,
+                },
+                dir: OpKind::Read,
+                len: 4096,
+            })
+        }
+    }
+
+    #[test]
+    fn a_poisson_paced_run_issues_with_exponential_gaps() {
+        let stamps = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let cfg = super::super::RunConfig {
+            jobs: 1,
+            runtime: Some(Duration::from_secs(3)),
+            depth: 1,
+            batch: 1,
+            pacing: PacingPlan {
+                rate_iops: [100, 0],
+                ..plan([0, 0], true)
+            },
+            ..Default::default()
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let s2 = stamps.clone();
+        let out = super::super::run(&cfg, &stop, &super::super::Progress::new(false, "t", None), move |_| {
+            Ok((
+                Box::new(crate::engine::NullEngine) as Box<dyn Engine>,
+                Stamps(s2.clone()),
+            ))
+        });
+        let t = stamps.lock().unwrap().clone();
+        let n = out.stats[OpKind::Read.idx()].lat.count;
+        // 100 IOPS for 3 s, the count itself Poisson (sd ~17)
+        assert!((230..=370).contains(&n), "{n} reads");
+        let mut gaps: Vec<f64> = t.windows(2).map(|w| ns(w[1] - w[0]) as f64 / 1000.0).collect();
+        let d = ks(&mut gaps, |x| 1.0 - (-x / 10_000.0).exp());
+        let crit = 1.63 / (gaps.len() as f64).sqrt();
+        assert!(d < crit, "KS distance {d} >= {crit} over {} gaps", gaps.len());
     }
 }

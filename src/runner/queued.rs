@@ -249,7 +249,11 @@ impl Queue<'_> {
     fn paced(&mut self, ctx: &Ctx, dir: crate::stats::OpKind, result: i64, end: Instant) {
         self.last_dir = dir;
         let recording = self.rec.recording;
-        if let Some(e) = self.pacer.as_mut().and_then(|p| p.complete(dir, result, recording, end)) {
+        if let Some(e) = self
+            .pacer
+            .as_mut()
+            .and_then(|p| p.complete(dir, result, recording, end))
+        {
             self.error.get_or_insert(e);
             if ctx.cfg.exit_on_error {
                 ctx.halt.store(true, std::sync::atomic::Ordering::Relaxed);

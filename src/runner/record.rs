@@ -118,7 +118,10 @@ impl<'a> Recorder<'a> {
         } else {
             st.record_err(-result as i32);
             if let Some(h) = self.halt_on_error {
-                if !self.errors.non_fatal(crate::plan::io::pacing::error_class(dir, -result), -result as i32) {
+                if !self
+                    .errors
+                    .non_fatal(crate::plan::io::pacing::error_class(dir, -result), -result as i32)
+                {
                     h.store(true, Ordering::Relaxed);
                 }
             }

@@ -32,8 +32,9 @@ fn pick(lo: Duration, hi: Duration, seed: u64) -> Duration {
 }
 
 fn name_hash(name: &str) -> u64 {
-    name.bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// Whether the end of `job` ends every other job of its segment (exitall).

@@ -147,10 +147,14 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 "{key} is not supported (fio's queue-depth search for a latency target)"
             )))
         }
-        "steadystate" | "ss" | "steadystate_duration" | "ss_dur" | "steadystate_ramp_time" | "ss_ramp"
-        | "steadystate_check_interval" | "ss_interval" => {
-            return Some(Err(format!("{key} is not supported (fio's steady-state stop)")))
-        }
+        "steadystate"
+        | "ss"
+        | "steadystate_duration"
+        | "ss_dur"
+        | "steadystate_ramp_time"
+        | "ss_ramp"
+        | "steadystate_check_interval"
+        | "ss_interval" => return Some(Err(format!("{key} is not supported (fio's steady-state stop)"))),
         _ => return None,
     }
     Some(Ok(()))

@@ -104,7 +104,8 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 Ok(())
             }
             Ok((v, _)) => {
-                st.m.bad.push((o.at.clone(), format!("{key}: '{v}' is not a number of ms above 0")));
+                st.m.bad
+                    .push((o.at.clone(), format!("{key}: '{v}' is not a number of ms above 0")));
                 Ok(())
             }
             Err(e) => Err(e),
@@ -134,7 +135,10 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 Ok(())
             }
             Ok((v, _)) => {
-                st.m.bad.push((o.at.clone(), format!("thinktime_blocks: '{v}' is not a whole number above 0")));
+                st.m.bad.push((
+                    o.at.clone(),
+                    format!("thinktime_blocks: '{v}' is not a whole number above 0"),
+                ));
                 Ok(())
             }
             Err(e) => Err(e),

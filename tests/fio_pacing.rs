@@ -1,0 +1,169 @@
+//! fio's pacing and control options against fio 3.33 on the same job files
+//! (fio run as threads): a rate-limited job beside an unlimited one, rate
+//! within ±5% of its target and ±10% of fio's, rate_min failing a job,
+//! startdelay and exitall seen in the run's wall time.
+
+use crate::util::*;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Runs `tool` ("fio" or fslab's `fio`) on `job`; the JSON and the wall time.
+fn run(fio: bool, job: &Path, dir: &Path) -> (serde_json::Value, Duration, i32) {
+    let t = Instant::now();
+    let out = if fio {
+        std::process::Command::new("fio")
+            .arg(job)
+            .arg("--output-format=json")
+            .env("FSLAB_FIO_DIR", dir)
+            .output()
+            .unwrap()
+    } else {
+        fslab()
+            .arg("fio")
+            .arg(job)
+            .args(["--output-format=json", "--quiet"])
+            .env("FSLAB_FIO_DIR", dir)
+            .output()
+            .unwrap()
+    };
+    let wall = t.elapsed();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(text.trim_start_matches(|c| c != '{')).unwrap_or_else(|e| {
+        panic!(
+            "{} gave no JSON ({e}): {text}\n{}",
+            if fio { "fio" } else { "fslab" },
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (json, wall, out.status.code().unwrap_or(-1))
+}
+
+/// bw_bytes of job `name`'s reads.
+fn bw(j: &serde_json::Value, name: &str) -> f64 {
+    j["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["jobname"] == name)
+        .unwrap_or_else(|| panic!("no job {name} in {j}"))["read"]["bw_bytes"]
+        .as_f64()
+        .unwrap()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn job_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn a_rate_limited_job_beside_an_unlimited_one_paces_as_fio_does() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let job = job_file(
+        work.path(),
+        "rate.fio",
+        "[global]\ndirectory=${FSLAB_FIO_DIR}\nsize=16m\nruntime=2\ntime_based\nthread\ndirect=1\n\
+         [limited]\nrw=randread\nbs=4k\nrate=1m\n\
+         [free]\nrw=randread\nbs=4k\n",
+    );
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    // alternating rounds: the device's drift hits both tools alike
+    for _ in 0..3 {
+        let (f, _, _) = run(true, &job, work.path());
+        let (s, _, code) = run(false, &job, work.path());
+        assert_eq!(code, 0);
+        theirs.push((bw(&f, "limited"), bw(&f, "free")));
+        ours.push((bw(&s, "limited"), bw(&s, "free")));
+    }
+    eprintln!("fio {theirs:?}\nfslab {ours:?}");
+    let target = (1 << 20) as f64;
+    let lim = median(ours.iter().map(|x| x.0).collect());
+    let lim_fio = median(theirs.iter().map(|x| x.0).collect());
+    assert!((lim / target - 1.0).abs() < 0.05, "rate {lim} B/s, target {target}");
+    assert!((lim / lim_fio - 1.0).abs() < 0.10, "rate {lim} B/s, fio's {lim_fio}");
+    // the limit is the limited job's only: its neighbour runs free in both tools
+    for (l, f) in ours.iter().chain(&theirs) {
+        assert!(*f > 3.0 * l, "the unlimited job ran at {f} B/s beside {l}");
+    }
+    assert!(leftovers(work.path()).iter().all(|f| f.ends_with(".fio")));
+}
+
+#[test]
+fn rate_min_fails_the_job_that_falls_under_it() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    // 64 KiB/s can never reach rate_min's 1 MiB/s; checked after fio's 2 s
+    // settle; the run fails and fio's normal output names the job's error
+    let job = job_file(
+        work.path(),
+        "min.fio",
+        "[slow]\ndirectory=${FSLAB_FIO_DIR}\nrw=randread\nbs=4k\nsize=4m\nrate=64k\nrate_min=1m\n\
+         rate_cycle=500\nruntime=10\ntime_based\n",
+    );
+    let out = fslab()
+        .arg("fio")
+        .arg(&job)
+        .arg("--quiet")
+        .env("FSLAB_FIO_DIR", work.path())
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("rate_min=1048576B/s not met"), "{all}");
+}
+
+#[test]
+fn startdelay_and_exitall_shape_the_run() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    // the second job starts a second late and runs a second: two seconds in all
+    let delayed = job_file(
+        work.path(),
+        "delay.fio",
+        "[global]\ndirectory=${FSLAB_FIO_DIR}\nrw=randread\nsize=4m\nruntime=1\ntime_based\n\
+         [now]\n[later]\nstartdelay=1\n",
+    );
+    let (j, wall, code) = run(false, &delayed, work.path());
+    assert_eq!(code, 0);
+    assert!(wall >= Duration::from_millis(1900), "ran {wall:?}");
+    assert_eq!(j["jobs"].as_array().unwrap().len(), 2);
+    // exitall: the short job's end stops the 60 s one
+    let exits = job_file(
+        work.path(),
+        "exit.fio",
+        "[global]\ndirectory=${FSLAB_FIO_DIR}\nrw=randread\nsize=4m\nthread\n\
+         [short]\nexitall\nruntime=300ms\ntime_based\n[long]\nruntime=60\ntime_based\n",
+    );
+    let (j, wall, code) = run(false, &exits, work.path());
+    assert_eq!(code, 0);
+    assert!(wall < Duration::from_secs(20), "ran {wall:?}");
+    let long = j["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["jobname"] == "long")
+        .unwrap();
+    assert!(long["job_runtime"].as_u64().unwrap() < 2000, "{long}");
+    if require("fio", have("fio")) {
+        // fio ends the long job the same way
+        let (f, wall, _) = run(true, &exits, work.path());
+        assert!(wall < Duration::from_secs(20), "fio ran {wall:?}");
+        let long = f["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["jobname"] == "long")
+            .unwrap();
+        assert!(long["job_runtime"].as_u64().unwrap() < 2000, "{long}");
+    }
+}
