@@ -51,6 +51,8 @@ pub struct IoWorkload {
     writes_since_fdatasync: u64,
     /// Files still to fsync at the end (end_fsync).
     end_fsyncs: usize,
+    /// A size-based job has issued its last read or write (`end_op`).
+    issued_all: bool,
     thinktime: Option<Duration>,
     last_done: Option<Instant>,
     /// --verify: stamp written blocks, check read ones.
@@ -136,6 +138,7 @@ impl IoWorkload {
             writes_since_fsync: 0,
             writes_since_fdatasync: 0,
             end_fsyncs: if plan.end_fsync && plan.writes() { n } else { 0 },
+            issued_all: false,
             thinktime: plan.thinktime,
             last_done: None,
             verify: plan.verify,
@@ -187,6 +190,7 @@ impl IoWorkload {
     /// The end of a size-based job: the final fsyncs (end_fsync), then
     /// reading the written blocks back (do_verify), then none.
     fn end_op(&mut self, slot: usize) -> Option<NextOp> {
+        self.issued_all = true;
         if self.end_fsyncs > 0 {
             self.end_fsyncs -= 1;
             return Some(NextOp {
@@ -476,7 +480,7 @@ impl Workload for IoWorkload {
             && self
                 .fill
                 .readback
-                .waits(self.remaining == Some(0) && self.end_fsyncs == 0)
+                .waits(self.issued_all && self.end_fsyncs == 0)
     }
 
     fn next_due(&mut self) -> Option<Instant> {

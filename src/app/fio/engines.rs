@@ -253,6 +253,7 @@ impl Workload for FioWorker {
     fn waits(&self) -> bool {
         match self {
             FioWorker::Io(w) => w.waits(),
+            FioWorker::Meta(w) => w.waits(),
         }
     }
 
