@@ -343,7 +343,8 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         files: f.files,
         file_size: f.size,
         per_job: plan.nrfiles as usize,
-        file_len: f.size + f.extra,
+        // an existing file or device: all of it; fslab's files: as laid out
+        file_len: if f.pct_base > 0 { f.pct_base } else { f.size + f.extra },
         pct_base: f.pct_base,
         region_base: f.region_base,
         info,

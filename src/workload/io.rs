@@ -254,7 +254,7 @@ impl IoWorkload {
         if !self.random {
             let s = &mut self.seq[f][!read as usize];
             if *s + len > size {
-                if !self.region.size_based {
+                if self.region.wrap {
                     *s = 0;
                 } else {
                     return None;
@@ -335,9 +335,11 @@ const FSERVICE_SHIFT: u32 = 13;
 /// and the limits end the job. A timed job loops until its runtime.
 struct Region {
     size_based: bool,
+    /// Sequential I/O wraps at the end of a file instead of ending the
+    /// file's pass: timed jobs, and `fslab io`'s jobs (a shared file's jobs
+    /// start at spread offsets and wrap to cover it all).
+    wrap: bool,
     create_only: bool,
-    /// Bytes of one pass over every file (size).
-    unit: u64,
     io_size: Option<u64>,
     bytes_cap: u64,
     ios_cap: u64,
@@ -365,8 +367,8 @@ impl Region {
         let service = r.file_service.clone();
         Region {
             size_based: !plan.time_based,
+            wrap: plan.time_based || !r.fio,
             create_only: r.create_only,
-            unit,
             io_size: r.io_size,
             bytes_cap: r.io_size.unwrap_or(unit).saturating_mul(loops),
             ios_cap: r.number_ios.map(|n| n.saturating_mul(loops)).unwrap_or(u64::MAX),
@@ -417,10 +419,7 @@ impl Region {
         // after the loops, only io_size keeps the job going (its files are done)
         match self.io_size {
             Some(limit) => self.bytes < limit && limit - self.bytes >= self.bs_max,
-            None => {
-                let _ = self.unit;
-                false
-            }
+            None => false,
         }
     }
 }
