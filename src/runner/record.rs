@@ -29,7 +29,7 @@ pub(crate) struct Recorder<'a> {
     /// Set for --on-error stop: raised at the first failed operation.
     halt_on_error: Option<&'a std::sync::atomic::AtomicBool>,
     /// fio's continue_on_error / ignore_error: the errors that do not halt.
-    errors: &'a crate::plan::io::pacing::ErrorPolicy,
+    errors: &'a crate::plan::PacingPlan,
 }
 
 impl<'a> Recorder<'a> {
@@ -48,7 +48,7 @@ impl<'a> Recorder<'a> {
         }
         Recorder {
             halt_on_error: cfg.stop_on_error.then_some(ctx.halt),
-            errors: &cfg.pacing.errors,
+            errors: &cfg.pacing,
             j: ctx.j,
             counter: ctx.counter,
             series: ctx.series,
