@@ -334,7 +334,7 @@ impl FioPacer {
             next_us: [0; 2],
             think_us: p.thinktime_us,
             spin_us: p.thinktime_spin_us.min(p.thinktime_us),
-            think_blocks: p.thinktime_blocks.max(1),
+            think_blocks: p.thinktime_blocks.max(1) as u64,
             think_issue: p.thinktime_issue,
             ignore_think: p.ignore_thinktime,
             issues: 0,
@@ -344,7 +344,11 @@ impl FioPacer {
                 min_bps: p.rate_min,
                 min_iops: p.rate_iops_min,
                 by_bytes: std::array::from_fn(|d| p.rate[d] > 0 || p.rate_min[d] > 0),
-                cycle: Duration::from_millis(if p.rate_cycle_ms == 0 { 1000 } else { p.rate_cycle_ms }),
+                cycle: Duration::from_millis(if p.rate_cycle_ms == 0 {
+                    1000
+                } else {
+                    p.rate_cycle_ms as u64
+                }),
                 bytes: [0; 2],
                 ios: [0; 2],
                 last_bytes: [0; 2],

@@ -32,7 +32,7 @@ pub(crate) struct Recorder<'a> {
     /// fio's per-job logs, when the group keeps any (`RunConfig.log`).
     log: Option<Box<OpLog>>,
     /// fio's continue_on_error / ignore_error: the errors that do not halt.
-    errors: &'a crate::plan::io::pacing::ErrorPolicy,
+    errors: &'a crate::plan::PacingPlan,
 }
 
 impl<'a> Recorder<'a> {
@@ -51,7 +51,7 @@ impl<'a> Recorder<'a> {
         }
         Recorder {
             halt_on_error: cfg.stop_on_error.then_some(ctx.halt),
-            errors: &cfg.pacing.errors,
+            errors: &cfg.pacing,
             j: ctx.j,
             counter: ctx.counter,
             series: ctx.series,

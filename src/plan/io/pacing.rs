@@ -31,7 +31,7 @@ pub struct PacingPlan {
     pub poisson: bool,
     /// fio's `rate_cycle` in ms (0: fio's default, 1000).
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub rate_cycle_ms: u64,
+    pub rate_cycle_ms: u32,
     /// rate_ignore_thinktime: the rate's schedule goes on during a think.
     #[serde(default, skip_serializing_if = "is_false")]
     pub ignore_thinktime: bool,
@@ -43,7 +43,7 @@ pub struct PacingPlan {
     pub thinktime_spin_us: u64,
     /// fio's `thinktime_blocks` (0: fio's default, 1).
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub thinktime_blocks: u64,
+    pub thinktime_blocks: u32,
     /// thinktime_blocks_type=issue: count issued operations, not completed ones.
     #[serde(default, skip_serializing_if = "is_false")]
     pub thinktime_issue: bool,
@@ -54,8 +54,9 @@ pub struct PacingPlan {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seed: u64,
     /// Which failed operations end the job (fio's continue_on_error and ignore_error).
-    #[serde(default, skip_serializing_if = "ErrorPolicy::is_default")]
-    pub errors: ErrorPolicy,
+    /// None: every error ends the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Box<ErrorPolicy>>,
 }
 
 /// fio's error classes (`enum error_type_bit`): read, write, verify.
@@ -101,8 +102,8 @@ impl ErrorPolicy {
     }
 }
 
-fn is_zero(v: &u64) -> bool {
-    *v == 0
+fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 fn is_zero2(v: &[u64; 2]) -> bool {
@@ -117,6 +118,17 @@ impl PacingPlan {
     /// True when nothing differs from `fslab io`'s default.
     pub fn is_default(&self) -> bool {
         *self == PacingPlan::default()
+    }
+
+    /// fio's td_non_fatal_error (see `ErrorPolicy::non_fatal`); with no
+    /// policy every error is fatal.
+    pub fn non_fatal(&self, class: usize, errno: i32) -> bool {
+        self.errors.as_ref().is_some_and(|e| e.non_fatal(class, errno))
+    }
+
+    /// The error policy, made on first use.
+    pub fn errors_mut(&mut self) -> &mut ErrorPolicy {
+        self.errors.get_or_insert_with(Default::default)
     }
 
     /// fio's rate_bps per direction (`__setup_rate`): `rate`, else

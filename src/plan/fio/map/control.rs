@@ -106,7 +106,7 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                     }
                 };
             }
-            st.m.pacing.errors.continue_mask = mask;
+            st.m.pacing.errors_mut().continue_mask = mask;
         }
         "ignore_error" => {
             let v = match val(o) {
@@ -133,8 +133,9 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                     }
                 }
                 // fio: a list overrides continue_on_error for its class
-                st.m.pacing.errors.ignore[class] = Some(errs);
-                st.m.pacing.errors.continue_mask |= 1 << class;
+                let pol = st.m.pacing.errors_mut();
+                pol.ignore[class] = Some(errs);
+                pol.continue_mask |= 1 << class;
             }
         }
         "flow" | "flow_id" | "flow_watermark" | "flow_sleep" => {

@@ -99,8 +99,8 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
             Err(e) => Err(e),
         },
         "rate_cycle" | "ratecycle" => match val(o).map(|v| (v, count(v))) {
-            Ok((_, Ok(ms))) if ms > 0 => {
-                p.rate_cycle_ms = ms;
+            Ok((_, Ok(ms))) if ms > 0 && ms <= u32::MAX as u64 => {
+                p.rate_cycle_ms = ms as u32;
                 Ok(())
             }
             Ok((v, _)) => {
@@ -130,8 +130,8 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
             Err(e) => Err(e),
         },
         "thinktime_blocks" => match val(o).map(|v| (v, count(v))) {
-            Ok((_, Ok(n))) if n > 0 => {
-                p.thinktime_blocks = n;
+            Ok((_, Ok(n))) if n > 0 && n <= u32::MAX as u64 => {
+                p.thinktime_blocks = n as u32;
                 Ok(())
             }
             Ok((v, _)) => {
