@@ -411,7 +411,10 @@ fn a_log_path_through_a_symlink_is_refused_before_the_run() {
 
 #[test]
 fn fio_plot_draws_fslabs_logs() {
-    if !require("fio-plot (pip install fio-plot)", have("fio-plot")) {
+    // fio-plot comes from pip, not from Debian: CI (Debian packages only)
+    // may lack it, so FSLAB_REQUIRE_ALL does not demand it
+    if !have("fio-plot") {
+        eprintln!("skipped: needs fio-plot (pip install fio-plot; not a Debian package)");
         return;
     }
     let data = tempfile::tempdir_in("/var/tmp").unwrap();
