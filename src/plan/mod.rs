@@ -202,7 +202,10 @@ pub(crate) fn dir_target_problem(path: &std::path::Path) -> Option<String> {
     }
 }
 
-/// One cell of a lab run: any workload's plan.
+/// One cell of a lab run: any workload's plan. Built once per cell and
+/// never on a worker's path, so the io plan's size (fio's parts) is not
+/// worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CellPlan {

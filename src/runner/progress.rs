@@ -105,7 +105,11 @@ impl Progress {
             }
             let now = Instant::now();
             let sum = |f: fn(&Counter) -> &std::sync::atomic::AtomicU64| -> u64 {
-                counters.iter().flat_map(|g| g.iter()).map(|c| f(c).load(Ordering::Relaxed)).sum()
+                counters
+                    .iter()
+                    .flat_map(|g| g.iter())
+                    .map(|c| f(c).load(Ordering::Relaxed))
+                    .sum()
             };
             if self.lines && now >= start + Duration::from_secs(s) {
                 let (ops, bytes) = (sum(|c| &c.ops), sum(|c| &c.bytes));

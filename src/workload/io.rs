@@ -475,11 +475,7 @@ impl Workload for IoWorkload {
     }
 
     fn waits(&self) -> bool {
-        !self.fill.stopped()
-            && self
-                .fill
-                .readback
-                .waits(self.issued_all && self.end_fsyncs == 0)
+        !self.fill.stopped() && self.fill.readback.waits(self.issued_all && self.end_fsyncs == 0)
     }
 
     fn next_due(&mut self) -> Option<Instant> {

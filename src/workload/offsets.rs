@@ -178,7 +178,7 @@ impl BlockDist {
             } => {
                 let n = *blocks;
                 let mut sum: u64 = (0..GAUSS_ITERS).map(|_| rng.u64(0..=n)).sum();
-                sum = (sum + GAUSS_ITERS - 1) / GAUSS_ITERS;
+                sum = sum.div_ceil(GAUSS_ITERS);
                 if *stddev > 0 {
                     let mut dev = (*stddev as f64 * rng.f64()) as i64 - (*stddev / 2) as i64;
                     while (sum as i64 + dev) >= n as i64 || (sum as i64 + dev) < 0 {
@@ -415,7 +415,7 @@ mod tests {
     fn the_map_hands_out_every_block_once() {
         let mut m = BlockMap::new(130);
         let mut rng = fastrand::Rng::with_seed(9);
-        let mut seen = vec![false; 130];
+        let mut seen = [false; 130];
         while let Some(b) = m.next_free(rng.u64(0..130)) {
             assert!(!seen[b as usize]);
             seen[b as usize] = true;
