@@ -523,15 +523,29 @@ const FIO_EXAMPLES: &str = "Examples:
   fslab fio jobs.fio --section seqread --output-format=json --output seqread.json
   fslab fio --runtime=10 --name=rr --rw=randread --bs=4k --size=256m --directory=/mnt/x --ioengine=io_uring --iodepth=32
 
-Supported options: rw/readwrite, rwmixread/rwmixwrite, bs/blocksize (and ranges), bsrange, bssplit,
-size, filesize, filename, directory, nrfiles, numjobs, ioengine (sync, psync, pvsync, io_uring,
-libaio as io_uring, null), iodepth, iodepth_batch, direct, buffered, fsync, fdatasync, end_fsync,
-runtime, time_based, ramp_time, rate_iops, randseed, randrepeat, percentile_list, thinktime,
-unlink, create_on_open, stonewall, wait_for_previous, new_group, group_reporting, include, ${ENV};
-output: write_bw_log, write_lat_log, write_iops_log, write_hist_log, log_avg_msec, log_max_value,
-log_hist_msec, per_job_logs, clat_percentiles, lat_percentiles, slat_percentiles, disable_lat,
-disable_clat, disable_slat, disable_bw_measurement, gtod_reduce; --output-format normal, json, json+,
-terse (comma lists), --minimal.
+Supported options (docs/fio.md has the whole table and where fslab differs from fio):
+  workload  rw, rwmixread/rwmixwrite, bs/bsrange/bssplit, size, filesize, filename, directory,
+            nrfiles, numjobs, iodepth, iodepth_batch, direct/buffered, fsync, fdatasync, end_fsync,
+            runtime, time_based, ramp_time, randseed, randrepeat
+  engines   sync, psync, vsync, pvsync, pvsync2, io_uring, null (libaio, posixaio as io_uring);
+            filecreate, filestat, filedelete, dircreate, dirstat, dirdelete
+  region    offset, offset_increment, size=N%, io_size/io_limit, number_ios, loops,
+            random_distribution (zipf, pareto, normal, zoned, zoned_abs), norandommap,
+            random_generator, file_service_type, openfiles, filename_format, unique_filename,
+            invalidate, pre_read, create_only, sync, fsync_on_close, fallocate, write_barrier
+  buffers   scramble_buffers, refill_buffers, zero_buffers, buffer_pattern,
+            buffer_compress_percentage/chunk, dedupe_percentage; verify (md5, crc64, sha256,
+            crc32c, meta, pattern), verify_pattern, do_verify, verify_backlog, verify_fatal,
+            verify_only
+  pacing    rate, rate_iops, rate_min, rate_iops_min, rate_process, rate_cycle,
+            rate_ignore_thinktime, thinktime, thinktime_spin, thinktime_blocks(_type)
+  control   startdelay, exitall, exitall_on_error, exit_what, wait_for, continue_on_error,
+            ignore_error, stonewall, wait_for_previous, new_group, group_reporting
+  output    write_bw_log, write_lat_log, write_iops_log, write_hist_log, log_avg_msec,
+            log_max_value, log_hist_msec, per_job_logs, clat/lat/slat_percentiles,
+            percentile_list, disable_lat/clat/slat/bw_measurement, gtod_reduce;
+            --output-format normal, json, json+, terse (comma lists), --minimal
+  files     include, ${ENV}, $ncpus, $mb_memory, $pagesize, (arithmetic), inline ; and # comments
 Anything else is refused with its file:line (or warned about with --ignore-unsupported).";
 
 #[derive(Debug, Args, Clone)]
