@@ -230,8 +230,8 @@ fn every_command_refuses_bad_input_in_one_line() {
         ),
         (vec!["fio", "/nonexistent/job.fio"], "/nonexistent/job.fio".into()),
         (
-            vec!["fio", "--output-format=terse", &job_bad],
-            "--output-format: 'terse' is not supported".into(),
+            vec!["fio", "--output-format=xml", &job_bad],
+            "--output-format: 'xml' is not supported".into(),
         ),
         (
             vec!["compare", &not_json],

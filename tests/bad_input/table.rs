@@ -245,7 +245,7 @@ fn table_of_bad_inputs_refused_in_one_line() {
         (
             "sd.fio",
             "[j]\nrw=read\nsize=1m\nstartdelay=18446744073709551615\n",
-            ":4: startdelay is not supported",
+            ":4: [j] startdelay: '18446744073709551615' is longer than the 30-day maximum",
         ),
         (
             "nrf.fio",

@@ -121,9 +121,10 @@ impl PacingPlan {
     }
 
     /// fio's td_non_fatal_error (see `ErrorPolicy::non_fatal`); with no
-    /// policy every error is fatal.
+    /// policy every error is fatal but a verification mismatch, which
+    /// verify_fatal judges.
     pub fn non_fatal(&self, class: usize, errno: i32) -> bool {
-        self.errors.as_ref().is_some_and(|e| e.non_fatal(class, errno))
+        class == ERR_VERIFY || self.errors.as_ref().is_some_and(|e| e.non_fatal(class, errno))
     }
 
     /// The error policy, made on first use.
