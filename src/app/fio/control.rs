@@ -16,8 +16,10 @@ pub(super) fn config(job: &FioJobPlan, mut cfg: RunConfig) -> RunConfig {
     if let Some((lo, hi)) = c.start_delay {
         cfg.start_delay = pick(lo, hi, job.plan.seed ^ name_hash(&job.name));
     }
-    // fio: an error ends its job unless continue_on_error says otherwise
+    // fio: an error ends its job unless continue_on_error says otherwise;
+    // a fio job always has a policy, so a verify mismatch is verify_fatal's
     cfg.stop_on_error = true;
+    cfg.pacing.errors_mut();
     cfg.exit_on_error = c.exitall_on_error;
     cfg
 }

@@ -121,10 +121,9 @@ impl PacingPlan {
     }
 
     /// fio's td_non_fatal_error (see `ErrorPolicy::non_fatal`); with no
-    /// policy every error is fatal but a verification mismatch, which
-    /// verify_fatal judges.
+    /// policy (`fslab io --on-error stop`) every error is fatal.
     pub fn non_fatal(&self, class: usize, errno: i32) -> bool {
-        class == ERR_VERIFY || self.errors.as_ref().is_some_and(|e| e.non_fatal(class, errno))
+        self.errors.as_ref().is_some_and(|e| e.non_fatal(class, errno))
     }
 
     /// The error policy, made on first use.
