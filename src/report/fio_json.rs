@@ -71,7 +71,7 @@ fn empty_dir() -> Value {
            "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0})
 }
 
-fn mean_sd(v: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_sd(v: &[f64]) -> (f64, f64) {
     if v.is_empty() {
         return (0.0, 0.0);
     }
@@ -99,7 +99,7 @@ const NO_SHOW: Show = Show {
 };
 
 /// fio's percentile_list, when the job had one.
-fn pcts_of(c: &Cell) -> Vec<f64> {
+pub(crate) fn pcts_of(c: &Cell) -> Vec<f64> {
     c.plan
         .io()
         .map(|p| p.lat_percentiles.clone())

@@ -6,17 +6,12 @@
 //! (`--output-format=json,normal`) in fio's order: terse lines, the normal
 //! text, then the JSON document.
 
-use super::fio_json::{depth_levels, latency_maps};
+use super::fio_json::{depth_levels, latency_maps, mean_sd, pcts_of};
 use super::Reporter;
 use crate::model::{Cell, DirResult, LatSummary, Report};
 use crate::plan::fio::{FioFormats, LatReport};
 use crate::stats::{LatHist, OpKind};
 use std::fmt::Write;
-
-/// fio's default percentile list.
-const FIO_PCTS: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
-];
 
 /// fio's FIO_IO_U_LIST_MAX_LEN: the terse line always has 20 percentile fields.
 const PCT_FIELDS: usize = 20;
@@ -36,19 +31,6 @@ fn lat4(s: &mut String, l: Option<&LatSummary>) {
         }
         None => s.push_str(";0;0;0.000000;0.000000"),
     }
-}
-
-fn mean_sd(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0);
-    }
-    let m = v.iter().sum::<f64>() / v.len() as f64;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
-    } else {
-        0.0
-    };
-    (m, var.sqrt())
 }
 
 /// One direction's 41 fields (fio's show_ddir_status_terse, version 3).
@@ -115,12 +97,7 @@ pub fn line(c: &Cell, version: &str) -> String {
     let fio = c.plan.fio();
     let r = fio.map(|f| f.report).unwrap_or_default();
     let groupid = fio.map_or(0, |f| f.groupid);
-    let pcts: Vec<f64> = c
-        .plan
-        .io()
-        .map(|p| p.lat_percentiles.clone())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| FIO_PCTS.to_vec());
+    let pcts = pcts_of(c);
     let error = if c.error.is_some() { 1 } else { 0 };
     let _ = write!(s, "3;{version};{};{groupid};{error}", c.name.replace(';', ","));
     ddir(&mut s, c, c.dir(OpKind::Read), &r, &pcts);

@@ -10,10 +10,6 @@ use std::fmt::Write;
 
 pub struct FioText;
 
-const PCTS: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
-];
-
 /// fio's unit choice: nsec below 10 µs of max, usec below 10 ms, else msec.
 fn unit(max_ns: u64) -> (&'static str, f64) {
     if max_ns < 10_000 {
@@ -122,12 +118,7 @@ fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
 
 fn job(s: &mut String, c: &Cell) {
     let fio = c.plan.fio();
-    let pcts: Vec<f64> = c
-        .plan
-        .io()
-        .map(|p| p.lat_percentiles.clone())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| PCTS.to_vec());
+    let pcts = super::fio_json::pcts_of(c);
     // only fio cells have fio's group (others print as fio prints a missing value)
     let (groupid, jobs) = fio.map_or(("null".into(), "null".into()), |f| {
         (f.groupid.to_string(), f.jobs.to_string())
