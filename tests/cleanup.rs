@@ -196,7 +196,11 @@ fn a_live_fslab_under_another_name_keeps_its_directory_and_scratch_mount() {
     }
     let bin = tempfile::tempdir().unwrap();
     let tool = bin.path().join("bench-tool");
-    std::fs::copy(fslab_path(), &tool).unwrap();
+    // copied by cp, not std::fs::copy: a file this process holds open for writing
+    // leaks into any child another test thread forks meanwhile, and exec of it then
+    // fails with ETXTBSY (seen in CI); cp's descriptor lives and dies in cp alone
+    let cp = Command::new("cp").arg(fslab_path()).arg(&tool).status().unwrap();
+    assert!(cp.success());
     let scratch = scratch_dir();
     let plan = bin.path().join("plan.toml");
     std::fs::write(
