@@ -148,7 +148,8 @@ pub struct CommonArgs {
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub target: String,
     /// Output as FORMAT or FORMAT:PATH (repeatable): text, json, csv, html, fio-json (io, run),
-    /// bonnie-csv (meta), timeline-csv (probe). Default: text on stdout.
+    /// bonnie-csv (meta), timeline-csv (probe). The text report stays on stdout
+    /// beside file outputs unless another format goes there (FORMAT or FORMAT:-).
     #[arg(long, value_name = "FORMAT[:PATH]")]
     pub output: Vec<String>,
     /// No progress bar and no text report unless asked for with --output text.

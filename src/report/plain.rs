@@ -87,7 +87,8 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
     if line.chars().count() <= width {
         return vec![line.to_string()];
     }
-    let indent = line.len() - line.trim_start().len();
+    // an indent of more than half a line is not kept
+    let indent = (line.len() - line.trim_start().len()).min(width / 2);
     let cont = " ".repeat((indent + 2).min(width / 2));
     let mut out = Vec::new();
     let mut cur = line[..indent].to_string();
@@ -113,7 +114,7 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
         cur.extend(w);
         fresh = false;
     }
-    if cur.trim().len() > 0 {
+    if !cur.trim().is_empty() {
         out.push(cur);
     }
     out
