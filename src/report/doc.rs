@@ -12,7 +12,7 @@ pub enum Part {
     /// Lines of text, each ending in a newline (the last one may not).
     Text(String),
     /// A table; a newline follows it in every layout.
-    Table(Table),
+    Table(Box<Table>),
 }
 
 /// A report being written: text goes to the current run of lines (through
@@ -44,7 +44,7 @@ impl Doc {
     /// Adds a table after the text written so far.
     pub fn table(&mut self, t: Table) {
         self.flush();
-        self.parts.push(Part::Table(t));
+        self.parts.push(Part::Table(Box::new(t)));
     }
 
     fn flush(&mut self) {
