@@ -27,10 +27,8 @@ pub fn render(parts: &[Part]) -> String {
                     }
                 }
             }
-            Part::Table(t) => {
-                s.push_str(&table(t));
-                s.push('\n');
-            }
+            // its last row ends the line, as a boxed table's bottom border does
+            Part::Table(t) => s.push_str(&table(t)),
         }
     }
     s
