@@ -253,7 +253,7 @@ fn compare(a: &fslab::cli::CompareArgs) -> ExitCode {
             ));
         }
     }
-    print!("{}", compare::render(&c));
+    print!("{}", compare::render_as(&c, a.format));
     ExitCode::SUCCESS
 }
 

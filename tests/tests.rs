@@ -4,6 +4,7 @@ mod util;
 
 mod bad_input;
 mod cleanup;
+mod compare_formats;
 mod device;
 mod faultfs;
 mod faults;
@@ -25,6 +26,7 @@ mod replay;
 mod results;
 mod signals;
 mod snapshots;
+mod stdout_table;
 mod telemetry_core;
 mod uring;
 mod verify;

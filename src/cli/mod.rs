@@ -148,7 +148,8 @@ pub struct CommonArgs {
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub target: String,
     /// Output as FORMAT or FORMAT:PATH (repeatable): text, json, csv, html, fio-json (io, run),
-    /// bonnie-csv (meta), timeline-csv (probe). Default: text on stdout.
+    /// bonnie-csv (meta), timeline-csv (probe). The text report stays on stdout
+    /// beside file outputs unless another format goes there (FORMAT or FORMAT:-).
     #[arg(long, value_name = "FORMAT[:PATH]")]
     pub output: Vec<String>,
     /// No progress bar and no text report unless asked for with --output text.
@@ -217,6 +218,24 @@ pub struct RunArgs {
     /// device I/O) again, up to N more times (overrides the plan's retry-disturbed).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub retry_disturbed: Option<String>,
+    /// How the text report (stdout, --output text) draws its tables.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
+}
+
+/// How tables are printed (`fslab compare --format`, `fslab run --format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TableFormat {
+    /// Boxed tables (Unicode box drawing, µs, ±, ×).
+    #[default]
+    Text,
+    /// ASCII only, at most 80 columns (wide tables split into column blocks): for mail.
+    Plain,
+    /// GitHub pipe tables, for issues and wikis.
+    Markdown,
+    /// Comma-separated values, one row per figure, for scripts.
+    Csv,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -556,6 +575,9 @@ pub struct CompareArgs {
     /// The filesystem (or, for single-command results, the file name without .json) others are compared with.
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
+    /// Table format: text (boxed), plain (ASCII, 80 columns, for mail), markdown or csv.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TableFormat::Text)]
+    pub format: TableFormat,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -579,7 +601,9 @@ const COMPARE_EXAMPLES: &str = "Examples:
   fslab compare meta.json
   fslab io --target /mnt/ext4 --rw randrw --direct --output json:ext4.json
   fslab io --target /mnt/xfs --rw randrw --direct --output json:xfs.json
-  fslab compare ext4.json xfs.json --baseline ext4";
+  fslab compare ext4.json xfs.json --baseline ext4
+  fslab compare ext4.json xfs.json --format plain   # ASCII, at most 80 columns: for a mail to a list
+  fslab compare meta.json --format markdown         # GitHub pipe tables, for an issue or a wiki";
 
 #[derive(Debug, Args, Clone)]
 pub struct CleanupArgs {

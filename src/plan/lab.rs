@@ -409,7 +409,7 @@ impl LabPlan {
             })?;
         }
         self.telemetry = merge_telemetry(&self.telemetry, &a.common.telemetry)?;
-        self.outputs = Outputs::from_args(&a.common, "run")?;
+        self.outputs = Outputs::from_args(&a.common, "run")?.with_tables(a.format);
         self.quiet = a.common.quiet;
         Ok(())
     }

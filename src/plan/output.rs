@@ -10,6 +10,7 @@
 
 use super::{PlanError, Result};
 use crate::cli::CommonArgs;
+pub use crate::cli::TableFormat;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -34,6 +35,8 @@ pub enum OutputFormat {
     FioText,
     /// `fslab fio`'s --output-format as a set (terse, normal, json, json+).
     Fio(crate::plan::fio::FioFormats),
+    /// The text report with its tables in another format (`fslab run --format`).
+    TextAs(TableFormat),
 }
 
 #[derive(Debug, Clone)]
@@ -125,7 +128,9 @@ impl Outputs {
             }
             v.push(OutputSpec { format, path });
         }
-        if v.is_empty() && !c.quiet {
+        // As hyperfine: the text report stays on the terminal whatever is
+        // written to files; only another format on stdout, or --quiet, replaces it.
+        if !c.quiet && v.iter().all(|o| o.path.is_some()) {
             v.push(OutputSpec {
                 format: OutputFormat::Text,
                 path: None,
@@ -136,6 +141,21 @@ impl Outputs {
             v.clear();
         }
         Ok(Outputs(v))
+    }
+}
+
+impl Outputs {
+    /// The text outputs (stdout and `text:PATH`) draw their tables as `f`
+    /// (`fslab run --format`); `TableFormat::Text` keeps the boxed tables.
+    pub fn with_tables(mut self, f: TableFormat) -> Self {
+        if f != TableFormat::Text {
+            for o in &mut self.0 {
+                if o.format == OutputFormat::Text {
+                    o.format = OutputFormat::TextAs(f);
+                }
+            }
+        }
+        self
     }
 }
 

@@ -4,7 +4,9 @@
 //! p < 0.05). A pure function of reports, shared by `fslab run` (at the end
 //! of a plan) and `fslab compare` (from saved results).
 
+use super::doc::Doc;
 use crate::model::{Cell, CellKind, Report};
+use crate::plan::TableFormat;
 use crate::stats::confidence::{welch_p, Estimate};
 use crate::units::{fmt_rate, Bytes, Nanos};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
@@ -359,9 +361,23 @@ fn fmt_col(c: &Col, unit: Unit) -> String {
     s
 }
 
-/// The comparison as text tables, one per workload.
+/// The comparison as boxed text tables, one per workload.
 pub fn render(c: &Comparison) -> String {
-    let mut s = String::new();
+    render_as(c, TableFormat::Text)
+}
+
+/// The comparison in format `f` (`fslab compare --format`).
+pub fn render_as(c: &Comparison, f: TableFormat) -> String {
+    if f == TableFormat::Csv {
+        return super::compare_csv::render(c);
+    }
+    let mut d = Doc::new();
+    write(&mut d, c);
+    d.render(f)
+}
+
+/// Writes the comparison's lines and tables, one table per workload, into `s`.
+pub fn write(s: &mut Doc, c: &Comparison) {
     for (fs, env) in &c.environment {
         let _ = writeln!(s, "{fs}: {env}");
     }
@@ -411,7 +427,8 @@ pub fn render(c: &Comparison) -> String {
         for col in t.column_iter_mut().skip(1) {
             col.set_cell_alignment(CellAlignment::Right);
         }
-        let _ = writeln!(s, "\n{t}");
+        s.push('\n');
+        s.table(t);
         for (f, e) in &w.failed {
             let _ = writeln!(s, "  {f}: failed: {e}");
         }
@@ -444,7 +461,6 @@ pub fn render(c: &Comparison) -> String {
             c.baseline
         );
     }
-    s
 }
 
 #[cfg(test)]

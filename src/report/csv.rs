@@ -22,7 +22,7 @@ pub const COLUMNS: [&str; 8] = [
     "value",
 ];
 
-fn field(s: &str) -> String {
+pub(crate) fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -4,13 +4,17 @@
 
 pub mod bonnie_csv;
 pub mod compare;
+pub mod compare_csv;
 pub mod csv;
+pub mod doc;
 pub mod fio_json;
 pub mod fio_terse;
 pub mod fio_text;
 pub mod flame;
 pub mod html;
 pub mod json;
+pub mod markdown;
+pub mod plain;
 pub mod profile;
 pub mod ranks;
 pub mod svg;
@@ -39,6 +43,7 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::Html => Box::new(html::Html),
         OutputFormat::FioText => Box::new(fio_text::FioText),
         OutputFormat::Fio(f) => Box::new(fio_terse::FioAll(f)),
+        OutputFormat::TextAs(f) => Box::new(text::TextAs(f)),
     }
 }
 

@@ -1,58 +1,83 @@
 //! The human report: what was measured, then one table row per direction.
 
+use super::doc::Doc;
 use super::Reporter;
 use crate::model::probe::ProbeData;
 use crate::model::{Cell, CellKind, DirResult, Report};
+use crate::plan::TableFormat;
 use crate::units::{fmt_rate, Bytes, Nanos};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
 use std::fmt::Write;
 
+/// The report with boxed tables.
 pub struct Text;
 
 impl Reporter for Text {
     fn render(&self, r: &Report) -> Vec<u8> {
-        let mut s = String::new();
-        if let Some(l) = r.lab.as_ref().filter(|l| l.filesystems.len() > 1) {
-            // A lab run: the comparison; every cell's detail is in the JSON.
-            let _ = writeln!(
-                s,
-                "fslab run {}: {} filesystem(s) x {} workload(s) x {} repeat(s)",
-                l.file.as_deref().unwrap_or("(quick suite)"),
-                l.filesystems.len(),
-                l.workloads.len(),
-                l.repeat
-            );
-            s.push_str(&super::compare::render(&super::compare::build(
-                &[(String::new(), r)],
-                None,
-            )));
-            s.push_str(&super::xattrs::lab_text(r));
-            s.push('\n');
-            super::system::lab_text(&mut s, &r.cells);
-        } else {
-            for c in &r.cells {
-                cell(&mut s, c);
-                s.push('\n');
-            }
-            if r.cells.len() > 1 {
-                summary(&mut s, r);
-            }
+        render_as(r, TableFormat::Text).into_bytes()
+    }
+}
+
+/// The report with its tables in another format (`fslab run --format`).
+/// CSV is not a layout of the report: it gives the comparison's rows
+/// (`compare_csv`) for a plan of several filesystems, else `--output csv`'s.
+pub struct TextAs(pub TableFormat);
+
+impl Reporter for TextAs {
+    fn render(&self, r: &Report) -> Vec<u8> {
+        if self.0 != TableFormat::Csv {
+            return render_as(r, self.0).into_bytes();
         }
+        if r.lab.as_ref().is_some_and(|l| l.filesystems.len() > 1) {
+            let c = super::compare::build(&[(String::new(), r)], None);
+            super::compare_csv::render(&c).into_bytes()
+        } else {
+            super::csv::Csv.render(r)
+        }
+    }
+}
+
+/// The report laid out as `f` (not CSV).
+fn render_as(r: &Report, f: TableFormat) -> String {
+    let mut s = Doc::new();
+    let s = &mut s;
+    if let Some(l) = r.lab.as_ref().filter(|l| l.filesystems.len() > 1) {
+        // A lab run: the comparison; every cell's detail is in the JSON.
         let _ = writeln!(
             s,
-            "host: {} {} ({} cores, {}), fslab {} peak RSS {}",
-            r.host.kernel,
-            r.host.cpu_model,
-            r.host.cores,
-            Bytes(r.host.memory_bytes),
-            r.fslab_version,
-            Bytes(r.max_rss_kib * 1024)
+            "fslab run {}: {} filesystem(s) x {} workload(s) x {} repeat(s)",
+            l.file.as_deref().unwrap_or("(quick suite)"),
+            l.filesystems.len(),
+            l.workloads.len(),
+            l.repeat
         );
-        if r.interrupted {
-            s.push_str("INTERRUPTED: results cover the time before the stop\n");
+        super::compare::write(s, &super::compare::build(&[(String::new(), r)], None));
+        s.push_str(&super::xattrs::lab_text(r));
+        s.push('\n');
+        super::system::lab_text(s, &r.cells);
+    } else {
+        for c in &r.cells {
+            cell(s, c);
+            s.push('\n');
         }
-        s.into_bytes()
+        if r.cells.len() > 1 {
+            summary(s, r);
+        }
     }
+    let _ = writeln!(
+        s,
+        "host: {} {} ({} cores, {}), fslab {} peak RSS {}",
+        r.host.kernel,
+        r.host.cpu_model,
+        r.host.cores,
+        Bytes(r.host.memory_bytes),
+        r.fslab_version,
+        Bytes(r.max_rss_kib * 1024)
+    );
+    if r.interrupted {
+        s.push_str("INTERRUPTED: results cover the time before the stop\n");
+    }
+    std::mem::take(s).render(f)
 }
 
 /// The header line of an io (or fio) cell.
@@ -157,7 +182,7 @@ fn errors_text(d: &DirResult) -> String {
 
 /// A probe cell: one row per phase, the stalls, then the worst probe of
 /// every second as a sparkline (log scale) with the page cache beside it.
-fn probe_text(s: &mut String, c: &Cell, p: &ProbeData) {
+fn probe_text(s: &mut Doc, c: &Cell, p: &ProbeData) {
     let _ = writeln!(
         s,
         "{}: {} probe every {} (stall ≥ {}){}, measured {:.2} s",
@@ -169,7 +194,7 @@ fn probe_text(s: &mut String, c: &Cell, p: &ProbeData) {
         c.elapsed_ns as f64 / 1e9
     );
     target_line(s, c);
-    let _ = writeln!(s, "{}", probe_table(p));
+    s.table(probe_table(p));
     s.push_str("(sched: from the scheduled slot; a probe that overran counts the slots it missed)\n");
     for st in p.stalls.iter().take(10) {
         let _ = writeln!(
@@ -306,7 +331,7 @@ fn target_line(s: &mut String, c: &Cell) {
 
 /// A replay cell, shaped like dbench's summary: per operation Count, mean,
 /// p99 and max latency in ms, and mismatches; then the throughput line.
-fn replay_text(s: &mut String, c: &Cell) {
+fn replay_text(s: &mut Doc, c: &Cell) {
     let Some(p) = c.plan.replay() else { return };
     let mut what = format!(
         "{} with {} client(s) for {}",
@@ -348,7 +373,7 @@ fn replay_text(s: &mut String, c: &Cell) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let _ = writeln!(s, "{tab}");
+    s.table(tab);
     let mb = c.dbench_mb_s();
     let max = c.directions.iter().map(|d| d.lat.max_ns).max().unwrap_or(0);
     let _ = writeln!(
@@ -362,7 +387,7 @@ fn replay_text(s: &mut String, c: &Cell) {
     trailer(s, c);
 }
 
-fn cell(s: &mut String, c: &Cell) {
+fn cell(s: &mut Doc, c: &Cell) {
     if let Some(e) = &c.error {
         let _ = writeln!(s, "{}: failed: {e}", c.name);
         return;
@@ -405,12 +430,12 @@ fn cell(s: &mut String, c: &Cell) {
                 col.set_cell_alignment(CellAlignment::Right);
             }
         }
-        let _ = writeln!(s, "{tab}");
+        s.table(tab);
         s.push_str(&super::xattrs::text(c));
         trailer(s, c);
         return;
     }
-    let _ = writeln!(s, "{}", io_table(c));
+    s.table(io_table(c));
     trailer(s, c);
 }
 
@@ -531,7 +556,7 @@ fn depth_levels(counts: &[u64]) -> String {
     out.join(" ")
 }
 
-fn summary(s: &mut String, r: &Report) {
+fn summary(s: &mut Doc, r: &Report) {
     let mut tab = Table::new();
     tab.load_style(UTF8_BORDERS_ONLY);
     tab.set_header(["cell", "operation", "ops/s", "MB/s", "mean", "p99"]);
@@ -554,7 +579,8 @@ fn summary(s: &mut String, r: &Report) {
             ]);
         }
     }
-    let _ = writeln!(s, "summary\n{tab}");
+    s.push_str("summary\n");
+    s.table(tab);
     if any_disturbed {
         s.push_str("!: disturbed (other processes or the hypervisor's steal took CPU; see the cell's system block)\n");
     }

@@ -1,0 +1,133 @@
+//! The text table stays on stdout whatever is written to files (as
+//! hyperfine keeps its terminal output whatever it exports): only another
+//! format on stdout (`--output json`, `--output json:-`) or `--quiet`
+//! replaces it. `fslab run --format` lays the printed tables out.
+
+use crate::util::fslab;
+use std::path::Path;
+
+/// Two `dir` filesystems (no root needed) and one short meta workload.
+fn plan(dir: &Path) -> String {
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let p = dir.join("plan.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[[filesystem]]\nname = \"first\"\ntype = \"dir\"\npath = \"{}\"\n\
+             [[filesystem]]\nname = \"second\"\ntype = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"small\"\ntype = \"meta\"\nfiles = \"200\"\n",
+            a.display(),
+            b.display()
+        ),
+    )
+    .unwrap();
+    p.display().to_string()
+}
+
+/// `fslab ARGS... --output json:DIR/r.json`: its stdout, after checking it
+/// succeeded and wrote a result file with at least one cell.
+fn run_with_json(dir: &Path, args: &[&str], extra: &[&str]) -> String {
+    let json = dir.join("r.json");
+    let _ = std::fs::remove_file(&json);
+    let out = fslab()
+        .args(args)
+        .arg("--output")
+        .arg(format!("json:{}", json.display()))
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        !r["cells"].as_array().unwrap().is_empty(),
+        "{args:?}: no cells in the result"
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn io_prints_its_table_beside_a_json_file() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().to_str().unwrap();
+    let io = ["io", "--target", t, "--size", "4m", "--runtime", "200ms"];
+    let out = run_with_json(d.path(), &io, &[]);
+    assert!(out.contains("IOPS") && out.contains("read"), "{out}");
+    assert!(out.contains("host: "), "{out}");
+    let quiet = run_with_json(d.path(), &io, &["--quiet"]);
+    assert_eq!(quiet, "", "--quiet prints nothing on stdout");
+}
+
+#[test]
+fn meta_prints_its_table_beside_a_json_file() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().to_str().unwrap();
+    let meta = ["meta", "--target", t, "--files", "200"];
+    let out = run_with_json(d.path(), &meta, &[]);
+    assert!(out.contains("files/s") && out.contains("create"), "{out}");
+    assert_eq!(run_with_json(d.path(), &meta, &["-q"]), "");
+}
+
+#[test]
+fn run_prints_its_comparison_beside_a_json_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(d.path());
+    let out = run_with_json(d.path(), &["run", &p], &[]);
+    assert!(
+        out.contains("first (baseline)") && out.contains("second") && out.contains("seq-create ops/s"),
+        "{out}"
+    );
+    assert_eq!(run_with_json(d.path(), &["run", &p], &["--quiet"]), "");
+    // --format lays the same tables out for a mail: ASCII, 80 columns
+    let plain = run_with_json(d.path(), &["run", &p], &["--format", "plain"]);
+    assert!(
+        plain.contains("first (baseline)") && plain.contains("seq-create ops/s ^"),
+        "{plain}"
+    );
+    for l in plain.lines() {
+        assert!(l.is_ascii() && l.chars().count() <= 80, "{l:?}");
+    }
+    assert!(!plain.contains('│'), "{plain}");
+}
+
+#[test]
+fn a_text_file_does_not_take_the_text_off_stdout() {
+    let d = tempfile::tempdir().unwrap();
+    let txt = d.path().join("r.txt");
+    let out = fslab()
+        .args(["meta", "--files", "100", "--target"])
+        .arg(d.path())
+        .arg("--output")
+        .arg(format!("text:{}", txt.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let file = std::fs::read_to_string(&txt).unwrap();
+    assert!(file.contains("files/s"), "{file}");
+    assert!(stdout.contains("files/s"), "{stdout}");
+}
+
+/// stdout given to JSON, as `json` or `json:-`: only JSON there.
+#[test]
+fn json_on_stdout_replaces_the_text() {
+    let d = tempfile::tempdir().unwrap();
+    for spec in ["json", "json:-"] {
+        let out = fslab()
+            .args(["meta", "--files", "100", "--output", spec, "--target"])
+            .arg(d.path())
+            .arg("--output")
+            .arg(format!("csv:{}", d.path().join("r.csv").display()))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{spec}");
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{spec}: stdout is not only JSON: {e}"));
+        assert_eq!(v["command"], "meta");
+    }
+}
