@@ -333,12 +333,24 @@ fn one_grouped_bar_chart_per_metric() {
     assert_eq!(charts.len(), metrics.len(), "one chart per metric");
     for (chart, m) in charts.iter().zip(&metrics) {
         assert!(chart.contains(&format!("<title>{}", m.replace('<', "&lt;"))), "{m}");
-        let with: Vec<_> = cmp.workloads.iter().filter(|w| w.rows.iter().any(|r| r.metric == *m)).collect();
+        let with: Vec<_> = cmp
+            .workloads
+            .iter()
+            .filter(|w| w.rows.iter().any(|r| r.metric == *m))
+            .collect();
         // a bar is a rect with its figure on hover; the legend's swatches have none
         let bars = chart.matches("</title></rect>").count();
-        assert_eq!(bars, with.len() * cmp.filesystems.len(), "{m}: a bar per workload and filesystem");
+        assert_eq!(
+            bars,
+            with.len() * cmp.filesystems.len(),
+            "{m}: a bar per workload and filesystem"
+        );
         for w in with {
-            assert!(chart.contains(&format!(">{}</text>", w.name)), "{m}: the group {}", w.name);
+            assert!(
+                chart.contains(&format!(">{}</text>", w.name)),
+                "{m}: the group {}",
+                w.name
+            );
         }
     }
 }
@@ -426,7 +438,10 @@ fn log_axes_have_labels_between_decades() {
 #[test]
 fn operation_tables_name_their_repeat() {
     let html = report_page(&["lab.json"]);
-    let ops = html.split("<h2 id=\"operations\">").nth(1).expect("an operations section");
+    let ops = html
+        .split("<h2 id=\"operations\">")
+        .nth(1)
+        .expect("an operations section");
     let summaries: Vec<String> = ops
         .split("<summary>")
         .skip(1)

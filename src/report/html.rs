@@ -469,7 +469,11 @@ fn cut_caption(cuts: &[Cut]) -> String {
         let (lo, hi) = cuts
             .iter()
             .fold((u64::MAX, 0), |(lo, hi), c| (lo.min(c.n), hi.max(c.n)));
-        let count = if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") };
+        let count = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        };
         format!(
             "{} curve(s) drawn only {}: {count} samples each, and {}.",
             cuts.len(),
@@ -513,7 +517,11 @@ fn latency(s: &mut String, n: &mut usize, groups: &[Group], cmp: &Comparison) {
                         .find(|d| d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()) == *op)?;
                     let count = samples(&d.lat, d.ops);
                     let (points, cut) = percentile_points(&d.lat, count);
-                    let who = if c.lab.is_some() { format!("{fs} #{rep}") } else { fs.clone() };
+                    let who = if c.lab.is_some() {
+                        format!("{fs} #{rep}")
+                    } else {
+                        fs.clone()
+                    };
                     let last = points.last().map(|p| p.0);
                     if let Some(dropped) = cut {
                         cuts.push(Cut {
@@ -574,7 +582,11 @@ fn series_charts(s: &mut String, n: &mut usize, groups: &[Group], cmp: &Comparis
                     points: c.series.iter().map(|p| (p.t_s as f64, f(p))).collect(),
                     dots: false,
                     dashed: *rep > 1,
-                    tip: if c.lab.is_some() { format!("{fs} #{rep}") } else { fs.clone() },
+                    tip: if c.lab.is_some() {
+                        format!("{fs} #{rep}")
+                    } else {
+                        fs.clone()
+                    },
                 })
                 .collect()
         };

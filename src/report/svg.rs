@@ -181,7 +181,12 @@ fn round_125(v: f64, down: bool) -> f64 {
     let steps = [1.0, 2.0, 5.0, 10.0];
     let m = v / base;
     let pick = if down {
-        steps.iter().rev().find(|&&s| s <= m * (1.0 + 1e-9)).copied().unwrap_or(1.0)
+        steps
+            .iter()
+            .rev()
+            .find(|&&s| s <= m * (1.0 + 1e-9))
+            .copied()
+            .unwrap_or(1.0)
     } else {
         steps.iter().find(|&&s| s >= m * (1.0 - 1e-9)).copied().unwrap_or(10.0)
     };
@@ -437,7 +442,12 @@ pub struct BarGroup {
 /// Grouped bars with error whiskers: per group one bar per filesystem, its
 /// label and note (the ratio) under it, the group's label under those; the
 /// legend names the colours. The width grows with the bars and labels.
-pub fn grouped_bars(title: &str, groups: &[BarGroup], fmt: fn(f64) -> String, legend_items: &[(String, String)]) -> String {
+pub fn grouped_bars(
+    title: &str,
+    groups: &[BarGroup],
+    fmt: fn(f64) -> String,
+    legend_items: &[(String, String)],
+) -> String {
     const BH: f64 = 250.0;
     const GAP: f64 = 18.0; // between groups
     let (l, r, t, b) = (58.0, 10.0, 28.0, 74.0);
@@ -454,7 +464,11 @@ pub fn grouped_bars(title: &str, groups: &[BarGroup], fmt: fn(f64) -> String, le
         .collect();
     let plot_w = widths.iter().sum::<f64>() + GAP * (groups.len().max(1) as f64);
     let legend_w: f64 = legend_items.iter().map(|(n, _)| 24.0 + text_w(n)).sum();
-    let bw = (l + plot_w + r).max(text_w(title) * 1.1 + 20.0).max(legend_w + l).max(240.0).ceil();
+    let bw = (l + plot_w + r)
+        .max(text_w(title) * 1.1 + 20.0)
+        .max(legend_w + l)
+        .max(240.0)
+        .ceil();
     let top = groups
         .iter()
         .flat_map(|g| &g.bars)
@@ -536,9 +550,49 @@ pub fn grouped_bars(title: &str, groups: &[BarGroup], fmt: fn(f64) -> String, le
         yb = BH - b,
         xr = bw - r
     );
-    legend(&mut s, legend_items.iter().map(|(n, c)| (n.as_str(), c.as_str())), BH - 8.0);
+    legend(
+        &mut s,
+        legend_items.iter().map(|(n, c)| (n.as_str(), c.as_str())),
+        BH - 8.0,
+    );
     s.push_str("</svg>");
     s
+}
+
+/// Writes a path's segments compactly: H or V for a horizontal or vertical
+/// step (a timeline's values are held over their intervals, so most are),
+/// nothing for a point where the pen already is (at 0.1 px). Keeps the
+/// page small; the drawing is the same.
+struct Pen {
+    x: String,
+    y: String,
+}
+
+impl Pen {
+    fn at(x: f64, y: f64) -> Self {
+        Pen {
+            x: format!("{x:.1}"),
+            y: format!("{y:.1}"),
+        }
+    }
+
+    fn to(&mut self, d: &mut String, x: f64, y: f64) {
+        let (x, y) = (format!("{x:.1}"), format!("{y:.1}"));
+        match (x == self.x, y == self.y) {
+            (true, true) => {}
+            (false, true) => {
+                let _ = write!(d, "H{x}");
+            }
+            (true, false) => {
+                let _ = write!(d, "V{y}");
+            }
+            (false, false) => {
+                let _ = write!(d, "L{x} {y}");
+            }
+        }
+        self.x = x;
+        self.y = y;
+    }
 }
 
 /// One panel of a timeline: lines, or stacked areas (each series on top of
@@ -690,8 +744,9 @@ impl Timeline {
                 let visible: Vec<&(f64, f64)> = pts.iter().filter(|q| p.y_scale != Scale::Log || q.1 > 0.0).collect();
                 let Some(first) = visible.first() else { continue };
                 let mut d = format!("M{:.1} {:.1}", px(first.0), py(first.1));
+                let mut pen = Pen::at(px(first.0), py(first.1));
                 for q in &visible[1..] {
-                    let _ = write!(d, "L{:.1} {:.1}", px(q.0), py(q.1));
+                    pen.to(&mut d, px(q.0), py(q.1));
                 }
                 if p.stacked && !sr.dashed {
                     // close down to the stacked series below (or the axis)
@@ -700,7 +755,7 @@ impl Timeline {
                         None => pts.iter().map(|q| (q.0, y0)).collect(),
                     };
                     for q in below.iter().rev() {
-                        let _ = write!(d, "L{:.1} {:.1}", px(q.0), py(q.1));
+                        pen.to(&mut d, px(q.0), py(q.1));
                     }
                     d.push('Z');
                     let _ = write!(
@@ -869,6 +924,8 @@ mod tests {
         let x2 = "L670.0 "; // 70 + 2 / 2.1 * 630: x to 2.1 (5% headroom)
         assert_eq!(svg.matches("<svg").count(), 1);
         assert!(svg.matches(x2).count() >= 3, "{svg}");
+        // the usr area closes along the axis: a vertical, then a horizontal segment
+        assert!(svg.contains("H370.0"), "{svg}");
         assert!(svg.contains("disturbed &lt;x&gt;") && svg.contains("Z\""));
     }
 }
