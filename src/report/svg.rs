@@ -87,7 +87,7 @@ const LOG_MANTISSAS: [&[f64]; 4] = [&[1.0, 2.0, 3.0, 5.0, 7.0], &[1.0, 2.0, 5.0]
 
 /// Smallest gap, in decades, between neighbouring ticks of each mantissa
 /// set: log10(7/5), log10(2), log10(3), one decade.
-const LOG_GAPS: [f64; 4] = [0.146_128, 0.301_03, 0.477_121, 1.0];
+const LOG_GAPS: [f64; 4] = [0.146_128, std::f64::consts::LOG10_2, 0.477_121, 1.0];
 
 /// Fewest pixels between two labelled ticks (11px text and some air).
 const MIN_TICK_PX: f64 = 16.0;
