@@ -331,7 +331,9 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
     }
 }
 
-fn fmt_value(v: f64, unit: Unit) -> String {
+/// A value in its unit as the comparison tables print it (`fslab compare`,
+/// and the HTML report's comparison table).
+pub fn fmt_value(v: f64, unit: Unit) -> String {
     match unit {
         Unit::Rate => fmt_rate(v),
         Unit::MBs => format!("{v:.1}"),

@@ -5,8 +5,8 @@
 //! phases shaded and stalls marked, and per-operation tables. A pure
 //! function of the reports: the same input gives the same bytes.
 
-use super::compare::{self, Comparison, Unit};
-use super::svg::{self, esc, Band, Bar, Scale, Series, XyChart, PALETTE};
+use super::compare::{self, Comparison, Row, Unit, WorkloadCmp};
+use super::svg::{self, esc, Band, Bar, BarGroup, Scale, Series, XyChart, PALETTE};
 use super::Reporter;
 use crate::model::{Cell, CellKind, LatSummary, Report};
 use crate::units::{fmt_rate, Bytes, Nanos};
@@ -28,7 +28,9 @@ th:first-child,td:first-child{text-align:left}th{background:#f2f2f2}
 figure.chart figcaption{font-size:.8em;color:#555;padding:.2em .5em;max-width:540px}
 svg text{font-family:system-ui,sans-serif;font-size:11px;fill:#222}svg text.t{font-size:13px;font-weight:600}
 svg text.n{font-size:11px;font-weight:600}svg text.b{font-size:10px;fill:#444}
-table.env td,table.env th{text-align:left}.sig{font-weight:700}.note{color:#555;font-size:.9em}.fail{color:#b00}
+table.env td,table.env th{text-align:left}.sig{font-weight:700}
+.tables{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}.cmpt h3{margin:.6em 0 .2em}.cmpt p{max-width:44em}
+table.cmp td{white-space:nowrap}.better{color:#007a4d;font-weight:700}.worse{color:#c0392b;font-weight:700}.note{color:#555;font-size:.9em}.fail{color:#b00}
 @media print{body{margin:0}figure.chart{break-inside:avoid}details{display:block}}";
 
 fn fmt_ns(v: f64) -> String {
@@ -180,55 +182,259 @@ fn environment(s: &mut String, sources: &[(String, &Report)], cmp: &Comparison) 
     s.push_str("</table>\n");
 }
 
-fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
-    let _ = writeln!(
-        s,
-        "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">Bars: mean over repeats; whiskers: 95% confidence interval (Student t); under each bar its ratio to the baseline <b>{}</b>, with * where the difference is significant (Welch's t-test, p &lt; 0.05). ↑ higher is better, ↓ lower is better.</p>",
-        esc(&cmp.baseline)
-    );
-    for w in &cmp.workloads {
-        let _ = writeln!(s, "<h3>{}</h3>", esc(&w.name));
-        for (f, e) in &w.failed {
-            let _ = writeln!(s, "<p class=\"fail\">{}: failed: {}</p>", esc(f), esc(e));
-        }
-        for (f, k, of) in &w.disturbed {
-            let _ = writeln!(
-                s,
-                "<p class=\"dist\" style=\"color:#D00\">! {}: {k} of {of} cell(s) disturbed (other processes or the hypervisor's steal took CPU; see the system timelines)</p>",
-                esc(f)
-            );
-        }
-        s.push_str("<div class=\"grid\">\n");
-        for r in &w.rows {
-            let bars: Vec<Bar> = r
-                .cols
-                .iter()
-                .enumerate()
-                .filter_map(|(i, c)| {
-                    let c = c.as_ref()?;
-                    let fs = &cmp.filesystems[i];
-                    Some(Bar {
-                        label: fs.clone(),
-                        value: c.est.mean,
-                        ci: c.est.ci95,
-                        note: match c.ratio {
-                            Some(x) => format!("{x:.2}×{}", if c.significant() { "*" } else { "" }),
-                            None if *fs == cmp.baseline => "baseline".into(),
-                            None => String::new(),
-                        },
-                        color: color(cmp, fs),
-                    })
-                })
-                .collect();
-            let title = format!("{} {}", r.metric, if r.higher_is_better { "↑" } else { "↓" });
-            figure(s, n, "bars", &svg::bars(&title, &bars, fmt_unit(r.unit)), "");
-        }
-        s.push_str("</div>\n");
+/// A p-value as the comparison table shows it.
+fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "&lt; 0.001".into()
+    } else {
+        format!("{p:.3}")
     }
 }
 
-/// The percentiles a cell reports for one operation, from p50 up.
-fn percentile_points(l: &LatSummary) -> Vec<(f64, f64)> {
+/// The filesystems a workload ran on (or failed on), in comparison order.
+fn used_filesystems(cmp: &Comparison, w: &WorkloadCmp) -> Vec<usize> {
+    (0..cmp.filesystems.len())
+        .filter(|&i| {
+            w.rows.iter().any(|r| r.cols.get(i).is_some_and(|c| c.is_some()))
+                || w.failed.iter().any(|(f, _)| *f == cmp.filesystems[i])
+        })
+        .collect()
+}
+
+/// One workload's comparison as a table: per metric each filesystem's mean
+/// ± 95% CI, and beside every filesystem but the baseline its ratio to the
+/// baseline and Welch's p-value; the ratio is marked * and coloured (better
+/// or worse, by the metric's direction) where p < ALPHA. The figures are
+/// `compare::build`'s, formatted as `fslab compare` prints them.
+fn comparison_table(s: &mut String, cmp: &Comparison, w: &WorkloadCmp) {
+    let used = used_filesystems(cmp, w);
+    if used.is_empty() {
+        return;
+    }
+    let base = &cmp.baseline;
+    let head_name = |f: &String| {
+        let mut h = esc(f);
+        if f == base && used.len() > 1 {
+            h.push_str(" (baseline)");
+        }
+        if w.disturbed.iter().any(|d| d.0 == *f) {
+            h.push_str(" <span class=\"dist\" title=\"disturbed cells\">!</span>");
+        }
+        h
+    };
+    let _ = write!(
+        s,
+        "<div class=\"cmpt\"><h3>{}</h3>\n<table class=\"cmp\" data-workload=\"{}\"><tr><th rowspan=\"2\">metric</th>",
+        esc(&w.name),
+        esc(&w.name)
+    );
+    for &i in &used {
+        let f = &cmp.filesystems[i];
+        if f == base {
+            let _ = write!(s, "<th>{}</th>", head_name(f));
+        } else {
+            let _ = write!(s, "<th colspan=\"3\">{}</th>", head_name(f));
+        }
+    }
+    s.push_str("</tr>\n<tr>");
+    for &i in &used {
+        if cmp.filesystems[i] == *base {
+            s.push_str("<th>mean ± 95% CI</th>");
+        } else {
+            let _ = write!(s, "<th>mean ± 95% CI</th><th>× {}</th><th>p</th>", esc(base));
+        }
+    }
+    s.push_str("</tr>\n");
+    for r in &w.rows {
+        let _ = write!(
+            s,
+            "<tr data-metric=\"{}\"><td>{} {}</td>",
+            esc(&r.metric),
+            esc(&r.metric),
+            if r.higher_is_better { "↑" } else { "↓" }
+        );
+        for &i in &used {
+            let f = &cmp.filesystems[i];
+            let col = r.cols.get(i).and_then(|c| c.as_ref());
+            let value = match col {
+                Some(c) => {
+                    let mut v = compare::fmt_value(c.est.mean, r.unit);
+                    if let Some(ci) = c.est.ci95 {
+                        let _ = write!(v, " ± {}", compare::fmt_value(ci, r.unit));
+                    }
+                    esc(&v)
+                }
+                None if w.failed.iter().any(|(x, _)| x == f) => "<span class=\"fail\">failed</span>".into(),
+                None => "–".into(),
+            };
+            let _ = write!(s, "<td data-fs=\"{}\">{value}</td>", esc(f));
+            if f == base {
+                continue;
+            }
+            match col.and_then(|c| Some((c, c.ratio?))) {
+                Some((c, ratio)) => {
+                    let class = match (c.significant(), (ratio > 1.0) == r.higher_is_better) {
+                        _ if ratio == 1.0 => "",
+                        (true, true) => " class=\"better\"",
+                        (true, false) => " class=\"worse\"",
+                        (false, _) => "",
+                    };
+                    let _ = write!(
+                        s,
+                        "<td{class}>{ratio:.2}×{}</td><td>{}</td>",
+                        if c.significant() { "*" } else { "" },
+                        c.p.map(fmt_p).unwrap_or_else(|| "–".into())
+                    );
+                }
+                None => s.push_str("<td>–</td><td>–</td>"),
+            }
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</table>\n");
+    for (f, e) in &w.failed {
+        let _ = writeln!(s, "<p class=\"fail\">{}: failed: {}</p>", esc(f), esc(e));
+    }
+    if !w.disturbed.is_empty() {
+        let each: Vec<String> = w
+            .disturbed
+            .iter()
+            .map(|(f, k, of)| format!("{}: {k} of {of} cell(s) disturbed", esc(f)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "<p class=\"dist\" style=\"color:#D00\">! {} (other processes or the hypervisor's steal took CPU; see the system timelines)</p>",
+            each.join("; ")
+        );
+    }
+    s.push_str("</div>\n");
+}
+
+/// The comparison: a table per workload, then one grouped bar chart per
+/// metric (every workload that has it, every filesystem in each).
+fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
+    let repeats = cmp
+        .workloads
+        .iter()
+        .flat_map(|w| &w.rows)
+        .flat_map(|r| r.cols.iter().flatten())
+        .map(|c| c.est.n)
+        .max()
+        .unwrap_or(0);
+    let how = if repeats > 1 {
+        format!(
+            "mean over up to {repeats} repeats ± the half-width of its 95% confidence interval (Student t); × {b}: the mean over {b}'s, marked * and coloured (<span class=\"better\">better</span>, <span class=\"worse\">worse</span>) where the difference is significant; p: Welch's t-test, * where p &lt; {a}",
+            b = esc(&cmp.baseline),
+            a = compare::ALPHA
+        )
+    } else {
+        format!(
+            "one run per cell: no confidence interval or significance (give repeat = 3 or more); × {b}: the value over {b}'s",
+            b = esc(&cmp.baseline)
+        )
+    };
+    let _ = writeln!(
+        s,
+        "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">Baseline <b>{}</b>. {how}. ↑ higher is better, ↓ lower is better.</p>\n<div class=\"tables\">",
+        esc(&cmp.baseline)
+    );
+    for w in &cmp.workloads {
+        comparison_table(s, cmp, w);
+    }
+    s.push_str("</div>\n<h3>Charts</h3>\n<p class=\"note\">One chart per metric: every workload that measured it, a bar per filesystem; whiskers: the 95% confidence interval; under each bar its ratio to the baseline, * where significant.</p>\n<div class=\"grid\">\n");
+    // metrics in first-seen order over the workloads
+    let mut metrics: Vec<&Row> = Vec::new();
+    for w in &cmp.workloads {
+        for r in &w.rows {
+            if !metrics.iter().any(|m| m.metric == r.metric) {
+                metrics.push(r);
+            }
+        }
+    }
+    for m in metrics {
+        let mut in_chart: Vec<usize> = Vec::new();
+        let groups: Vec<BarGroup> = cmp
+            .workloads
+            .iter()
+            .filter_map(|w| {
+                let r = w.rows.iter().find(|r| r.metric == m.metric)?;
+                let bars: Vec<Bar> = r
+                    .cols
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, c)| {
+                        let c = c.as_ref()?;
+                        let fs = &cmp.filesystems[i];
+                        if !in_chart.contains(&i) {
+                            in_chart.push(i);
+                        }
+                        Some(Bar {
+                            label: fs.clone(),
+                            value: c.est.mean,
+                            ci: c.est.ci95,
+                            note: c
+                                .ratio
+                                .map(|x| format!("{x:.2}×{}", if c.significant() { "*" } else { "" }))
+                                .unwrap_or_default(),
+                            color: color(cmp, fs),
+                        })
+                    })
+                    .collect();
+                Some(BarGroup {
+                    label: w.name.clone(),
+                    bars,
+                })
+            })
+            .collect();
+        in_chart.sort_unstable();
+        let legend: Vec<(String, String)> = in_chart
+            .iter()
+            .map(|&i| {
+                let f = &cmp.filesystems[i];
+                let name = if *f == cmp.baseline && in_chart.len() > 1 {
+                    format!("{f} (baseline)")
+                } else {
+                    f.clone()
+                };
+                (name, color(cmp, f))
+            })
+            .collect();
+        let title = format!("{} {}", m.metric, if m.higher_is_better { "↑" } else { "↓" });
+        figure(
+            s,
+            n,
+            "bars",
+            &svg::grouped_bars(&title, &groups, fmt_unit(m.unit), &legend),
+            "",
+        );
+    }
+    s.push_str("</div>\n");
+}
+
+/// Whether `n` samples resolve percentile `p` (in percent): the p-th
+/// percentile needs at least 1/(1 - p) samples (p99.9: 1000), with fewer
+/// it is only the largest sample under another name.
+pub fn resolves(p: f64, n: u64) -> bool {
+    n as f64 * (1.0 - p / 100.0) >= 1.0 - 1e-9
+}
+
+/// The fewest samples that resolve percentile `p` (1000 for p99.9).
+fn samples_needed(p: f64) -> u64 {
+    (1.0 / (1.0 - p / 100.0) - 1e-6).ceil() as u64
+}
+
+/// The latency samples behind a summary: its histogram's count, or the
+/// operations when the result carries no histogram.
+fn samples(l: &LatSummary, ops: u64) -> u64 {
+    match l.histogram.buckets.iter().map(|b| b.1).sum::<u64>() {
+        0 => ops,
+        n => n,
+    }
+}
+
+/// The percentiles a cell reports for one operation from p50 up, as far as
+/// its `n` samples resolve them; and the first one left out.
+fn percentile_points(l: &LatSummary, n: u64) -> (Vec<(f64, f64)>, Option<f64>) {
     let mut v: Vec<(f64, f64)> = l
         .percentiles
         .iter()
@@ -236,11 +442,55 @@ fn percentile_points(l: &LatSummary) -> Vec<(f64, f64)> {
         .filter(|(p, _)| *p >= 50.0)
         .collect();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
-    v
+    let cut = v.iter().map(|p| p.0).find(|&p| !resolves(p, n));
+    v.retain(|p| resolves(p.0, n));
+    (v, cut)
+}
+
+/// A curve cut short: whose, its samples, its last percentile and the first left out.
+struct Cut {
+    who: String,
+    n: u64,
+    last: Option<f64>,
+    dropped: f64,
+}
+
+/// What a percentile chart's caption says of the curves it cut short.
+fn cut_caption(cuts: &[Cut]) -> String {
+    let Some(first) = cuts.first() else {
+        return String::new();
+    };
+    let to = |c: &Cut| match c.last {
+        Some(p) => format!("to p{p}"),
+        None => "no percentile from p50 up".into(),
+    };
+    let need = |c: &Cut| format!("p{} needs ≥ {} samples", c.dropped, samples_needed(c.dropped));
+    if cuts.iter().all(|c| c.last == first.last && c.dropped == first.dropped) {
+        let (lo, hi) = cuts
+            .iter()
+            .fold((u64::MAX, 0), |(lo, hi), c| (lo.min(c.n), hi.max(c.n)));
+        let count = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        };
+        format!(
+            "{} curve(s) drawn only {}: {count} samples each, and {}.",
+            cuts.len(),
+            to(first),
+            need(first)
+        )
+    } else {
+        let each: Vec<String> = cuts
+            .iter()
+            .map(|c| format!("{}: {} samples, {} ({})", c.who, c.n, to(c), need(c)))
+            .collect();
+        format!("Cut short: {}.", each.join("; "))
+    }
 }
 
 fn latency(s: &mut String, n: &mut usize, groups: &[Group], cmp: &Comparison) {
-    s.push_str("<h2 id=\"latency\">Latency percentiles</h2>\n<p class=\"note\">One curve per cell (repeats share their filesystem's colour); both axes logarithmic, the x axis in nines.</p>\n");
+    s.push_str("<h2 id=\"latency\">Latency percentiles</h2>\n<p class=\"note\">One curve per cell (repeats share their filesystem's colour, later repeats dashed); both axes logarithmic, the x axis in nines. A curve ends at the highest percentile its sample count resolves: percentile p needs at least 1/(1 − p) samples (p99: 100, p99.9: 1000, p99.99: 10 000); with fewer it is only the largest sample.</p>\n");
     for (wl, cells) in groups {
         // operations in first-seen order
         let mut ops: Vec<String> = Vec::new();
@@ -257,6 +507,7 @@ fn latency(s: &mut String, n: &mut usize, groups: &[Group], cmp: &Comparison) {
         }
         let _ = writeln!(s, "<h3>{}</h3>\n<div class=\"grid\">", esc(wl));
         for op in &ops {
+            let mut cuts = Vec::new();
             let series: Vec<Series> = cells
                 .iter()
                 .filter_map(|(fs, rep, c)| {
@@ -264,10 +515,30 @@ fn latency(s: &mut String, n: &mut usize, groups: &[Group], cmp: &Comparison) {
                         .directions
                         .iter()
                         .find(|d| d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()) == *op)?;
+                    let count = samples(&d.lat, d.ops);
+                    let (points, cut) = percentile_points(&d.lat, count);
+                    let who = if c.lab.is_some() {
+                        format!("{fs} #{rep}")
+                    } else {
+                        fs.clone()
+                    };
+                    let last = points.last().map(|p| p.0);
+                    if let Some(dropped) = cut {
+                        cuts.push(Cut {
+                            who: who.clone(),
+                            n: count,
+                            last,
+                            dropped,
+                        });
+                    }
                     Some(Series {
                         label: fs.clone(),
                         color: color(cmp, fs),
-                        points: percentile_points(&d.lat),
+                        tip: format!(
+                            "{who}: {count} samples, p50 to p{}",
+                            last.map_or_else(|| "–".into(), |p| p.to_string())
+                        ),
+                        points,
                         dots: false,
                         dashed: *rep > 1,
                     })
@@ -284,7 +555,7 @@ fn latency(s: &mut String, n: &mut usize, groups: &[Group], cmp: &Comparison) {
                 y_fmt: fmt_ns,
                 x_fmt: |p| format!("p{p}"),
             };
-            figure(s, n, "percentiles", &chart.render(), "");
+            figure(s, n, "percentiles", &chart.render(), &cut_caption(&cuts));
         }
         s.push_str("</div>\n");
     }
@@ -311,6 +582,11 @@ fn series_charts(s: &mut String, n: &mut usize, groups: &[Group], cmp: &Comparis
                     points: c.series.iter().map(|p| (p.t_s as f64, f(p))).collect(),
                     dots: false,
                     dashed: *rep > 1,
+                    tip: if c.lab.is_some() {
+                        format!("{fs} #{rep}")
+                    } else {
+                        fs.clone()
+                    },
                 })
                 .collect()
         };
@@ -421,6 +697,7 @@ fn probes(s: &mut String, n: &mut usize, sources: &[(String, &Report)]) {
             points: ok,
             dots: true,
             dashed: false,
+            tip: String::new(),
         }];
         if !failed.is_empty() {
             series.push(Series {
@@ -429,11 +706,17 @@ fn probes(s: &mut String, n: &mut usize, sources: &[(String, &Report)]) {
                 points: failed,
                 dots: true,
                 dashed: false,
+                tip: String::new(),
             });
         }
         let (fs, _) = place(label, c);
         let chart = XyChart {
-            title: format!("{}: {} latency over time", c.name, p.op),
+            title: format!(
+                "{}{}: {} latency over time",
+                c.name,
+                c.lab.as_ref().map(|l| format!(" #{}", l.repeat)).unwrap_or_default(),
+                p.op
+            ),
             x_label: "seconds".into(),
             y_label: "latency from scheduled slot".into(),
             x_scale: Scale::Linear,
@@ -480,6 +763,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
         points,
         dots: false,
         dashed,
+        tip: String::new(),
     };
     for (label, c) in &cells {
         let sys = c.system.as_ref().expect("filtered");
@@ -730,25 +1014,37 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
     s.push_str("</table>\n");
 }
 
+/// What a cell is called in a heading: its name and, in a plan run, which
+/// repeat of how many ("ext4/meta, repeat 2 of 3"); a result given without
+/// a plan gets its label in front.
+fn cell_heading(label: &str, r: &Report, c: &Cell) -> String {
+    match (&c.lab, &r.lab) {
+        (Some(t), Some(l)) => format!("{}, repeat {} of {}", c.name, t.repeat, l.repeat),
+        (Some(t), None) => format!("{}, repeat {}", c.name, t.repeat),
+        _ if label.is_empty() => c.name.clone(),
+        _ => format!("{label}: {}", c.name),
+    }
+}
+
 fn op_tables(s: &mut String, sources: &[(String, &Report)]) {
-    let cells: Vec<&Cell> = sources
+    let cells: Vec<(&String, &Report, &Cell)> = sources
         .iter()
-        .flat_map(|(_, r)| r.cells.iter())
-        .filter(|c| {
+        .flat_map(|(l, r)| r.cells.iter().map(move |c| (l, *r, c)))
+        .filter(|(_, _, c)| {
             c.error.is_none() && (c.kind() == CellKind::Replay || c.directions.iter().any(|d| d.phase.is_some()))
         })
-        .filter(|c| c.probe.is_none())
+        .filter(|(_, _, c)| c.probe.is_none())
         .collect();
     if cells.is_empty() {
         return;
     }
-    s.push_str("<h2 id=\"operations\">Operations</h2>\n");
-    for c in cells {
+    s.push_str("<h2 id=\"operations\">Operations</h2>\n<p class=\"note\">Per cell, each repeat on its own: every phase or operation with its rate, CPU and latency.</p>\n");
+    for (label, r, c) in cells {
         let replay = c.kind() == CellKind::Replay;
         let _ = write!(
             s,
-            "<details open><summary>{}{}</summary>\n<table><tr><th>{}</th><th>ops</th><th>ops/s</th>{}<th>mean</th><th>p99</th><th>max</th><th>errors</th></tr>\n",
-            esc(&c.name),
+            "<details open><summary>{}{}</summary>\n<table class=\"ops\"><tr><th>{}</th><th>ops</th><th>ops/s</th>{}<th>mean</th><th>p99</th><th>max</th><th>errors</th></tr>\n",
+            esc(&cell_heading(label, r, c)),
             if replay {
                 format!(": {:.1} MB/s (dbench throughput)", c.dbench_mb_s())
             } else {
@@ -783,20 +1079,20 @@ fn op_tables(s: &mut String, sources: &[(String, &Report)]) {
 
 /// Distributed and stonewalled cells: each rank's rate and where the stonewall fell.
 fn ranks(s: &mut String, sources: &[(String, &Report)]) {
-    let cells: Vec<&Cell> = sources
+    let cells: Vec<(&String, &Report, &Cell)> = sources
         .iter()
-        .flat_map(|(_, r)| r.cells.iter())
-        .filter(|c| c.directions.iter().any(|d| d.ranks.is_some() || d.stonewall.is_some()))
+        .flat_map(|(l, r)| r.cells.iter().map(move |c| (l, *r, c)))
+        .filter(|(_, _, c)| c.directions.iter().any(|d| d.ranks.is_some() || d.stonewall.is_some()))
         .collect();
     if cells.is_empty() {
         return;
     }
     s.push_str("<h2 id=\"ranks\">Ranks and stonewalls</h2>\n<p class=\"note\">Distributed runs: each rank's rate over its own time (the totals above merge every rank's counters and histograms). Stonewalled phases: all operations over the time the stonewall fell, and over the time the last job stopped.</p>\n");
-    for c in cells {
+    for (label, r, c) in cells {
         let _ = writeln!(
             s,
             "<details open><summary>{}</summary>\n<table><tr><th>operation</th><th>ranks</th><th>min ops/s</th><th>mean ops/s</th><th>max ops/s</th><th>slowest rank</th><th>stonewall</th><th>at</th><th>ops/s then</th><th>last stopped</th><th>ops/s then</th></tr>",
-            esc(&c.name)
+            esc(&cell_heading(label, r, c))
         );
         for d in &c.directions {
             let mut row = vec![esc(&d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()))];

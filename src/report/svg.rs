@@ -30,6 +30,8 @@ pub struct Series {
     /// Points only (a scatter), no line.
     pub dots: bool,
     pub dashed: bool,
+    /// Shown on hover over a line (`<title>`); empty for none.
+    pub tip: String,
 }
 
 /// A shaded x range (a probe phase) or a marked one (a stall).
@@ -80,20 +82,78 @@ fn fwd(scale: Scale, v: f64) -> f64 {
     }
 }
 
-/// Tick values for a range on a scale.
+/// Mantissas of log-axis ticks, densest first.
+const LOG_MANTISSAS: [&[f64]; 4] = [&[1.0, 2.0, 3.0, 5.0, 7.0], &[1.0, 2.0, 5.0], &[1.0, 3.0], &[1.0]];
+
+/// Smallest gap, in decades, between neighbouring ticks of each mantissa
+/// set: log10(7/5), log10(2), log10(3), one decade.
+const LOG_GAPS: [f64; 4] = [0.146_128, std::f64::consts::LOG10_2, 0.477_121, 1.0];
+
+/// Fewest pixels between two labelled ticks (11px text and some air).
+const MIN_TICK_PX: f64 = 16.0;
+
+/// One tick of an axis: where it is, and whether it gets a label (a log
+/// axis over many decades keeps its 2 and 5 × 10^k as unlabelled grid lines).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tick {
+    pub value: f64,
+    pub labelled: bool,
+}
+
+/// Ticks of a log axis from `lo` to `hi` drawn over `px` pixels: labels
+/// between decades (1, 2, 5 × 10^k; 1, 2, 3, 5, 7 × 10^k on a short range;
+/// 1, 3 × 10^k on a longer one) as long as neighbouring labels stay
+/// `MIN_TICK_PX` apart; over more decades than that, the decades are
+/// labelled (every k-th if even they are too close). With 1, 3 or decades
+/// only, 2 and 5 × 10^k are drawn as unlabelled grid lines.
+pub fn log_ticks(lo: f64, hi: f64, px: f64) -> Vec<Tick> {
+    let (lo, hi) = (lo.max(1e-300), hi.max(lo.max(1e-300)));
+    let decades = (hi / lo).log10().max(1e-9);
+    let px_per_decade = px / decades;
+    let within = |v: f64| v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9);
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let at = |set: &[f64]| -> Vec<f64> {
+        (a..=b)
+            .flat_map(|e| set.iter().map(move |m| m * 10f64.powi(e)))
+            .filter(|&v| within(v))
+            .collect()
+    };
+    if let Some(k) = (0..LOG_MANTISSAS.len()).find(|&k| LOG_GAPS[k] * px_per_decade >= MIN_TICK_PX) {
+        let labelled = at(LOG_MANTISSAS[k]);
+        // the sparser sets keep 2 and 5 as grid lines
+        let minor = if k >= 2 { at(&[2.0, 5.0]) } else { Vec::new() };
+        let mut t: Vec<Tick> = labelled
+            .into_iter()
+            .map(|value| Tick { value, labelled: true })
+            .chain(minor.into_iter().map(|value| Tick { value, labelled: false }))
+            .collect();
+        t.sort_by(|x, y| x.value.total_cmp(&y.value));
+        return t;
+    }
+    // every `step`-th decade labelled, the others as lines
+    let step = (MIN_TICK_PX / px_per_decade).ceil().max(1.0) as i32;
+    (a..=b)
+        .map(|e| Tick {
+            value: 10f64.powi(e),
+            labelled: e.rem_euclid(step) == 0,
+        })
+        .filter(|t| within(t.value))
+        .collect()
+}
+
+/// Tick values for a range on a scale (a log scale: as `log_ticks` over a
+/// chart's plot height, labelled ticks only).
 fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<f64> {
     match scale {
         Scale::Nines => [50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
             .into_iter()
             .filter(|&p| p >= lo - 1e-9 && p <= hi + 1e-9)
             .collect(),
-        Scale::Log => {
-            let (a, b) = (
-                lo.max(1e-300).log10().floor() as i32,
-                hi.max(1e-300).log10().ceil() as i32,
-            );
-            (a..=b).map(|e| 10f64.powi(e)).collect()
-        }
+        Scale::Log => log_ticks(lo, hi, H - MT - MB)
+            .into_iter()
+            .filter(|t| t.labelled)
+            .map(|t| t.value)
+            .collect(),
         Scale::Linear => {
             let span = (hi - lo).max(1e-12);
             let raw = span / 5.0;
@@ -114,7 +174,27 @@ fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<f64> {
     }
 }
 
-/// The extent of values, widened to whole decades on a log scale.
+/// The nearest 1, 2 or 5 × 10^k at or below `v` (`down`) or at or above it.
+fn round_125(v: f64, down: bool) -> f64 {
+    let e = v.log10().floor();
+    let base = 10f64.powf(e);
+    let steps = [1.0, 2.0, 5.0, 10.0];
+    let m = v / base;
+    let pick = if down {
+        steps
+            .iter()
+            .rev()
+            .find(|&&s| s <= m * (1.0 + 1e-9))
+            .copied()
+            .unwrap_or(1.0)
+    } else {
+        steps.iter().find(|&&s| s >= m * (1.0 - 1e-9)).copied().unwrap_or(10.0)
+    };
+    pick * base
+}
+
+/// The extent of values; on a log scale widened to the 1, 2 or 5 × 10^k
+/// around them.
 fn extent(scale: Scale, vals: impl Iterator<Item = f64>) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in vals {
@@ -128,10 +208,11 @@ fn extent(scale: Scale, vals: impl Iterator<Item = f64>) -> (f64, f64) {
         return if scale == Scale::Log { (1.0, 10.0) } else { (0.0, 1.0) };
     }
     match scale {
-        Scale::Log => (
-            10f64.powf(lo.log10().floor()),
-            10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
-        ),
+        // to the 1-2-5 steps around the data (labelled, as log_ticks labels them)
+        Scale::Log => {
+            let (a, b) = (round_125(lo, true), round_125(hi, false));
+            (a, if b > a { b } else { round_125(a * 1.5, false) })
+        }
         Scale::Linear => {
             let lo = lo.min(0.0);
             (lo, if hi <= lo { lo + 1.0 } else { hi * 1.05 })
@@ -233,12 +314,27 @@ impl XyChart {
             yb = H - MB,
             xr = W - MR
         );
-        for t in ticks(self.y_scale, y0, y1) {
-            let y = f.py(t);
+        let y_ticks = match self.y_scale {
+            Scale::Log => log_ticks(y0, y1, H - MT - MB),
+            _ => ticks(self.y_scale, y0, y1)
+                .into_iter()
+                .map(|value| Tick { value, labelled: true })
+                .collect(),
+        };
+        for t in y_ticks {
+            let y = f.py(t.value);
+            if !t.labelled {
+                let _ = write!(
+                    s,
+                    r##"<line x1="{ML}" x2="{xr}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/>"##,
+                    xr = W - MR
+                );
+                continue;
+            }
             let _ = write!(
                 s,
-                r##"<line x1="{ML}" x2="{xr}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{tx}" y="{ty:.1}" text-anchor="end" class="k">{}</text>"##,
-                esc(&(self.y_fmt)(t)),
+                r##"<line x1="{ML}" x2="{xr}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{tx}" y="{ty:.1}" text-anchor="end" class="k yt">{}</text>"##,
+                esc(&(self.y_fmt)(t.value)),
                 xr = W - MR,
                 tx = ML - 4.0,
                 ty = y + 4.0
@@ -285,12 +381,21 @@ impl XyChart {
                 for p in visible {
                     let _ = write!(d, "L{:.1} {:.1}", f.px(p.0), f.py(p.1));
                 }
-                let _ = write!(
-                    s,
-                    r#"<path d="{d}" fill="none" stroke="{}" stroke-width="1.5"{}/>"#,
-                    sr.color,
-                    if sr.dashed { r#" stroke-dasharray="4 3""# } else { "" }
-                );
+                let dash = if sr.dashed { r#" stroke-dasharray="4 3""# } else { "" };
+                if sr.tip.is_empty() {
+                    let _ = write!(
+                        s,
+                        r#"<path d="{d}" fill="none" stroke="{}" stroke-width="1.5"{dash}/>"#,
+                        sr.color
+                    );
+                } else {
+                    let _ = write!(
+                        s,
+                        r#"<path d="{d}" fill="none" stroke="{}" stroke-width="1.5"{dash}><title>{}</title></path>"#,
+                        sr.color,
+                        esc(&sr.tip)
+                    );
+                }
             }
         }
     }
@@ -327,77 +432,130 @@ pub struct Bar {
     pub color: String,
 }
 
-/// A bar chart with error whiskers.
-pub fn bars(title: &str, bars: &[Bar], fmt: fn(f64) -> String) -> String {
-    const BW: f64 = 260.0;
-    const BH: f64 = 200.0;
-    let (l, r, t, b) = (58.0, 10.0, 28.0, 40.0);
-    let top = bars
+/// Bars side by side under one label (a workload's filesystems).
+#[derive(Debug, Clone)]
+pub struct BarGroup {
+    pub label: String,
+    pub bars: Vec<Bar>,
+}
+
+/// Grouped bars with error whiskers: per group one bar per filesystem, its
+/// label and note (the ratio) under it, the group's label under those; the
+/// legend names the colours. The width grows with the bars and labels.
+pub fn grouped_bars(
+    title: &str,
+    groups: &[BarGroup],
+    fmt: fn(f64) -> String,
+    legend_items: &[(String, String)],
+) -> String {
+    const BH: f64 = 250.0;
+    const GAP: f64 = 18.0; // between groups
+    let (l, r, t, b) = (58.0, 10.0, 28.0, 74.0);
+    let text_w = |s: &str| 6.2 * s.chars().count() as f64;
+    // every bar's slot fits its label and note
+    let slot = groups
         .iter()
-        .map(|b| b.value + b.ci.unwrap_or(0.0))
+        .flat_map(|g| &g.bars)
+        .map(|x| text_w(&x.label).max(text_w(&x.note)) + 8.0)
+        .fold(34.0f64, f64::max);
+    let widths: Vec<f64> = groups
+        .iter()
+        .map(|g| (slot * g.bars.len() as f64).max(text_w(&g.label) + 6.0))
+        .collect();
+    let plot_w = widths.iter().sum::<f64>() + GAP * (groups.len().max(1) as f64);
+    let legend_w: f64 = legend_items.iter().map(|(n, _)| 24.0 + text_w(n)).sum();
+    let bw = (l + plot_w + r)
+        .max(text_w(title) * 1.1 + 20.0)
+        .max(legend_w + l)
+        .max(240.0)
+        .ceil();
+    let top = groups
+        .iter()
+        .flat_map(|g| &g.bars)
+        .map(|x| x.value + x.ci.unwrap_or(0.0))
         .fold(0.0f64, f64::max);
     let (_, hi) = extent(Scale::Linear, [0.0, top].into_iter());
     let py = |v: f64| BH - b - v.max(0.0) / hi * (BH - t - b);
     let mut s = String::new();
-    header(&mut s, title, BW, BH);
+    header(&mut s, title, bw, BH);
     for tk in ticks(Scale::Linear, 0.0, hi) {
         let y = py(tk);
         let _ = write!(
             s,
             r##"<line x1="{l}" x2="{x2}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{tx}" y="{ty:.1}" text-anchor="end" class="k">{}</text>"##,
             esc(&fmt(tk)),
-            x2 = BW - r,
+            x2 = bw - r,
             tx = l - 4.0,
             ty = y + 4.0
         );
     }
-    let n = bars.len().max(1) as f64;
-    let slot = (BW - l - r) / n;
-    for (i, bar) in bars.iter().enumerate() {
-        let x = l + slot * i as f64 + slot * 0.15;
-        let w = slot * 0.7;
-        let y = py(bar.value);
-        let _ = write!(
-            s,
-            r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{:.1}" fill="{}"><title>{}: {}{}</title></rect>"#,
-            (BH - b - y).max(0.0),
-            bar.color,
-            esc(&bar.label),
-            esc(&fmt(bar.value)),
-            bar.ci.map(|c| format!(" ± {}", fmt(c))).unwrap_or_default()
-        );
-        if let Some(ci) = bar.ci {
-            let (cx, y1, y2) = (x + w / 2.0, py(bar.value - ci), py(bar.value + ci));
+    let mut gx = l + GAP / 2.0;
+    for (g, gw) in groups.iter().zip(&widths) {
+        let x0 = gx + (gw - slot * g.bars.len() as f64) / 2.0;
+        for (i, bar) in g.bars.iter().enumerate() {
+            let x = x0 + slot * i as f64 + slot * 0.15;
+            let w = slot * 0.7;
+            let y = py(bar.value);
             let _ = write!(
                 s,
-                r##"<path d="M{cx:.1} {y1:.1}V{y2:.1}M{a:.1} {y1:.1}H{c:.1}M{a:.1} {y2:.1}H{c:.1}" stroke="#222" fill="none" class="whisker"/>"##,
-                a = cx - 5.0,
-                c = cx + 5.0
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{:.1}" fill="{}"><title>{} {}: {}{}</title></rect>"#,
+                (BH - b - y).max(0.0),
+                bar.color,
+                esc(&g.label),
+                esc(&bar.label),
+                esc(&fmt(bar.value)),
+                bar.ci.map(|c| format!(" ± {}", fmt(c))).unwrap_or_default()
             );
-        }
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{}" text-anchor="middle" class="k">{}</text>"#,
-            x + w / 2.0,
-            BH - b + 13.0,
-            esc(&bar.label)
-        );
-        if !bar.note.is_empty() {
+            if let Some(ci) = bar.ci {
+                let (cx, y1, y2) = (x + w / 2.0, py(bar.value - ci), py(bar.value + ci));
+                let _ = write!(
+                    s,
+                    r##"<path d="M{cx:.1} {y1:.1}V{y2:.1}M{a:.1} {y1:.1}H{c:.1}M{a:.1} {y2:.1}H{c:.1}" stroke="#222" fill="none" class="whisker"/>"##,
+                    a = cx - 5.0,
+                    c = cx + 5.0
+                );
+            }
             let _ = write!(
                 s,
-                r#"<text x="{:.1}" y="{}" text-anchor="middle" class="n">{}</text>"#,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle" class="k">{}</text>"#,
                 x + w / 2.0,
-                BH - b + 27.0,
-                esc(&bar.note)
+                BH - b + 13.0,
+                esc(&bar.label)
             );
+            if !bar.note.is_empty() {
+                let _ = write!(
+                    s,
+                    r#"<text x="{:.1}" y="{}" text-anchor="middle" class="n">{}</text>"#,
+                    x + w / 2.0,
+                    BH - b + 26.0,
+                    esc(&bar.note)
+                );
+            }
         }
+        let _ = write!(
+            s,
+            r##"<path d="M{:.1} {y}H{:.1}" stroke="#999"/><text x="{:.1}" y="{}" text-anchor="middle" class="k g">{}</text>"##,
+            gx + 2.0,
+            gx + gw - 2.0,
+            gx + gw / 2.0,
+            BH - b + 46.0,
+            esc(&g.label),
+            y = BH - b + 33.0
+        );
+        gx += gw + GAP;
     }
     let _ = write!(
         s,
-        r##"<path d="M{l} {t}V{yb}H{xr}" fill="none" stroke="#333"/></svg>"##,
+        r##"<path d="M{l} {t}V{yb}H{xr}" fill="none" stroke="#333"/>"##,
         yb = BH - b,
-        xr = BW - r
+        xr = bw - r
     );
+    legend(
+        &mut s,
+        legend_items.iter().map(|(n, c)| (n.as_str(), c.as_str())),
+        BH - 8.0,
+    );
+    s.push_str("</svg>");
     s
 }
 
@@ -516,9 +674,20 @@ impl Timeline {
                     );
                 }
             }
-            let all_ticks = ticks(p.y_scale, y0, y1);
-            // at most 3 labelled ticks: a panel is short
-            let step = all_ticks.len().div_ceil(3).max(1);
+            let all_ticks = match p.y_scale {
+                // spaced for the panel's height already
+                Scale::Log => log_ticks(y0, y1, PH)
+                    .into_iter()
+                    .filter(|t| t.labelled)
+                    .map(|t| t.value)
+                    .collect(),
+                _ => ticks(p.y_scale, y0, y1),
+            };
+            // at most 3 labelled ticks on a linear axis: a panel is short
+            let step = match p.y_scale {
+                Scale::Log => 1,
+                _ => all_ticks.len().div_ceil(3).max(1),
+            };
             for t in all_ticks.iter().step_by(step) {
                 let y = py(*t);
                 let _ = write!(
@@ -613,26 +782,61 @@ mod tests {
     #[test]
     fn ticks_are_round() {
         assert_eq!(ticks(Scale::Linear, 0.0, 10.0), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
-        assert_eq!(ticks(Scale::Log, 1e3, 1e5), [1e3, 1e4, 1e5]);
+        // labelled between decades, as 1, 2 and 5 × 10^k
+        assert_eq!(ticks(Scale::Log, 1e3, 1e5), [1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5]);
         assert_eq!(ticks(Scale::Nines, 50.0, 99.9), [50.0, 90.0, 99.0, 99.9]);
         assert!((fwd(Scale::Nines, 99.0) - 2.0).abs() < 1e-9);
     }
 
     #[test]
+    fn log_ticks_thin_out_with_the_decades() {
+        // a short range: 1, 2, 3, 5, 7 × 10^k
+        assert_eq!(ticks(Scale::Log, 20.0, 100.0), [20.0, 30.0, 50.0, 70.0, 100.0]);
+        // five decades on 210 px: 1 and 3 labelled, 2 and 5 as grid lines
+        let t = log_ticks(1.0, 1e5, 210.0);
+        let labelled: Vec<f64> = t.iter().filter(|t| t.labelled).map(|t| t.value).collect();
+        assert_eq!(labelled, [1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1e3, 3e3, 1e4, 3e4, 1e5]);
+        assert!(t.iter().any(|t| !t.labelled && t.value == 20.0));
+        // nine decades on 210 px: decades labelled, 2 and 5 as grid lines
+        let t = log_ticks(1.0, 1e9, 210.0);
+        let labelled: Vec<f64> = t.iter().filter(|t| t.labelled).map(|t| t.value).collect();
+        assert_eq!(labelled, (0..=9).map(|e| 10f64.powi(e)).collect::<Vec<_>>());
+        assert!(t.iter().any(|t| !t.labelled && t.value == 2e3));
+        // twenty decades: every other decade labelled
+        let t = log_ticks(1.0, 1e20, 210.0);
+        assert_eq!(t.iter().filter(|t| t.labelled).count(), 11);
+        // the extent rounds to 1-2-5 steps around the data
+        assert_eq!(extent(Scale::Log, [23.0, 81.0].into_iter()), (20.0, 100.0));
+        assert_eq!(extent(Scale::Log, [1000.0].into_iter()), (1000.0, 2000.0));
+    }
+
+    #[test]
     fn escapes_text() {
         assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
-        let svg = bars(
+        let bar = |label: &str, value: f64| Bar {
+            label: label.into(),
+            value,
+            ci: Some(1.0),
+            note: String::new(),
+            color: PALETTE[0].into(),
+        };
+        let svg = grouped_bars(
             "ops/s <x>",
-            &[Bar {
-                label: "ext4".into(),
-                value: 10.0,
-                ci: Some(1.0),
-                note: String::new(),
-                color: PALETTE[0].into(),
-            }],
+            &[
+                BarGroup {
+                    label: "w1".into(),
+                    bars: vec![bar("ext4", 10.0), bar("xfs", 5.0)],
+                },
+                BarGroup {
+                    label: "w<2>".into(),
+                    bars: vec![bar("ext4", 8.0), bar("xfs", 4.0)],
+                },
+            ],
             |v| format!("{v}"),
+            &[("ext4".into(), PALETTE[0].into())],
         );
-        assert!(svg.contains("ops/s &lt;x&gt;") && svg.contains("whisker"));
+        assert!(svg.contains("ops/s &lt;x&gt;") && svg.contains("w&lt;2&gt;"));
+        assert_eq!(svg.matches("class=\"whisker\"").count(), 4, "one per bar");
     }
 
     #[test]
@@ -643,6 +847,7 @@ mod tests {
             points: pts,
             dots: false,
             dashed: false,
+            tip: String::new(),
         };
         let t = Timeline {
             title: "cell".into(),
