@@ -23,6 +23,7 @@ mod probe;
 mod profile;
 mod replay;
 mod results;
+mod schema;
 mod signals;
 mod snapshots;
 mod telemetry_core;
