@@ -222,6 +222,30 @@ fn a_fresh_result_of_every_command_validates() {
                 "--quiet",
             ]),
         ),
+        // paced, with syncs, two jobs and a stonewall: the optional parts of a direction
+        (
+            "io",
+            s(&[
+                "io",
+                "--target",
+                &t,
+                "--rw",
+                "write",
+                "--size",
+                "4m",
+                "--jobs",
+                "2",
+                "--rate-iops",
+                "2000",
+                "--fsync",
+                "8",
+                "--runtime",
+                "1s",
+                "--stonewall",
+                "500ms",
+                "--quiet",
+            ]),
+        ),
         (
             "meta",
             s(&[
@@ -267,9 +291,10 @@ fn a_fresh_result_of_every_command_validates() {
         ("run", s(&["run", plan.to_str().unwrap(), "--quiet"])),
     ];
     let mut kinds = Vec::new();
-    for (name, mut args) in runs {
-        args.extend(s(&["--output", &json(name)]));
-        let doc = fresh(&args, &out(name));
+    for (i, (name, mut args)) in runs.into_iter().enumerate() {
+        let file = format!("{name}-{i}");
+        args.extend(s(&["--output", &json(&file)]));
+        let doc = fresh(&args, &out(&file));
         assert_eq!(doc["command"], name);
         assert_valid(&format!("a fresh `fslab {name}` result"), &doc);
         kinds.extend(doc["cells"].as_array().unwrap().iter().map(|c| c["kind"].clone()));
