@@ -60,7 +60,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Replay(a) => Some(&a.common.telemetry),
         Command::Run(a) => Some(&a.common.telemetry),
         Command::Fio(a) => Some(&a.telemetry),
-        Command::Cleanup(_) | Command::Compare(_) | Command::Report(_) => None,
+        Command::Cleanup(_) | Command::Compare(_) | Command::Report(_) | Command::Schema => None,
     };
     // hooks first: `fslab run` installs its plan's own over these
     if let Some(t) = telemetry {
@@ -92,6 +92,10 @@ fn run(cli: Cli) -> ExitCode {
         Command::Cleanup(a) => return cleanup(a),
         Command::Compare(a) => return compare(a),
         Command::Report(a) => return report(a),
+        Command::Schema => {
+            print!("{}", fslab::model::result_schema_text());
+            return ExitCode::SUCCESS;
+        }
         Command::Run(a) => match plan::quick_suite(a)
             .and_then(|s| fslab::target::safety::check_plan_devices(&s, a.force_overwrite).map(|()| s))
         {

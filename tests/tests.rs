@@ -24,6 +24,7 @@ mod probe;
 mod profile;
 mod replay;
 mod results;
+mod schema;
 mod signals;
 mod snapshots;
 mod stdout_table;

@@ -138,6 +138,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Remove work directories and scratch filesystems a killed fslab left behind (only fslab's own, only of dead processes).
     Cleanup(CleanupArgs),
+    /// Print the JSON Schema of the result file (docs/result.schema.json).
+    #[command(hide = true)]
+    Schema,
 }
 
 /// Flags every measuring command shares.
@@ -504,6 +507,10 @@ pub struct FioArgs {
     /// Write the output to FILE instead of stdout, as fio's --output.
     #[arg(long, value_name = "FILE")]
     pub output: Option<String>,
+    /// Also write fslab's own result file to FILE (what `--output json:FILE`
+    /// writes for the other commands: docs/results.md), beside fio's output.
+    #[arg(long, value_name = "FILE")]
+    pub results: Option<String>,
     /// Every job's runtime (a bare number is seconds, as in fio).
     #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
     pub runtime: Option<String>,

@@ -206,7 +206,7 @@ pub trait Engine {
 }
 
 /// Engine names accepted by `--engine`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     Null,

@@ -13,7 +13,7 @@ use std::io;
 use std::os::fd::RawFd;
 
 /// How each worker's ring is set up.
-#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct UringOpts {
     /// Ring size (and the most operations in flight).
     pub depth: u32,

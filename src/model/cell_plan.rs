@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The kinds of cell: which workload measured it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CellKind {
     Io,
@@ -34,7 +34,7 @@ impl CellKind {
 /// the cell, `"kind": "io"` and `"plan": {...}`; the plan object is the
 /// workload's plan as it serialises, with its keys sorted (as schema 1
 /// wrote it: it went through a `serde_json::Value`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", content = "plan", rename_all = "lowercase")]
 pub enum CellPlan {
     Io(IoPlan),
@@ -46,7 +46,7 @@ pub enum CellPlan {
 
 /// A `fslab fio` job's cell: the io plan it was mapped to, and under `fio`
 /// what fio reports about the job.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FioCellPlan {
     #[serde(flatten)]
     pub io: IoPlan,
@@ -56,7 +56,7 @@ pub struct FioCellPlan {
 /// fio's view of a job: its reporting group, how many clones the cell
 /// covers (numjobs, or the group's jobs with group_reporting) and the
 /// options as written in the job file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FioJob {
     pub groupid: usize,
     pub jobs: usize,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 /// Results of one kind of operation: a direction of data I/O (read, write,
 /// fsync), or one phase of a metadata run (`phase` set: "seq-create", ...).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DirResult {
     pub dir: OpKind,
     /// Metadata runs: the phase, with its own elapsed time and CPU use
@@ -49,7 +49,7 @@ pub struct DirResult {
     pub stonewall: Option<StonewallRates>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatBucket {
     pub le_ns: u64,
     pub count: u64,
@@ -57,7 +57,7 @@ pub struct LatBucket {
 }
 
 /// Latency of one measure.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatSummary {
     pub min_ns: u64,
     pub mean_ns: f64,

@@ -13,6 +13,7 @@ mod host;
 pub mod probe;
 pub mod ranks;
 mod read;
+mod schema;
 pub mod system;
 mod target;
 mod v1;
@@ -21,6 +22,7 @@ pub use cell_plan::{CellKind, CellPlan, FioCellPlan, FioJob};
 pub use dir::{pct_key, DirResult, LatBucket, LatSummary};
 pub use host::HostInfo;
 pub use read::{parse_report, read_results};
+pub use schema::{result_schema, result_schema_text};
 pub use target::{ScratchInfo, TargetInfo};
 
 use crate::stats::series::IntervalPoint;
@@ -37,7 +39,7 @@ pub const PERCENTILES: [f64; 18] = [
 ];
 
 /// A whole result file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     pub schema_version: u32,
     pub fslab_version: String,
@@ -56,7 +58,7 @@ pub struct Report {
 }
 
 /// What a lab run was asked to do.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LabInfo {
     pub name: String,
     /// The plan file, None for the built-in quick suite.
@@ -73,7 +75,7 @@ pub struct LabInfo {
 }
 
 /// One measured configuration (a single `fslab io` run is one cell).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cell {
     pub name: String,
     /// What the cell is and its exact plan, so it can be re-run: in the
@@ -117,7 +119,7 @@ pub struct Cell {
 }
 
 /// A lab cell's place in the plan.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct LabTag {
     /// The filesystem's name in the plan ("ext4-i512").
     pub filesystem: String,
@@ -134,7 +136,7 @@ pub struct LabTag {
 }
 
 /// CPU use: total and per job, as user/sys time and % of one core.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuSummary {
     pub user_ns: u64,
     pub sys_ns: u64,
@@ -155,7 +157,7 @@ impl CpuSummary {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JobCpu {
     pub job: usize,
     pub user_ns: u64,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The probe part of a cell.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbeData {
     pub op: String,
     pub interval_ns: u64,
@@ -24,7 +24,7 @@ pub struct ProbeData {
 }
 
 /// One phase of a probe run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbePhase {
     pub name: String,
     pub start_ns: u64,
@@ -52,7 +52,7 @@ pub struct ProbePhase {
 }
 
 /// One probe.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ProbeSample {
     /// Scheduled start, since the grid's start.
     pub t_ns: u64,
@@ -68,7 +68,7 @@ pub struct ProbeSample {
 }
 
 /// A stretch during which the probed operation did not complete.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Stall {
     /// The last moment the filesystem was seen working: the end of the last
     /// probe that completed in time (since the grid's start).
@@ -86,7 +86,7 @@ pub struct Stall {
 }
 
 /// The context of one second.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ContextPoint {
     pub t_s: u64,
     /// /proc/meminfo

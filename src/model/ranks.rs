@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One rank's share of one kind of operation.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RankRate {
     pub rank: usize,
     pub host: String,
@@ -17,7 +17,7 @@ pub struct RankRate {
 }
 
 /// The ranks of a distributed run, for one kind of operation.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RankRates {
     pub per_rank: Vec<RankRate>,
     pub min_ops_per_s: f64,
@@ -62,7 +62,7 @@ impl RankRates {
 /// time the last job (of every rank) stopped. The second includes the
 /// stragglers' time to notice the stonewall and finish the operation they
 /// were in.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct StonewallRates {
     /// "first" or the deadline ("10s").
     pub rule: String,

@@ -9,7 +9,7 @@ use crate::stats::OpKind;
 use serde::{Deserialize, Serialize};
 
 /// The system part of a cell (`cell.system`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SystemData {
     /// Length of one sample in ms (1000: one per second).
     pub interval_ms: u64,
@@ -44,7 +44,7 @@ pub struct SystemData {
 }
 
 /// One timed phase (meta's create, stat, ...; "run" for a one-phase cell).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct PhaseSpan {
     pub name: String,
     pub start_ms: u64,
@@ -52,7 +52,7 @@ pub struct PhaseSpan {
 }
 
 /// What a device is in the stack.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceRole {
     /// A loop device (its backing file is in `backing`).
@@ -69,7 +69,7 @@ pub enum DeviceRole {
 }
 
 /// One block device of the stack.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct DeviceData {
     /// Kernel name ("loop3", "vda").
     pub name: String,
@@ -97,7 +97,7 @@ pub struct DeviceData {
 
 /// `iostat -x` figures of one device over one interval, computed from two
 /// readings of `/sys/block/X/stat` as sysstat computes them.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct IostatPoint {
     /// End of the interval, ms since the first phase started.
     pub t_ms: u64,
@@ -134,7 +134,7 @@ pub struct IostatPoint {
 }
 
 /// The machine over one interval.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SystemPoint {
     /// End of the interval, ms since the first phase started.
     pub t_ms: u64,
@@ -160,7 +160,7 @@ pub struct SystemPoint {
 }
 
 /// The CPU split of `/proc/stat`, % of all CPUs.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CpuSplit {
     pub user: f64,
     pub nice: f64,
@@ -173,7 +173,7 @@ pub struct CpuSplit {
 }
 
 /// Pressure stall information over an interval, % of its time.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Pressure {
     pub cpu_some: f64,
     pub io_some: f64,
@@ -183,7 +183,7 @@ pub struct Pressure {
 }
 
 /// What others did to the machine during the cell.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Interference {
     /// CPU other processes used (busy minus fslab's own, kernel threads and
     /// interrupts excluded), % of all CPUs, over the cell.
@@ -206,7 +206,7 @@ pub struct Interference {
     pub reasons: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct OtherProcess {
     pub pid: u32,
     pub comm: String,
@@ -214,7 +214,7 @@ pub struct OtherProcess {
     pub cpu_pct: f64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ForeignIo {
     pub device: String,
     pub read_bytes: u64,
@@ -224,7 +224,7 @@ pub struct ForeignIo {
 /// The device's share of fslab's latency in one direction: its total request
 /// time (completed requests × await) against fslab's total operation time.
 /// With O_DIRECT at depth 1 this is await / mean latency.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct LatencyShare {
     pub device: String,
     /// Read or Write.
@@ -240,7 +240,7 @@ pub struct LatencyShare {
 }
 
 /// One MPI rank's machine, summarised.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RankSystem {
     pub rank: usize,
     pub host: String,
@@ -250,7 +250,7 @@ pub struct RankSystem {
 }
 
 /// `--profile`: where fslab's CPU time went, per timed phase (`cell.profile`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Profile {
     /// "cpu-clock" (software event: works without PMU counters).
     pub event: String,
@@ -268,7 +268,7 @@ pub struct Profile {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct PhaseProfile {
     pub name: String,
     pub samples: u64,
@@ -282,7 +282,7 @@ pub struct PhaseProfile {
     pub stacks: Vec<FoldedStack>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SymbolShare {
     pub symbol: String,
     /// "kernel" or "user".
@@ -293,7 +293,7 @@ pub struct SymbolShare {
     pub total_pct: f64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct FoldedStack {
     pub stack: String,
     pub count: u64,
@@ -301,7 +301,7 @@ pub struct FoldedStack {
 
 /// Where a metadata cell's xattrs live, from a sample of its files
 /// (FIEMAP with FIEMAP_FLAG_XATTR), `cell.xattrs`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct XattrPlacement {
     /// Files sampled (after the create phase).
     pub sampled: u64,

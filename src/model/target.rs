@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// Where and on what a run happened.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetInfo {
     /// The path given with --target.
     pub path: PathBuf,
@@ -32,7 +32,7 @@ pub struct TargetInfo {
 }
 
 /// What a scratch cell ran on, recorded in the result.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ScratchInfo {
     /// ext4, xfs, btrfs, tmpfs, raw.
     pub fs_type: String,

@@ -52,6 +52,8 @@ pub struct FioPlan {
     /// Every format of --output-format (`format` is the first).
     pub formats: FioFormats,
     pub output: Option<PathBuf>,
+    /// --results: fslab's own result file (JSON), beside fio's output.
+    pub results: Option<PathBuf>,
     /// How fslab's run differs from fio's, said once each.
     pub notes: Vec<String>,
     pub quiet: bool,
@@ -91,15 +93,28 @@ impl FioPlan {
         for k in 0..out.len() {
             control::wait_target(&out, k).map_err(|(at, why)| PlanError::new(at, why))?;
         }
+        let output = fa
+            .output
+            .as_ref()
+            .map(|p| super::check_path("--output", Path::new(p)))
+            .transpose()?;
+        let results = fa
+            .results
+            .as_ref()
+            .map(|p| super::check_path("--results", Path::new(p)))
+            .transpose()?;
+        if results.is_some() && results == output {
+            return Err(PlanError::new(
+                "--results",
+                "is the --output file: give fslab's result file a path of its own",
+            ));
+        }
         Ok(FioPlan {
             jobs: out,
             format: formats.primary(),
             formats,
-            output: fa
-                .output
-                .as_ref()
-                .map(|p| super::check_path("--output", Path::new(p)))
-                .transpose()?,
+            output,
+            results,
             notes,
             quiet: fa.quiet,
         })
@@ -113,6 +128,7 @@ fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
     const VALUE_FLAGS: &[&str] = &[
         "--output-format",
         "--output",
+        "--results",
         "--runtime",
         "--size",
         "--section",
@@ -134,6 +150,7 @@ fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
         match (k, v) {
             ("--output-format", Some(v)) => eff.output_format = v,
             ("--output", Some(v)) => eff.output = Some(v),
+            ("--results", Some(v)) => eff.results = Some(v),
             ("--runtime", Some(v)) => eff.runtime = Some(v),
             ("--size", Some(v)) => eff.size = Some(v),
             ("--section", Some(v)) => eff.section = Some(v),

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The access pattern, with fio's names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,
@@ -70,7 +70,7 @@ impl Rw {
 }
 
 /// How jobs map to files in a directory target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FileMode {
     FilePerJob,
@@ -78,7 +78,7 @@ pub enum FileMode {
 }
 
 /// A validated `fslab io` run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IoPlan {
     pub target: PathBuf,
     pub rw: Rw,
@@ -96,6 +96,7 @@ pub struct IoPlan {
     /// fsync every file once a size-based job is done.
     pub end_fsync: bool,
     #[serde(with = "opt_dur")]
+    #[schemars(with = "Option<dur::Text>")]
     pub thinktime: Option<Duration>,
     /// Stamp written blocks with a header and CRC32C; check every read.
     pub verify: bool,
@@ -114,11 +115,13 @@ pub struct IoPlan {
     pub uring: UringOpts,
     /// The run's time limit (after the ramp).
     #[serde(with = "opt_dur")]
+    #[schemars(with = "Option<dur::Text>")]
     pub runtime: Option<Duration>,
     /// Jobs loop over their files until `runtime` (fio's time_based); otherwise
     /// each job moves its size once, or less when `runtime` ends it first.
     pub time_based: bool,
     #[serde(with = "dur")]
+    #[schemars(with = "dur::Text")]
     pub ramp: Duration,
     /// fsync after every N writes (0 = never).
     pub fsync_every: u64,
@@ -299,6 +302,14 @@ fn parse_bssplit(t: &str) -> Result<Vec<(u64, u32)>> {
 pub(crate) mod dur {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
+
+    /// A duration as a result file writes it, in humantime's words ("1s",
+    /// "1m 30s", "250ms"): what the schema says of a `dur` field.
+    #[derive(schemars::JsonSchema)]
+    #[schemars(rename = "Duration")]
+    #[allow(dead_code)] // never built: only its schema is used
+    pub struct Text(String);
+
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&humantime::format_duration(*d).to_string())
     }

@@ -10,7 +10,7 @@ use std::ffi::CString;
 use std::path::PathBuf;
 
 /// Order of a pass over the files, as bonnie++ names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     Seq,
@@ -27,7 +27,7 @@ impl Order {
 }
 
 /// Extra phases run after the stat phase of each order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExtraPhase {
     Getxattr,
@@ -37,9 +37,10 @@ pub enum ExtraPhase {
 }
 
 /// One extended attribute written on every file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct XattrSpec {
     #[serde(serialize_with = "cstring_str", deserialize_with = "str_cstring")]
+    #[schemars(with = "String")]
     pub name: CString,
     pub size: usize,
 }
@@ -53,7 +54,7 @@ fn str_cstring<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<CS
 }
 
 /// bonnie++'s `-n files:max:min:dirs`, kept for the CSV header fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BonnieSpec {
     /// In units of 1024 files.
     pub files_k: u64,
@@ -112,7 +113,7 @@ impl BonnieSpec {
 const FD_HEADROOM: u64 = 64;
 
 /// A validated `fslab meta` run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetaPlan {
     pub target: PathBuf,
     /// Files per job.

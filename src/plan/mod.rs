@@ -138,6 +138,20 @@ impl serde::Serialize for Stonewall {
     }
 }
 
+/// As it serialises: a string.
+impl schemars::JsonSchema for Stonewall {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Stonewall".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "`first` (every job stops when the first has done its work) or a deadline, a duration in humantime's words (\"10s\")"
+        })
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for Stonewall {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let s = String::deserialize(d)?;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The operation each probe performs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProbeOp {
     /// open(O_CREAT|O_EXCL|O_TRUNC) + close + unlink, as in the seed thread.
@@ -25,7 +25,7 @@ pub enum ProbeOp {
 }
 
 /// The background load.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Load {
     /// A `dd`: `size` bytes written sequentially in `bs` blocks, per thread its own file.
@@ -41,26 +41,29 @@ pub enum Load {
 }
 
 /// A named phase and its length.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PhaseSpec {
     pub name: String,
     #[serde(with = "super::io::dur")]
+    #[schemars(with = "super::io::dur::Text")]
     pub duration: Duration,
     /// The load runs during this phase.
     pub load: bool,
 }
 
 /// A validated `fslab probe` run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProbePlan {
     pub target: PathBuf,
     pub op: ProbeOp,
     #[serde(with = "super::io::dur")]
+    #[schemars(with = "super::io::dur::Text")]
     pub interval: Duration,
     pub phases: Vec<PhaseSpec>,
     /// Probes stop after this many (in addition to the phases' end).
     pub count: Option<u64>,
     #[serde(with = "super::io::dur")]
+    #[schemars(with = "super::io::dur::Text")]
     pub stall: Duration,
     pub load: Option<Load>,
     /// `--load` as given.

@@ -24,15 +24,19 @@ fn de_loadfile<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Ar
 }
 
 /// A validated `fslab replay` run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReplayPlan {
     #[serde(serialize_with = "ser_loadfile", deserialize_with = "de_loadfile")]
+    /// The load file's name (its lines are not recorded).
+    #[schemars(with = "String")]
     pub loadfile: Arc<LoadFile>,
     pub target: PathBuf,
     pub clients: u32,
     #[serde(with = "super::io::dur")]
+    #[schemars(with = "super::io::dur::Text")]
     pub time: Duration,
     #[serde(with = "super::io::dur")]
+    #[schemars(with = "super::io::dur::Text")]
     pub warmup: Duration,
     /// dbench -x: `user.DosAttrib` of `xattr_size` bytes on create and
     /// SET_FILE_INFORMATION, read by the QUERY operations.

@@ -124,7 +124,7 @@ impl<'de> Deserialize<'de> for LatHist {
 }
 
 /// Serialized histogram: non-empty buckets as `[value_ns, count]` pairs.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SparseHist {
     pub significant_digits: u8,
     pub buckets: Vec<(u64, u64)>,

@@ -31,7 +31,9 @@ pub use quanta::Instant;
 /// Kind of operation a statistic is about: the three directions of data I/O,
 /// then the metadata operations (one file operation each: a create is
 /// open + write + setxattr + close).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum OpKind {
     #[default]

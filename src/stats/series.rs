@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 /// One direction during one interval.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct IntervalDir {
     pub ops: u64,
     pub bytes: u64,
@@ -24,7 +24,7 @@ pub struct IntervalDir {
 
 /// One interval of the series: `t_s` is the second since measurement started;
 /// one entry per kind of operation that had any ("read", "write", ...).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct IntervalPoint {
     pub t_s: u64,
     #[serde(flatten)]

@@ -287,6 +287,12 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
         format: OutputFormat::Fio(plan.formats),
         path: plan.output.clone(),
     }]);
+    if let Some(p) = &plan.results {
+        outputs.0.push(OutputSpec {
+            format: OutputFormat::Json,
+            path: Some(p.clone()),
+        });
+    }
     crate::app::abort::expect_results(&r, &outputs);
     let segments = plan.jobs.iter().map(|j| j.segment).max().unwrap_or(0) + 1;
     for seg in 0..segments {

@@ -69,7 +69,7 @@ impl FioFormats {
 /// How a job's latencies are reported (fio's clat_percentiles,
 /// lat_percentiles, slat_percentiles, disable_lat/clat/slat, gtod_reduce).
 /// `Default` is fio's: completion-latency percentiles only, every latency kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatReport {
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,

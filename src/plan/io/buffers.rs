@@ -10,7 +10,7 @@ pub const MAX_PATTERN: usize = 512;
 
 /// The contents of write buffers. `Default` is `fslab io`'s behaviour:
 /// random buffers, scrambled before every write (see `workload::fill`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct BufferPlan {
     /// Before each write, stamp every 512-byte chunk with the offset and a
@@ -57,7 +57,7 @@ impl Default for BufferPlan {
 }
 
 /// Which of fio's buffer options a job gave (they change others' defaults).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Given {
     pub refill: bool,
     pub zero: bool,
@@ -68,7 +68,7 @@ pub struct Given {
 }
 
 /// How a block's checksum is kept (fio's verify=).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum VerifyKind {
     /// fslab's original header with a CRC32C of the block.
@@ -122,7 +122,7 @@ impl VerifyKind {
 }
 
 /// Verification of written blocks (used when `IoPlan.verify` is set).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct VerifyPlan {
     pub kind: VerifyKind,

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A job's pacing beyond `rate_iops`. `Default` is `fslab io`'s behaviour.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PacingPlan {
     /// fio's `rate`: bytes per second per direction.
     #[serde(default, skip_serializing_if = "is_zero2")]
@@ -66,7 +66,7 @@ pub const ERR_VERIFY: usize = 2;
 
 /// Which errors do not end a job. `Default` (not set): fslab io's own rule
 /// (`--on-error`) applies.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorPolicy {
     /// Set by a fio job: its errors are judged here (fio's rule).
     pub fio: bool,

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A place or length in a file: bytes, or a percentage of the file's size.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Amount {
     Bytes(u64),
@@ -25,7 +25,7 @@ impl Amount {
 }
 
 /// How random offsets are drawn (fio's random_distribution).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Distribution {
     #[default]
@@ -50,7 +50,7 @@ impl Distribution {
 
 /// How a job with several files picks the file of its next I/O (fio's
 /// file_service_type).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FileService {
     /// In turn (fio's default).
@@ -65,7 +65,7 @@ pub enum FileService {
 }
 
 /// O_SYNC or O_DSYNC on the job's files (fio's sync option).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SyncMode {
     #[default]
@@ -76,7 +76,7 @@ pub enum SyncMode {
 
 /// How a job's offsets and amount of work are shaped. `Default` is what
 /// `fslab io` does without these options.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct RegionPlan {
     /// Where each file's region starts (fio's offset).
