@@ -219,7 +219,10 @@ fn a_mixed_job_issues_the_direction_behind_its_rate_as_fio_does() {
     }
     // writes have no rate: they fill the reads' gaps, far beyond them
     for (tool, j) in both("122-pacing-mixed-one-limited.fio") {
-        let (r, w) = (fig(&j, "onelimit", "read", "iops"), fig(&j, "onelimit", "write", "iops"));
+        let (r, w) = (
+            fig(&j, "onelimit", "read", "iops"),
+            fig(&j, "onelimit", "write", "iops"),
+        );
         eprintln!("122 {tool}: read {r:.1} write {w:.1} IOPS");
         assert!(near(r, 100.0, 0.10), "{tool}: {r} read IOPS");
         assert!(w > 5.0 * r, "{tool}: {w} write IOPS beside {r}");
@@ -252,7 +255,10 @@ fn flow_weights_share_the_operations_between_jobs_as_fio_does() {
         let n = |x| fig(&j, x, "read", "total_ios");
         let (a, b, c, free) = (n("a"), n("b"), n("c"), n("free"));
         eprintln!("125 {tool}: a {a} b {b} c {c} free {free}");
-        assert!(a >= 50.0 && near(b / a, 1.0, 0.05) && near(c / a, 2.0, 0.05), "{tool}: {a} {b} {c}");
+        assert!(
+            a >= 50.0 && near(b / a, 1.0, 0.05) && near(c / a, 2.0, 0.05),
+            "{tool}: {a} {b} {c}"
+        );
         assert!(free > 0.0);
     }
 }

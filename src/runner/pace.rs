@@ -321,7 +321,10 @@ impl FlowShare {
     fn join(id: u32, weight: u32, sleep_us: u64) -> Self {
         let mut flows = FLOWS.lock().unwrap_or_else(|e| e.into_inner());
         flows.retain(|(_, w)| w.strong_count() > 0);
-        let flow = match flows.iter().find_map(|(i, w)| (*i == id).then(|| w.upgrade()).flatten()) {
+        let flow = match flows
+            .iter()
+            .find_map(|(i, w)| (*i == id).then(|| w.upgrade()).flatten())
+        {
             Some(f) => f,
             None => {
                 let f = Arc::new(Flow {
