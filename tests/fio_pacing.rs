@@ -1,7 +1,9 @@
 //! fio's pacing and control options against fio 3.33 on the same job files
 //! (fio run as threads): a rate-limited job beside an unlimited one, rate
 //! within ±5% of its target and ±10% of fio's, rate_min failing a job,
-//! startdelay and exitall seen in the run's wall time.
+//! startdelay and exitall seen in the run's wall time; a mixed job's rates
+//! per direction, thinktime_blocks and flow weights (job files 120-127),
+//! each held by both tools to the same bounds.
 
 use crate::util::*;
 use std::path::Path;
@@ -165,5 +167,98 @@ fn startdelay_and_exitall_shape_the_run() {
             .find(|x| x["jobname"] == "long")
             .unwrap();
         assert!(long["job_runtime"].as_u64().unwrap() < 2000, "{long}");
+    }
+}
+
+/// Job `name`'s figure `key` ("iops", "total_ios") for direction `dir`.
+fn fig(j: &serde_json::Value, name: &str, dir: &str, key: &str) -> f64 {
+    j["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["jobname"] == name)
+        .unwrap_or_else(|| panic!("no job {name} in {j}"))[dir][key]
+        .as_f64()
+        .unwrap()
+}
+
+/// The job file `file` of tests/fio-jobs, run by fslab and, when installed,
+/// by fio on the same work: (tool, JSON) for each.
+fn both(file: &str) -> Vec<(&'static str, serde_json::Value)> {
+    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-jobs").join(file);
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut out = Vec::new();
+    let (s, _, code) = run(false, &job, work.path());
+    assert_eq!(code, 0, "{file}: {s}");
+    out.push(("fslab", s));
+    if require("fio", have("fio")) {
+        out.push(("fio", run(true, &job, work.path()).0));
+    }
+    assert!(leftovers(work.path()).is_empty());
+    out
+}
+
+/// Within `tol` (a fraction) of `want`.
+fn near(got: f64, want: f64, tol: f64) -> bool {
+    (got / want - 1.0).abs() <= tol
+}
+
+#[test]
+fn a_mixed_job_issues_the_direction_behind_its_rate_as_fio_does() {
+    // each direction meets its own rate although the mix draws them 50/50
+    // (or 20/80): the schedule is absolute, so a late wake-up catches up
+    for (tool, j) in both("120-pacing-mixed-rates.fio") {
+        let (r, w) = (fig(&j, "mixed", "read", "iops"), fig(&j, "mixed", "write", "iops"));
+        eprintln!("120 {tool}: read {r:.1} write {w:.1} IOPS");
+        assert!(near(r, 256.0, 0.08) && near(w, 128.0, 0.08), "{tool}: {r} / {w} IOPS");
+    }
+    for (tool, j) in both("121-pacing-mixed-rate-iops.fio") {
+        let (r, w) = (fig(&j, "seqmix", "read", "iops"), fig(&j, "seqmix", "write", "iops"));
+        eprintln!("121 {tool}: read {r:.1} write {w:.1} IOPS");
+        assert!(near(r, 200.0, 0.08) && near(w, 50.0, 0.08), "{tool}: {r} / {w} IOPS");
+    }
+    // writes have no rate: they fill the reads' gaps, far beyond them
+    for (tool, j) in both("122-pacing-mixed-one-limited.fio") {
+        let (r, w) = (
+            fig(&j, "onelimit", "read", "iops"),
+            fig(&j, "onelimit", "write", "iops"),
+        );
+        eprintln!("122 {tool}: read {r:.1} write {w:.1} IOPS");
+        assert!(near(r, 100.0, 0.10), "{tool}: {r} read IOPS");
+        assert!(w > 5.0 * r, "{tool}: {w} write IOPS beside {r}");
+    }
+}
+
+#[test]
+fn thinktime_blocks_thinks_a_full_thinktime_every_eighth_operation() {
+    // at least 1 ms of think per 8 operations: at most 8 per ms, in both tools
+    // (how far below depends on how late the machine wakes a sleeper)
+    for (tool, j) in both("123-pacing-thinktime-blocks-psync.fio") {
+        let iops = fig(&j, "thinker", "read", "iops");
+        eprintln!("123 {tool}: {iops:.0} IOPS");
+        assert!(iops > 0.0 && iops <= 8000.0 * 1.01, "{tool}: {iops} IOPS");
+    }
+}
+
+#[test]
+fn flow_weights_share_the_operations_between_jobs_as_fio_does() {
+    // counts, not rates: a job ahead of its weight's share waits for the others
+    for (tool, j) in both("124-pacing-flow.fio") {
+        let (h, l) = (
+            fig(&j, "heavy", "read", "total_ios"),
+            fig(&j, "light", "read", "total_ios"),
+        );
+        eprintln!("124 {tool}: heavy {h} light {l}");
+        assert!(l >= 100.0 && near(h / l, 2.0, 0.03), "{tool}: {h} / {l}");
+    }
+    for (tool, j) in both("125-pacing-flow-sleep.fio") {
+        let n = |x| fig(&j, x, "read", "total_ios");
+        let (a, b, c, free) = (n("a"), n("b"), n("c"), n("free"));
+        eprintln!("125 {tool}: a {a} b {b} c {c} free {free}");
+        assert!(
+            a >= 50.0 && near(b / a, 1.0, 0.05) && near(c / a, 2.0, 0.05),
+            "{tool}: {a} {b} {c}"
+        );
+        assert!(free > 0.0);
     }
 }

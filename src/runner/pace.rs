@@ -16,6 +16,8 @@ use crate::stats::OpKind;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 /// How long before a slot the probe stops sleeping and spins: a VM's
@@ -285,6 +287,142 @@ pub(crate) struct FioPacer {
     completions: u64,
     last_think: u64,
     min: MinRate,
+    /// fio's flow: this job's share of its flow_id's operations.
+    flow: Option<FlowShare>,
+    /// A mixed job with a rate: `steer` picks each read or write's direction.
+    pub switches: bool,
+}
+
+/// fio's flow (flow.c): the jobs of one flow_id count their operations
+/// together, each may run its weight's share of them.
+struct Flow {
+    /// Operations admitted by every job of the flow, from 1 (as fio's).
+    ops: AtomicU64,
+    /// The weights of the jobs running in it.
+    weight: AtomicU64,
+}
+
+/// The flows of the jobs running now, by flow_id (fio's flow_list): a flow
+/// lives while a job of it does. Only jobs with `flow` set look here, once
+/// when they start.
+static FLOWS: Mutex<Vec<(u32, Weak<Flow>)>> = Mutex::new(Vec::new());
+
+/// One job's place in its flow (fio's td->flow and td->flow_counter).
+struct FlowShare {
+    flow: Arc<Flow>,
+    weight: u64,
+    /// Operations this job was admitted.
+    mine: u64,
+    sleep: Duration,
+}
+
+impl FlowShare {
+    /// fio's flow_get and flow_init_job.
+    fn join(id: u32, weight: u32, sleep_us: u64) -> Self {
+        let mut flows = FLOWS.lock().unwrap_or_else(|e| e.into_inner());
+        flows.retain(|(_, w)| w.strong_count() > 0);
+        let flow = match flows
+            .iter()
+            .find_map(|(i, w)| (*i == id).then(|| w.upgrade()).flatten())
+        {
+            Some(f) => f,
+            None => {
+                let f = Arc::new(Flow {
+                    ops: AtomicU64::new(1),
+                    weight: AtomicU64::new(0),
+                });
+                flows.push((id, Arc::downgrade(&f)));
+                f
+            }
+        };
+        flow.weight.fetch_add(weight as u64, Ordering::Relaxed);
+        FlowShare {
+            flow,
+            weight: weight as u64,
+            mine: 0,
+            sleep: Duration::from_micros(sleep_us),
+        }
+    }
+
+    /// fio's flow_threshold_exceeded: true (and counted) when this job may
+    /// issue one more operation, false when it is ahead of its share.
+    #[inline]
+    fn admit(&mut self) -> bool {
+        let ops = self.flow.ops.load(Ordering::Relaxed).max(1);
+        let total = self.flow.weight.load(Ordering::Relaxed).max(1);
+        // mine / ops > weight / total, in integers
+        if self.mine as u128 * total as u128 > self.weight as u128 * ops as u128 {
+            return false;
+        }
+        self.flow.ops.fetch_add(1, Ordering::Relaxed);
+        self.mine += 1;
+        true
+    }
+
+    /// Held back: fio sleeps flow_sleep, or goes round its loop at once
+    /// (here: lets the others run).
+    fn hold(&self) {
+        if self.sleep.is_zero() {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(self.sleep);
+        }
+    }
+}
+
+impl Drop for FlowShare {
+    /// fio's flow_put: the job's operations and weight leave the flow, so
+    /// that the jobs still running share it alone.
+    fn drop(&mut self) {
+        let _g = FLOWS.lock().unwrap_or_else(|e| e.into_inner());
+        self.flow.ops.fetch_sub(self.mine, Ordering::Relaxed);
+        self.flow.weight.fetch_sub(self.weight, Ordering::Relaxed);
+    }
+}
+
+/// The longest a 1 µs nanosleep took in 10 tries, in µs: fio's
+/// ns_granularity, measured once per process before the first job's think.
+fn sleep_granularity_us() -> u64 {
+    static G: OnceLock<u64> = OnceLock::new();
+    *G.get_or_init(|| {
+        (0..10)
+            .map(|_| {
+                let t = Instant::now();
+                std::thread::sleep(Duration::from_micros(1));
+                ns(t.elapsed()) / 1000
+            })
+            .max()
+            .unwrap_or(0)
+    })
+}
+
+/// fio's usec_sleep: sleeps `us` less the granularity, again while time is
+/// left, and spins what is left under the granularity; on a loaded machine
+/// (a late wake-up of more than `us` once in those 10 tries) the whole
+/// think is spun. Returns the µs it took, and false when `stopped` ended it.
+fn fio_sleep(us: u64, stopped: &dyn Fn() -> bool) -> (u64, bool) {
+    let gran = sleep_granularity_us();
+    let (mut left, mut total) = (us, 0u64);
+    loop {
+        let t = Instant::now();
+        if left < gran {
+            let end = t + Duration::from_micros(left);
+            while Instant::now() < end {
+                std::hint::spin_loop();
+            }
+            return (total + ns(t.elapsed()) / 1000, true);
+        }
+        std::thread::sleep(Duration::from_micros(left - gran).min(NAP));
+        let slept = ns(t.elapsed()) / 1000;
+        total += slept;
+        if slept >= left {
+            return (total, true);
+        }
+        if stopped() {
+            return (total, false);
+        }
+        left -= slept;
+    }
 }
 
 /// fio's __check_min_rate state per direction.
@@ -355,7 +493,63 @@ impl FioPacer {
                 last_ios: [0; 2],
                 last_at: [None; 2],
             },
+            flow: (p.flow > 0).then(|| FlowShare::join(p.flow_id, p.flow, p.flow_sleep_us)),
+            switches: p.switches(),
         }
+        .measured_sleep(p.thinktime_us > 0)
+    }
+
+    /// Measures fio's sleep granularity before the job starts (not in its
+    /// first think) when it thinks.
+    fn measured_sleep(self, thinks: bool) -> Self {
+        if thinks {
+            sleep_granularity_us();
+        }
+        self
+    }
+
+    /// fio's rate_ddir for a mixed job: the mix drew `dir`; when `dir` is
+    /// ahead of its rate and the other direction is due sooner (behind its
+    /// rate, or unlimited), the other is issued instead. The caller waits
+    /// for the returned direction's `due` as before.
+    #[inline]
+    pub fn steer(&self, dir: OpKind, now: Instant) -> OpKind {
+        let Some(d) = ddir(dir) else { return dir };
+        // rate_next_io_time: 0 for a direction without a rate
+        let next = |d: usize| if self.bps[d] > 0 { self.next_us[d] } else { 0 };
+        let now_us = ns(now.saturating_duration_since(self.epoch)) / 1000;
+        if next(d) <= now_us || next(d ^ 1) >= next(d) {
+            return dir;
+        }
+        if d == 0 {
+            OpKind::Write
+        } else {
+            OpKind::Read
+        }
+    }
+
+    /// In a flow: whether the next operation may go (counted if so).
+    #[inline]
+    pub fn flow_admit(&mut self) -> bool {
+        self.flow.as_mut().is_none_or(FlowShare::admit)
+    }
+
+    /// Held back by the flow: waits a little (flow_sleep, or a yield).
+    pub fn flow_hold(&self) {
+        if let Some(f) = &self.flow {
+            f.hold();
+        }
+    }
+
+    /// Waits until the flow lets the next operation go; false when `stopped`.
+    pub fn flow_wait(&mut self, stopped: &dyn Fn() -> bool) -> bool {
+        while !self.flow_admit() {
+            self.flow_hold();
+            if stopped() {
+                return false;
+            }
+        }
+        true
     }
 
     /// When an operation of `dir` may be issued (None: at once).
@@ -498,7 +692,7 @@ impl FioPacer {
         }
         let spun = start.elapsed();
         let sleep = left(self.think_us.saturating_sub(ns(spun) / 1000));
-        let ok = sleep.is_zero() || wait_until(Instant::now() + sleep, Duration::ZERO, stopped);
+        let ok = sleep.is_zero() || fio_sleep(ns(sleep) / 1000, stopped).1;
         let total = ns(start.elapsed()) / 1000;
         if let Some(d) = ddir(dir).filter(|&d| total > 0 && self.bps[d] > 0 && self.ignore_think) {
             // the bytes the rate would have moved meanwhile, less one block
@@ -536,7 +730,19 @@ pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &m
     let mut error = None;
     let queues = wl.queues();
     while !ctx.stopped() {
+        // fio checks its flow first, at the top of its loop
+        if !pacer.flow_wait(&stopped) {
+            break;
+        }
         let (dir, result, start) = if queues {
+            if pacer.switches {
+                if let Some(d) = wl.next_dir() {
+                    let s = pacer.steer(d, Instant::now());
+                    if s != d {
+                        wl.set_next_dir(s);
+                    }
+                }
+            }
             let Some(next) = wl.next_op(0) else { break };
             if let Some(t) = pacer.due(next.dir) {
                 if !wait_until(t, Duration::ZERO, &stopped) {
@@ -684,6 +890,76 @@ mod tests {
         // a fixed grid is far from exponential
         let mut grid = vec![15625.0; 100];
         assert!(ks(&mut grid, |x| 1.0 - (-x / 15625.0).exp()) > 0.5);
+    }
+
+    #[test]
+    fn a_mixed_job_issues_the_direction_behind_its_rate() {
+        let t0 = Instant::now();
+        // 1 MiB/s of reads, 512 KiB/s of writes, 4 KiB blocks
+        let q = PacingPlan {
+            mixed: true,
+            ..plan([1 << 20, 512 << 10], false)
+        };
+        assert!(q.switches());
+        let mut p = FioPacer::new(&q, 0, t0, t0);
+        assert!(p.switches);
+        let at = |ms| t0 + Duration::from_millis(ms);
+        // both behind: the drawn direction goes
+        assert_eq!(p.steer(OpKind::Read, at(0)), OpKind::Read);
+        p.issue(OpKind::Read, 4096);
+        // reads ahead (next at 3906 µs), writes behind: a write instead
+        assert_eq!(p.steer(OpKind::Read, at(1)), OpKind::Write);
+        p.issue(OpKind::Write, 4096);
+        // both ahead: the one due first (reads at 3906 µs, writes at 7812 µs)
+        assert_eq!(p.steer(OpKind::Read, at(1)), OpKind::Read);
+        assert_eq!(p.steer(OpKind::Write, at(1)), OpKind::Read);
+        // writes behind again at 8 ms
+        assert_eq!(p.steer(OpKind::Write, at(8)), OpKind::Write);
+        // syncs are never steered
+        assert_eq!(p.steer(OpKind::Fsync, at(1)), OpKind::Fsync);
+        // an unlimited direction is always behind
+        let mut u = FioPacer::new(&plan([1 << 20, 0], false), 0, t0, t0);
+        u.issue(OpKind::Read, 4096);
+        assert_eq!(u.steer(OpKind::Read, at(1)), OpKind::Write);
+        // a job that is not mixed never switches
+        assert!(!plan([1 << 20, 512 << 10], false).switches());
+    }
+
+    #[test]
+    fn a_flow_gives_each_job_its_weight_s_share_of_the_operations() {
+        // a flow id no other test uses: flows are shared by the process
+        let q = |w| PacingPlan {
+            flow: w,
+            flow_id: 0x7E57_F10A,
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let mut heavy = FioPacer::new(&q(2), 0, t0, t0);
+        let mut light = FioPacer::new(&q(1), 1, t0, t0);
+        let (mut h, mut l) = (0u64, 0u64);
+        // the light job tries three times as often: the flow still holds it to a third
+        for i in 0..6000 {
+            if i % 4 == 0 {
+                h += heavy.flow_admit() as u64;
+            } else {
+                l += light.flow_admit() as u64;
+            }
+        }
+        assert!(l > 500 && h.abs_diff(2 * l) <= 2, "heavy {h}, light {l}");
+        // the light job leaves: the heavy one runs alone, never held back
+        drop(light);
+        assert!((0..100).all(|_| heavy.flow_admit()));
+        // without flow, nothing is held back
+        let mut free = FioPacer::new(&PacingPlan::default(), 2, t0, t0);
+        assert!((0..10).all(|_| free.flow_admit()));
+    }
+
+    #[test]
+    fn fio_s_sleep_takes_at_least_its_time() {
+        let t = Instant::now();
+        let (us, ok) = fio_sleep(2000, &|| false);
+        assert!(ok);
+        assert!(t.elapsed() >= Duration::from_micros(2000) && us >= 2000, "{us} µs");
     }
 
     #[test]

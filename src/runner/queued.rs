@@ -118,6 +118,15 @@ impl Queue<'_> {
             .free
             .pop()
             .expect("a free slot when fewer than depth are in flight");
+        if let Some(p) = self.pacer.as_ref().filter(|p| p.switches) {
+            // fio's rate_ddir: the direction behind its rate goes first
+            if let Some(d) = wl.next_dir() {
+                let s = p.steer(d, Instant::now());
+                if s != d {
+                    wl.set_next_dir(s);
+                }
+            }
+        }
         let Some(next) = wl.next_op(slot) else {
             self.free.push(slot);
             // a workload waiting for its own operations asks again later
@@ -156,6 +165,19 @@ impl Queue<'_> {
         while !self.done && self.inflight < self.depth {
             if self.pacer.as_ref().is_some_and(FioPacer::think_due) && !self.think(ctx, self.last_dir) {
                 break;
+            }
+            if self.held.is_none() && !self.pacer.as_mut().is_none_or(FioPacer::flow_admit) {
+                // held back by the flow: reap meanwhile, or wait when idle
+                if self.inflight > 0 {
+                    break;
+                }
+                if let Some(p) = &self.pacer {
+                    p.flow_hold();
+                }
+                if ctx.stopped() {
+                    self.finish_taking();
+                }
+                continue;
             }
             let Some((slot, next, intended)) = self.take(wl) else {
                 break;

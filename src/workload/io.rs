@@ -33,6 +33,9 @@ pub struct IoWorkload {
     fsync_on_close: bool,
     rng: fastrand::Rng,
     read_pct: u32,
+    /// The next read or write's direction (true: read) when already drawn
+    /// (`next_dir`) or set by the pacer.
+    next_read: Option<bool>,
     random: bool,
     /// Smallest block size: offsets are multiples of it.
     bs: u64,
@@ -126,6 +129,7 @@ impl IoWorkload {
             fsync_on_close: plan.region.fsync_on_close && plan.writes(),
             rng,
             read_pct: plan.rw.read_pct(plan.rwmixread),
+            next_read: None,
             random: plan.rw.random(),
             bs: plan.bs,
             bs_max: plan.bs_max,
@@ -166,6 +170,16 @@ impl IoWorkload {
             dir: OpKind::Read,
             len: len as u64,
         })
+    }
+
+    /// rwmixread's draw: true for a read.
+    #[inline]
+    fn draw_read(&mut self) -> bool {
+        match self.read_pct {
+            100 => true,
+            0 => false,
+            p => self.rng.u32(0..100) < p,
+        }
     }
 
     /// This operation's length: fixed, from the split, or a multiple of the
@@ -482,6 +496,22 @@ impl Workload for IoWorkload {
         Some(self.last_done? + self.thinktime?)
     }
 
+    fn next_dir(&mut self) -> Option<OpKind> {
+        let read = match self.next_read {
+            Some(r) => r,
+            None => {
+                let r = self.draw_read();
+                self.next_read = Some(r);
+                r
+            }
+        };
+        Some(if read { OpKind::Read } else { OpKind::Write })
+    }
+
+    fn set_next_dir(&mut self, dir: OpKind) {
+        self.next_read = Some(dir == OpKind::Read);
+    }
+
     #[inline]
     fn next_op(&mut self, slot: usize) -> Option<NextOp> {
         if self.region.create_only {
@@ -515,11 +545,7 @@ impl Workload for IoWorkload {
         if !self.region.may_issue() {
             return self.end_op(slot);
         }
-        let read = match self.read_pct {
-            100 => true,
-            0 => false,
-            p => self.rng.u32(0..100) < p,
-        };
+        let read = self.next_read.take().unwrap_or_else(|| self.draw_read());
         let (f, offset) = loop {
             let Some(f) = self.pick_file() else {
                 // every file done: the pass is over

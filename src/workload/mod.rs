@@ -77,6 +77,17 @@ pub trait Workload {
         Some(Step { dir: next.dir, result })
     }
 
+    /// The direction of the next read or write as the mix draws it (kept
+    /// for `next_op`), for a pacer that may switch it; None when the
+    /// workload has no mix to draw from.
+    fn next_dir(&mut self) -> Option<OpKind> {
+        None
+    }
+
+    /// Makes the next read or write go `dir` instead (fio's rate_ddir: the
+    /// direction that is behind its rate is issued).
+    fn set_next_dir(&mut self, _dir: OpKind) {}
+
     /// Whether `next_op` can keep several operations in flight (false for
     /// workloads built from dependent steps, which always use `step`).
     fn queues(&self) -> bool {

@@ -273,6 +273,12 @@ impl Workload for Box<dyn Workload> {
     fn queues(&self) -> bool {
         (**self).queues()
     }
+    fn next_dir(&mut self) -> Option<OpKind> {
+        (**self).next_dir()
+    }
+    fn set_next_dir(&mut self, dir: OpKind) {
+        (**self).set_next_dir(dir)
+    }
     fn next_due(&mut self) -> Option<crate::stats::Instant> {
         (**self).next_due()
     }

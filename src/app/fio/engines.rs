@@ -228,6 +228,20 @@ impl Workload for FioWorker {
         }
     }
 
+    fn next_dir(&mut self) -> Option<crate::stats::OpKind> {
+        match self {
+            FioWorker::Io(w) => w.next_dir(),
+            FioWorker::Meta(w) => w.next_dir(),
+        }
+    }
+
+    fn set_next_dir(&mut self, dir: crate::stats::OpKind) {
+        match self {
+            FioWorker::Io(w) => w.set_next_dir(dir),
+            FioWorker::Meta(w) => w.set_next_dir(dir),
+        }
+    }
+
     fn queues(&self) -> bool {
         match self {
             FioWorker::Io(w) => w.queues(),

@@ -2,8 +2,9 @@
 //! `--thinktime`: fio's rate (bytes per second, per direction), rate_iops
 //! per direction, rate_min / rate_iops_min, rate_process=poisson,
 //! rate_cycle, rate_ignore_thinktime, thinktime with thinktime_blocks,
-//! thinktime_blocks_type and thinktime_spin, and which errors end the job
-//! (continue_on_error, ignore_error).
+//! thinktime_blocks_type and thinktime_spin, fio's flow between jobs (flow,
+//! flow_id, flow_sleep), and which errors end the job (continue_on_error,
+//! ignore_error).
 //!
 //! Indices `[0]` and `[1]` are reads and writes (fio's DDIR_READ, DDIR_WRITE);
 //! 0 means "no limit" as in fio.
@@ -47,6 +48,19 @@ pub struct PacingPlan {
     /// thinktime_blocks_type=issue: count issued operations, not completed ones.
     #[serde(default, skip_serializing_if = "is_false")]
     pub thinktime_issue: bool,
+    /// A mixed job (rw/randrw) that issues both directions: when one
+    /// direction is ahead of its rate the other is issued (fio's rate_ddir).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mixed: bool,
+    /// fio's `flow`: this job's weight in its flow (0: not in one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flow: u32,
+    /// fio's `flow_id`: the jobs of one flow share its counter.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flow_id: u32,
+    /// fio's `flow_sleep` in µs: the sleep of a job held back by its flow.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flow_sleep_us: u64,
     /// The job's smallest block size per direction (set from the io plan).
     #[serde(default, skip_serializing_if = "is_zero2")]
     pub min_bs: [u64; 2],
@@ -145,7 +159,12 @@ impl PacingPlan {
 
     /// Anything the runner must pace or check (fio's TD_F_CHECK_RATE, thinktime).
     pub fn paces(&self) -> bool {
-        self.checks_rate() || self.thinktime_us > 0
+        self.checks_rate() || self.thinktime_us > 0 || self.flow > 0
+    }
+
+    /// fio's rate_ddir may switch directions: a mixed job with a rate.
+    pub fn switches(&self) -> bool {
+        self.mixed && self.checks_rate()
     }
 
     /// fio's should_check_rate: a rate or a minimum is set.

@@ -1,7 +1,7 @@
 //! The control options of a fio job (see `plan/fio/control.rs` for what
 //! they become): startdelay, exitall, exitall_on_error, exit_what,
-//! wait_for, continue_on_error, ignore_error; flow, latency_target and
-//! steadystate are refused.
+//! wait_for, continue_on_error, ignore_error; flow_watermark, latency_target
+//! and steadystate are refused (flow itself is a pacing option).
 
 use super::{checked_time, on, val, State};
 use crate::cli::FioArgs;
@@ -138,9 +138,10 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 pol.continue_mask |= 1 << class;
             }
         }
-        "flow" | "flow_id" | "flow_watermark" | "flow_sleep" => {
+        // flow, flow_id and flow_sleep are pacing's; fio 3.33 has no watermark
+        "flow_watermark" => {
             return Some(Err(format!(
-                "{key} is not supported (fio's token-based flow control between jobs)"
+                "{key} is not supported (fio's old token flow; fio 3.33 weighs jobs with flow=N)"
             )))
         }
         "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {

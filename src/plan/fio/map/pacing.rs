@@ -1,7 +1,8 @@
 //! The pacing options of a fio job (see `plan/io/pacing.rs` for what they
 //! become): rate, rate_iops, rate_min, rate_iops_min (each per direction,
 //! `read,write[,trim]`), rate_process, rate_cycle, rate_ignore_thinktime,
-//! thinktime, thinktime_spin, thinktime_blocks, thinktime_blocks_type.
+//! thinktime, thinktime_spin, thinktime_blocks, thinktime_blocks_type;
+//! flow, flow_id, flow_sleep (fio's weighted flow between jobs).
 
 use super::{checked_time, on, val, State};
 use crate::cli::FioArgs;
@@ -161,6 +162,23 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
             }
             Err(e) => Err(e),
         },
+        "flow" | "flow_id" | "flow_sleep" => match val(o).map(|v| (v, count(v))) {
+            // fio's ranges: a weight of 0 to 1000, an id and a sleep of any u32
+            Ok((_, Ok(n))) if (key != "flow" || n <= 1000) && n <= u32::MAX as u64 => {
+                match key {
+                    "flow" => p.flow = n as u32,
+                    "flow_id" => p.flow_id = n as u32,
+                    _ => p.flow_sleep_us = n,
+                }
+                Ok(())
+            }
+            Ok((v, _)) => {
+                let range = if key == "flow" { "0 to 1000" } else { "a whole number" };
+                st.m.bad.push((o.at.clone(), format!("{key}: '{v}' is not {range}")));
+                Ok(())
+            }
+            Err(e) => Err(e),
+        },
         _ => return None,
     };
     Some(r)
@@ -169,15 +187,6 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
 /// After the job's last option: values that depend on several options.
 pub(super) fn finish(st: &mut State, _job: &Job, _fa: &FioArgs) {
     let p = &st.m.pacing;
-    let mixed = st.a.rw == "rw" || st.a.rw == "randrw";
-    let bps_differ = p.rate[0] != p.rate[1] || p.rate_iops[0] != p.rate_iops[1];
-    if mixed && bps_differ && (p.rate != [0, 0] || p.rate_iops != [0, 0]) {
-        st.m.notes.push(
-            "rate with different read and write limits in a mixed job: fslab keeps the rwmix and holds each \
-             direction to its own limit (fio issues the direction that is behind its rate instead)"
-                .into(),
-        );
-    }
     if p.poisson && p.rate == [0, 0] && p.rate_iops == [0, 0] {
         st.m.notes
             .push("rate_process=poisson without rate or rate_iops: nothing to pace, as in fio".into());
