@@ -356,11 +356,23 @@ fn quick_workloads(a: &RunArgs, runtime: &str, rt: Duration) -> Result<Vec<Workl
     // to hundreds of ms under a stream on ext4)
     let fmt = |d: Duration| humantime::format_duration(d).to_string().replace(' ', "");
     let phases = format!("idle:{},load:{},after:{}", fmt(rt / 2), fmt(rt), fmt(rt / 2));
-    for (name, op) in [("create-under-stream", "create"), ("append-fdatasync-under-stream", "append-fsync")] {
+    for (name, op) in [
+        ("create-under-stream", "create"),
+        ("append-fdatasync-under-stream", "append-fsync"),
+    ] {
         add(
             name,
             "probe",
-            &["--op", op, "--interval", "100ms", "--phases", &phases, "--load", "stream-write"],
+            &[
+                "--op",
+                op,
+                "--interval",
+                "100ms",
+                "--phases",
+                &phases,
+                "--load",
+                "stream-write",
+            ],
         )?;
     }
     Ok(workloads)

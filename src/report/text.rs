@@ -573,11 +573,7 @@ fn summary_row(c: &Cell, d: &DirResult, disturbed: bool) -> [String; 8] {
             name,
             d.phase.clone().unwrap_or_else(|| d.dir.name().to_string()),
             fmt_rate(d.iops),
-            if data {
-                format!("{:.1}", d.mb_s)
-            } else {
-                NA.into()
-            },
+            if data { format!("{:.1}", d.mb_s) } else { NA.into() },
             mean,
             p99,
             max,

@@ -198,7 +198,11 @@ impl StreamWrite {
             path: path.display().to_string(),
             buf,
             bs,
-            end: if time_based { (per / bs).max(1) * bs } else { per / bs * bs },
+            end: if time_based {
+                (per / bs).max(1) * bs
+            } else {
+                per / bs * bs
+            },
             off: 0,
             fsync_end,
             synced: false,
