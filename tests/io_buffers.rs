@@ -10,12 +10,26 @@ fn gzip_ratio(dir: &Path, bs: &str, flags: &[&str]) -> f64 {
     let f = dir.join("data");
     std::fs::write(&f, vec![0u8; 16 << 20]).unwrap();
     fslab()
-        .args(["io", "--rw", "write", "--bs", bs, "--force-overwrite", "--quiet", "--target"])
+        .args([
+            "io",
+            "--rw",
+            "write",
+            "--bs",
+            bs,
+            "--force-overwrite",
+            "--quiet",
+            "--target",
+        ])
         .arg(&f)
         .args(flags)
         .assert()
         .success();
-    let out = std::process::Command::new("gzip").arg("-1").arg("-c").arg(&f).output().unwrap();
+    let out = std::process::Command::new("gzip")
+        .arg("-1")
+        .arg("-c")
+        .arg(&f)
+        .output()
+        .unwrap();
     assert!(out.status.success());
     out.stdout.len() as f64 / (16 << 20) as f64
 }
@@ -56,7 +70,10 @@ fn bad_buffer_flags_exit_2_naming_the_flag() {
     for (args, want) in [
         (&["--buffer-pattern", "%o"][..], "--buffer-pattern:"),
         (&["--buffer-pattern", "\"open"][..], "--buffer-pattern:"),
-        (&["--buffer-compress-percentage", "101"][..], "--buffer-compress-percentage:"),
+        (
+            &["--buffer-compress-percentage", "101"][..],
+            "--buffer-compress-percentage:",
+        ),
         (
             &["--buffer-pattern", "0x01", "--verify", "crc32c"][..],
             "--buffer-pattern: conflicts with --verify",

@@ -17,12 +17,7 @@ fn summary_rows(text: &str) -> Vec<Vec<String>> {
     table
         .lines()
         .filter(|l| l.starts_with('│'))
-        .map(|l| {
-            l.trim_matches('│')
-                .split('│')
-                .map(|c| c.trim().to_string())
-                .collect()
-        })
+        .map(|l| l.trim_matches('│').split('│').map(|c| c.trim().to_string()).collect())
         .collect()
 }
 
@@ -66,7 +61,10 @@ fn quick_suite_probes_run_under_their_load_and_the_summary_has_no_placeholders()
     }
 
     let rows = summary_rows(&text);
-    assert_eq!(rows[0], ["cell", "operation", "ops/s", "MB/s", "mean", "p99", "max", "stalls"]);
+    assert_eq!(
+        rows[0],
+        ["cell", "operation", "ops/s", "MB/s", "mean", "p99", "max", "stalls"]
+    );
     let body = &rows[1..];
     assert!(!body.is_empty(), "{text}");
     for r in body {
