@@ -56,8 +56,12 @@ fn quick_suite_probes_run_under_their_load_and_the_summary_has_no_placeholders()
         assert!(load.get("load_end_ns").is_none(), "{load}");
         assert!(load["load_bytes"].as_u64().unwrap() > 0, "{load}");
         assert!(load["probes"].as_u64().unwrap() > 0, "{load}");
-        let warnings = c["warnings"].as_array().map_or(0, |w| w.len());
-        assert_eq!(warnings, 0, "{}", c["warnings"]);
+        // nor a warning that the load ran out before its phase did
+        let warnings = c["warnings"].as_array().unwrap();
+        assert!(
+            !warnings.iter().any(|w| w.as_str().unwrap().contains("wrote its size")),
+            "{warnings:?}"
+        );
     }
 
     let rows = summary_rows(&text);
@@ -74,7 +78,12 @@ fn quick_suite_probes_run_under_their_load_and_the_summary_has_no_placeholders()
             assert!(v != "0.0" && v != "0" || i == 7, "{r:?} in\n{text}");
         }
     }
-    let by_cell = |name: &str| body.iter().filter(|r| r[0] == name).collect::<Vec<_>>();
+    // " !" marks a cell other processes disturbed
+    let by_cell = |name: &str| {
+        body.iter()
+            .filter(|r| r[0].trim_end_matches(" !") == name)
+            .collect::<Vec<_>>()
+    };
     for name in ["create-under-stream", "append-fdatasync-under-stream"] {
         let rows = by_cell(name);
         assert_eq!(rows.len(), 3, "{name}: {rows:?}");
