@@ -40,11 +40,9 @@ fn written_data_does_not_compress() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for bs in ["4k", "1m"] {
-        let r = gzip_ratio(dir.path(), bs, &[]);
-        // shrinks by less than 5%
-        assert!(r > 0.95, "bs {bs}: gzip -1 takes the file to {:.1}%", r * 100.0);
-    }
+    // fslab io's default block size; shrinks by less than 5%
+    let r = gzip_ratio(dir.path(), "4k", &[]);
+    assert!(r > 0.95, "gzip -1 takes the file to {:.1}%", r * 100.0);
 }
 
 #[test]
