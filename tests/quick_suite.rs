@@ -129,7 +129,7 @@ fn load_phase(args: &[&str]) -> serde_json::Value {
 #[test]
 fn a_stream_without_size_writes_until_its_phase_ends_rewriting_its_capped_file() {
     // 1 MiB of cap, rewritten for 3 s: far more than the cap goes through
-    let p = load_phase(&["--phases", "load:3s", "--load", "stream-write,bs=64k,cap=1m"]);
+    let p = load_phase(&["--phases", "load:3s", "--load", "stream-write:bs=64k,cap=1m"]);
     assert!(p.get("load_end_ns").is_none(), "{p}");
     assert!(p["load_bytes"].as_u64().unwrap() > 1 << 20, "{p}");
 }
@@ -148,9 +148,9 @@ fn stream_load_options_that_do_not_fit_exit_2() {
     let t = dir.path().to_str().unwrap();
     for (load, want) in [
         ("stream-write:1g,cap=2g", "cap= bounds a time-based stream"),
-        ("stream-write,fsync-end", "fsync-end needs a SIZE"),
-        ("stream-write,cap=4k", "bs <= cap"),
-        ("stream-write,cap=lots", "--load: 'stream-write,cap=lots'"),
+        ("stream-write:fsync-end", "fsync-end needs a SIZE"),
+        ("stream-write:cap=4k", "bs <= cap"),
+        ("stream-write:cap=lots", "--load: 'stream-write:cap=lots'"),
     ] {
         expect_usage(&["probe", "--target", t, "--phases", "load:1s", "--load", load], want);
     }
