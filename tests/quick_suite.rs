@@ -17,7 +17,16 @@ fn summary_rows(text: &str) -> Vec<Vec<String>> {
     table
         .lines()
         .filter(|l| l.starts_with('│'))
-        .map(|l| l.trim_matches('│').split('│').map(|c| c.trim().to_string()).collect())
+        // the table's style draws no inner borders: columns are at least
+        // three spaces apart, and no cell holds two spaces in a row
+        .map(|l| {
+            l.trim_matches('│')
+                .split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect()
+        })
         .collect()
 }
 
