@@ -331,7 +331,8 @@ fn quick_suite_runs_in_the_current_directory() {
             "seqread-1m-direct",
             "meta-16k",
             "meta-16k-xattr256",
-            "create-under-stream"
+            "create-under-stream",
+            "append-fdatasync-under-stream"
         ]
     );
     // It says what it measured.
@@ -373,7 +374,7 @@ fn quick_suite_on_scratch_filesystems_compares_them() {
         "{text}"
     );
     let j = read_json(&json);
-    assert_eq!(cells(&j).len(), 18);
+    assert_eq!(cells(&j).len(), 20);
     let types: std::collections::BTreeSet<&str> = cells(&j)
         .iter()
         .map(|c| c["target"]["fs_type"].as_str().unwrap())

@@ -351,6 +351,17 @@ pub struct IoArgs {
     /// Write a device or existing file fully before measuring (reads never hit holes).
     #[arg(long)]
     pub precondition: bool,
+    /// Fill write buffers with this pattern, repeated (fio's buffer_pattern:
+    /// 0x hex bytes, decimal numbers, "strings"). Every write then carries the
+    /// same bytes, which a deduplicating or compressing device flatters;
+    /// without it, writes carry non-repeating data.
+    #[arg(long, value_name = "PATTERN", allow_hyphen_values = true)]
+    pub buffer_pattern: Option<String>,
+    /// Make write buffers compress by about this percentage (fio's
+    /// buffer_compress_percentage): in each block, the first (100 - PCT)% random,
+    /// the rest zeros (or --buffer-pattern).
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
+    pub buffer_compress_percentage: Option<String>,
 }
 
 impl Default for IoArgs {

@@ -192,6 +192,7 @@ impl IoPlan {
         let (fsync_every, fdatasync_every) = syncs(a, rw, rwmixread, runtime)?;
         let (thinktime, rate_iops) = pacing(a, iodepth, nrfiles)?;
         let lat_buckets_ns = lat_buckets(a)?;
+        let buffers = buffers::from_args(a, rw.read_pct(rwmixread) > 0)?;
         let stonewall = target_and_stonewall(a, runtime)?;
         let (seed, stop_on_error) = (seed(&a.common)?, super::stop_on_error(&a.common)?);
         // last: the output files are checked once everything else is valid
@@ -237,7 +238,7 @@ impl IoPlan {
             stop_on_error,
             stonewall,
             region: RegionPlan::default(),
-            buffers: BufferPlan::default(),
+            buffers,
             pacing: PacingPlan::default(),
         })
     }

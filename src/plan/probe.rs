@@ -28,13 +28,19 @@ pub enum ProbeOp {
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Load {
-    /// A `dd`: `size` bytes written sequentially in `bs` blocks, per thread its own file.
+    /// A `dd` per thread into its own file, in `bs` blocks: `size` bytes
+    /// and done (size-based), or, time-based, writing until its phase ends,
+    /// its files holding at most `size` bytes together (the cap), rewritten
+    /// from the start once full, as fio's time_based loops over its file.
     StreamWrite {
         size: u64,
         bs: u64,
         direct: bool,
         fsync_end: bool,
         threads: u32,
+        /// Writes until the phase ends; `size` is the cap.
+        #[serde(default)]
+        time_based: bool,
     },
     /// Any io workload.
     Io { args: String, plan: Box<IoPlan> },
@@ -79,15 +85,35 @@ pub struct ProbePlan {
     pub stop_on_error: bool,
 }
 
+/// The cap of a time-based stream when `cap=` is not given: past the dirty
+/// limits of most machines (so the writer is throttled as a `dd` is), and
+/// lowered at run time to half the target's free space.
+pub const DEFAULT_STREAM_CAP: u64 = 4 << 30;
+
 fn parse_load(s: &str, target: &str) -> Result<Load> {
     let bad = |m: String| PlanError::new("--load", format!("'{s}': {m}"));
-    if let Some(rest) = s.strip_prefix("stream-write:") {
-        let mut parts = rest.split(',');
-        let size = units::parse_size(parts.next().unwrap_or("")).map_err(|e| bad(e.to_string()))?;
+    let stream = match s.strip_prefix("stream-write") {
+        Some("") => Some(""),
+        Some(rest) => rest.strip_prefix(':'),
+        None => None,
+    };
+    if let Some(rest) = stream {
+        let mut parts = rest.split(',').filter(|p| !p.is_empty()).peekable();
+        // a first part that is a size: size-based, as `dd count=`
+        let size = match parts.peek() {
+            Some(p) if !p.contains('=') && p.starts_with(|c: char| c.is_ascii_digit()) => {
+                let v = units::parse_size(p).map_err(|e| bad(e.to_string()))?;
+                parts.next();
+                Some(v)
+            }
+            _ => None,
+        };
         let (mut bs, mut direct, mut fsync_end, mut threads) = (1u64 << 20, false, false, 1u32);
+        let mut cap = None;
         for p in parts {
             match p.split_once('=') {
                 Some(("bs", v)) => bs = units::parse_size(v).map_err(|e| bad(e.to_string()))?,
+                Some(("cap", v)) => cap = Some(units::parse_size(v).map_err(|e| bad(e.to_string()))?),
                 Some(("threads", v)) => {
                     threads = v
                         .parse()
@@ -99,22 +125,37 @@ fn parse_load(s: &str, target: &str) -> Result<Load> {
                 None if p == "fsync-end" => fsync_end = true,
                 _ => {
                     return Err(bad(format!(
-                        "unknown option '{p}' (known: bs=SIZE, direct, fsync-end, threads=N)"
+                        "unknown option '{p}' (known: bs=SIZE, cap=SIZE, direct, fsync-end, threads=N)"
                     )))
                 }
             }
         }
-        if bs == 0 || bs > 64 << 20 || size < bs {
+        if size.is_some() && cap.is_some() {
+            return Err(bad(
+                "cap= bounds a time-based stream (no SIZE); with a SIZE the stream writes that much and stops".into(),
+            ));
+        }
+        if size.is_none() && fsync_end {
+            return Err(bad(
+                "fsync-end needs a SIZE: a time-based stream writes until its phase ends, and an fsync after it \
+                 would run in the next phase"
+                    .into(),
+            ));
+        }
+        let total = size.or(cap).unwrap_or(DEFAULT_STREAM_CAP);
+        if bs == 0 || bs > 64 << 20 || total < bs {
+            let what = if size.is_some() { "SIZE" } else { "cap" };
             return Err(bad(format!(
-                "needs 0 < bs <= 64 MiB and bs <= SIZE (bs {bs}, SIZE {size})"
+                "needs 0 < bs <= 64 MiB and bs <= {what} (bs {bs}, {what} {total})"
             )));
         }
         return Ok(Load::StreamWrite {
-            size,
+            size: total,
             bs,
             direct,
             fsync_end,
             threads,
+            time_based: size.is_none(),
         });
     }
     if let Some(rest) = s.strip_prefix("io:") {
@@ -146,7 +187,8 @@ fn parse_load(s: &str, target: &str) -> Result<Load> {
         });
     }
     Err(bad(
-        "expected stream-write:SIZE[,bs=1M][,direct][,fsync-end][,threads=N] or io:'<fslab io flags>'".into(),
+        "expected stream-write[:SIZE][,bs=1M][,cap=SIZE][,direct][,fsync-end][,threads=N] or io:'<fslab io flags>'"
+            .into(),
     ))
 }
 

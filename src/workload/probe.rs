@@ -153,7 +153,9 @@ impl Workload for ProbeWorkload {
 }
 
 /// The `stream-write` load of one thread: a `dd` of its share of SIZE into
-/// its own file in `bs` blocks, then an fsync when asked.
+/// its own file in `bs` blocks, then an fsync when asked; or, time-based, a
+/// `dd` that goes on until the runner stops it at its phase's end, starting
+/// over at offset 0 whenever its file holds its share of the cap.
 pub struct StreamWrite {
     file: OwnedFd,
     path: String,
@@ -164,11 +166,14 @@ pub struct StreamWrite {
     off: u64,
     fsync_end: bool,
     synced: bool,
+    /// Wraps at `end` instead of stopping.
+    time_based: bool,
     error: Option<String>,
 }
 
 impl StreamWrite {
-    /// Opens (creates, truncates) `path`; thread `i` writes `per` bytes.
+    /// Opens (creates, truncates) `path`; thread `i` writes `per` bytes
+    /// (time-based: its file holds at most `per` bytes, and at least one block).
     pub fn open(
         path: &std::path::Path,
         i: u32,
@@ -176,6 +181,7 @@ impl StreamWrite {
         bs: u64,
         direct: bool,
         fsync_end: bool,
+        time_based: bool,
     ) -> Result<Self, String> {
         use std::os::unix::fs::OpenOptionsExt;
         let f = std::fs::OpenOptions::new()
@@ -192,10 +198,15 @@ impl StreamWrite {
             path: path.display().to_string(),
             buf,
             bs,
-            end: per / bs * bs,
+            end: if time_based {
+                (per / bs).max(1) * bs
+            } else {
+                per / bs * bs
+            },
             off: 0,
             fsync_end,
             synced: false,
+            time_based,
             error: None,
         })
     }
@@ -214,6 +225,10 @@ impl Workload for StreamWrite {
 
     fn step(&mut self, engine: &mut dyn Engine) -> Option<Step> {
         let fd = self.file.as_raw_fd();
+        if self.time_based && self.off >= self.end {
+            // full: over again, as fio's time_based loops over its file
+            self.off = 0;
+        }
         if self.off < self.end {
             let write = Op::Write {
                 fd,

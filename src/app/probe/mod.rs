@@ -108,6 +108,7 @@ enum LoadSetup {
         direct: bool,
         fsync_end: bool,
         threads: u32,
+        time_based: bool,
     },
     /// An io load: its plan and its own target (work directory, laid-out files).
     Io(Box<IoPlan>, Box<Prepared>),
@@ -123,13 +124,23 @@ fn prepare_load(plan: &ProbePlan, stop: &AtomicBool) -> Result<Option<LoadSetup>
             direct,
             fsync_end,
             threads,
-        }) => Some(LoadSetup::Stream {
-            per: size / *threads as u64,
-            bs: *bs,
-            direct: *direct,
-            fsync_end: *fsync_end,
-            threads: *threads,
-        }),
+            time_based,
+        }) => {
+            // a time-based stream's cap is a guard: never more than half
+            // of what the target has free, so the load cannot fill it
+            let cap = match rustix::fs::statvfs(&plan.target) {
+                Ok(st) if *time_based => (*size).min(st.f_bavail.saturating_mul(st.f_frsize) / 2),
+                _ => *size,
+            };
+            Some(LoadSetup::Stream {
+                per: cap / *threads as u64,
+                bs: *bs,
+                direct: *direct,
+                fsync_end: *fsync_end,
+                threads: *threads,
+                time_based: *time_based,
+            })
+        }
         Some(Load::Io { plan: io, .. }) => {
             let prepared = target::ranks::agree(target::prepare(io, stop, &|_, _| {}))?;
             Some(LoadSetup::Io(io.clone(), Box::new(prepared)))
@@ -199,10 +210,11 @@ impl<'a> ProbeCell<'a> {
                 bs,
                 direct,
                 fsync_end,
+                time_based,
                 ..
             }) => {
                 let path = self.work.join(format!("load{j}.dat"));
-                let sw = StreamWrite::open(&path, j as u32, *per, *bs, *direct, *fsync_end)?;
+                let sw = StreamWrite::open(&path, j as u32, *per, *bs, *direct, *fsync_end, *time_based)?;
                 Ok((Box::new(SyncEngine), Box::new(sw)))
             }
             Some(LoadSetup::Io(io, prepared)) => {

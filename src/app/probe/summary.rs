@@ -181,7 +181,7 @@ fn phases(plan: &ProbePlan, m: &Measured, elapsed: u64) -> (Vec<ProbePhase>, Vec
         if let Some(t) = load_end_at {
             early.push(format!(
                 "the load ({}) wrote its size {:.2} s into the {:.0} s {} phase: probes after that ran without it \
-                 (load MB/s is over the time it wrote; a larger size keeps it running)",
+                 (load MB/s is over the time it wrote; a stream without SIZE writes until its phase ends)",
                 plan.load_spec.as_deref().unwrap_or("load"),
                 t.saturating_sub(s).as_secs_f64(),
                 (e - s).as_secs_f64(),

@@ -146,6 +146,52 @@ pub struct VerifyPlan {
     pub fatal: bool,
 }
 
+/// `fslab io`'s --buffer-pattern and --buffer-compress-percentage, with
+/// fio's meaning (options.c str_buffer_pattern_cb, fixup_options): a
+/// pattern ends the scramble; compression refills every write (so its
+/// random part differs), and 100% is zeroed buffers. `reads`: the run also
+/// reads, into the same buffers, so a pattern is written anew each time.
+pub(in crate::plan) fn from_args(a: &crate::cli::IoArgs, reads: bool) -> crate::plan::Result<BufferPlan> {
+    use crate::plan::PlanError;
+    let mut b = BufferPlan::default();
+    let verifying = a.verify.is_some() || a.verify_only;
+    let conflict = |flag: &str| {
+        PlanError::new(
+            flag,
+            "conflicts with --verify: verified blocks carry their own header and checksum",
+        )
+    };
+    if let Some(p) = &a.buffer_pattern {
+        if verifying {
+            return Err(conflict("--buffer-pattern"));
+        }
+        let (pattern, _) = parse_pattern(p, false).map_err(|e| PlanError::new("--buffer-pattern", e))?;
+        b.pattern = pattern;
+        b.scramble = false;
+        b.refill = reads;
+    }
+    if let Some(p) = &a.buffer_compress_percentage {
+        if verifying {
+            return Err(conflict("--buffer-compress-percentage"));
+        }
+        let pct = crate::units::parse_percent(p).map_err(|e| PlanError::new("--buffer-compress-percentage", e))?;
+        match pct {
+            0 => {}
+            // fully compressible: zeroed once (or the pattern, which wins)
+            100 => {
+                b.zero = true;
+                b.scramble = false;
+            }
+            _ => {
+                b.compress_pct = pct;
+                b.refill = true;
+                b.scramble = false;
+            }
+        }
+    }
+    Ok(b)
+}
+
 impl BufferPlan {
     /// True when nothing differs from `fslab io`'s default.
     pub fn is_default(&self) -> bool {
