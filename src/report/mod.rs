@@ -6,6 +6,7 @@ pub mod bonnie_csv;
 pub mod compare;
 pub mod csv;
 pub mod fio_json;
+pub mod fio_steady;
 pub mod fio_terse;
 pub mod fio_text;
 pub mod flame;
