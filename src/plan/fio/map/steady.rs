@@ -94,9 +94,15 @@ mod tests {
     #[test]
     fn criteria_parse_as_fio_does() {
         let c = criterion("iops_slope:0.3%").unwrap();
-        assert_eq!((c.metric, c.slope, c.pct, c.limit), (SteadyMetric::Iops, true, true, 0.3));
+        assert_eq!(
+            (c.metric, c.slope, c.pct, c.limit),
+            (SteadyMetric::Iops, true, true, 0.3)
+        );
         let c = criterion("bw:1m").unwrap();
-        assert_eq!((c.metric, c.slope, c.pct, c.limit), (SteadyMetric::Bw, false, false, 1048576.0));
+        assert_eq!(
+            (c.metric, c.slope, c.pct, c.limit),
+            (SteadyMetric::Bw, false, false, 1048576.0)
+        );
         let c = criterion("iops:250").unwrap();
         assert_eq!((c.pct, c.limit), (false, 250.0));
         assert!(criterion("iops").unwrap_err().contains("threshold"));
