@@ -63,8 +63,18 @@ fn check_object(ss: &Value, dur: u64) {
     keys(ss, "", &mut got);
     assert_eq!(got, want, "fio 3.33's keys: {ss}");
     assert_eq!(ss["duration"], dur);
-    let iops: Vec<u64> = ss["data"]["iops"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-    let bw: Vec<u64> = ss["data"]["bw"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    let iops: Vec<u64> = ss["data"]["iops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    let bw: Vec<u64> = ss["data"]["bw"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
     assert_eq!((iops.len() as u64, bw.len() as u64), (dur, dur), "{ss}");
     assert_eq!(ss["data"]["iops_mean"], iops.iter().sum::<u64>() / dur, "{ss}");
     assert_eq!(ss["data"]["bw_mean"], bw.iter().sum::<u64>() / dur, "{ss}");
@@ -84,7 +94,12 @@ fn a_steady_job_attains_and_stops_before_its_runtime() {
     assert_eq!(ss["slope"], 0.0, "a deviation criterion has no slope: {ss}");
     // the deviation is the samples' largest distance from their mean, and
     // the criterion that figure over the mean, below the limit
-    let iops: Vec<f64> = ss["data"]["iops"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    let iops: Vec<f64> = ss["data"]["iops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
     let mean = iops.iter().sum::<f64>() / 3.0;
     let dev = iops.iter().map(|x| (x - mean).abs()).fold(0.0, f64::max);
     assert!((ss["max_deviation"].as_f64().unwrap() - dev).abs() < 1e-6, "{ss}");
@@ -93,7 +108,10 @@ fn a_steady_job_attains_and_stops_before_its_runtime() {
     // three samples a second apart, then the stop: long before the 30 s
     let ms = j[0]["job_runtime"].as_u64().unwrap();
     assert!((2_000..30_000 / 2).contains(&ms), "stopped after {ms} ms: {ss}");
-    assert_eq!(j[0]["read"]["total_ios"].as_u64().unwrap() * 4096, j[0]["read"]["io_bytes"]);
+    assert_eq!(
+        j[0]["read"]["total_ios"].as_u64().unwrap() * 4096,
+        j[0]["read"]["io_bytes"]
+    );
 }
 
 #[test]
@@ -109,8 +127,15 @@ fn an_impossible_criterion_runs_to_the_runtime_unattained() {
     assert_eq!(ss["max_deviation"], 0.0, "a slope criterion has no deviation: {ss}");
     // absolute: no % on the criterion, which is the slope itself
     assert!(!ss["criterion"].as_str().unwrap().ends_with('%'), "{ss}");
-    assert!((figure(&ss["criterion"]) - ss["slope"].as_f64().unwrap()).abs() < 1e-5, "{ss}");
-    assert!(j[0]["job_runtime"].as_u64().unwrap() >= 2_900, "ran to its runtime: {}", j[0]);
+    assert!(
+        (figure(&ss["criterion"]) - ss["slope"].as_f64().unwrap()).abs() < 1e-5,
+        "{ss}"
+    );
+    assert!(
+        j[0]["job_runtime"].as_u64().unwrap() >= 2_900,
+        "ran to its runtime: {}",
+        j[0]
+    );
 }
 
 #[test]

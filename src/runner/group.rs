@@ -9,8 +9,8 @@
 use super::pace::{self, Pacing};
 use super::steady;
 use super::{
-    build, dist, drive_caught, drive_guarded, end_all, merge, ns, Counter, Ctx, Engine, Instant, KindStats, OpKind, Progress,
-    RunConfig, RunOut, Stonewall, StonewallOut, Wall, WorkerOut, Workload,
+    build, dist, drive_caught, drive_guarded, end_all, merge, ns, Counter, Ctx, Engine, Instant, KindStats, OpKind,
+    Progress, RunConfig, RunOut, Stonewall, StonewallOut, Wall, WorkerOut, Workload,
 };
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::SeriesCollector;
@@ -108,10 +108,8 @@ pub fn run_groups<W: Workload>(
     // The main thread has work while the workers run: stonewall messages.
     let coordinates = first || coord.size() > 1;
     // a steady-state check needs the calling thread
-    let alone = groups.len() == 1
-        && groups[0].cfg.jobs == 1
-        && groups[0].windows.is_empty()
-        && groups[0].cfg.steady.is_none();
+    let alone =
+        groups.len() == 1 && groups[0].cfg.jobs == 1 && groups[0].windows.is_empty() && groups[0].cfg.steady.is_none();
     let (outs, start_unix_ns) = if alone && !progress.is_enabled() && !coordinates && monitor.is_none() {
         inline_run(&groups[0], &shared[0], stop)
     } else {
