@@ -137,10 +137,7 @@ impl Ring {
         let mean = self.sum_y as f64 / self.dur as f64;
         self.deviation = 0.0;
         for i in 0..self.dur {
-            let d = (self.y(i) as f64 - mean).abs();
-            if !(self.deviation > d) {
-                self.deviation = d;
-            }
+            self.deviation = self.deviation.max((self.y(i) as f64 - mean).abs());
         }
         self.criterion = if self.c.pct {
             100.0 * self.deviation / mean
