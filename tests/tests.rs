@@ -14,6 +14,7 @@ mod fio_output;
 mod fio_pacing;
 mod fio_parser;
 mod fio_region;
+mod fio_steady;
 mod html;
 mod io;
 mod io_buffers;

@@ -49,6 +49,8 @@ pub fn from_run(name: &str, plan: CellPlan, target: TargetInfo, warnings: Vec<St
         series: out.series,
         job_errors: out.jobs.iter().filter_map(|o| o.error.clone()).collect(),
         inflight_depth: out.depth_counts,
+        // the last worker of a steady-state check reports it (fio's last job of a group)
+        steadystate: out.jobs.iter().rev().find_map(|o| o.steady.clone()),
         ..Cell::new(name, plan, target)
     }
 }

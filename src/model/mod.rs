@@ -14,6 +14,7 @@ pub mod probe;
 pub mod ranks;
 mod read;
 mod schema;
+pub mod steady;
 pub mod system;
 mod target;
 mod v1;
@@ -116,6 +117,9 @@ pub struct Cell {
     /// Metadata cells with xattrs: where the xattrs live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xattrs: Option<system::XattrPlacement>,
+    /// fio jobs with steadystate/ss_dur: fio's steady-state detection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<steady::SteadyState>,
 }
 
 /// A lab cell's place in the plan.
@@ -188,6 +192,7 @@ impl Cell {
             system: None,
             profile: None,
             xattrs: None,
+            steadystate: None,
         }
     }
 

@@ -9,6 +9,7 @@ pub mod control;
 pub mod engines;
 mod map;
 pub mod output;
+pub mod steady;
 
 pub use control::ControlOpts;
 pub use engines::FioEngine;
@@ -27,6 +28,8 @@ pub struct FioJobOpts {
     pub control: ControlOpts,
     pub logs: LogOpts,
     pub engine: FioEngine,
+    /// steadystate, ss_dur, ss_ramp.
+    pub steady: steady::SteadyOpts,
 }
 
 /// One fio job (a section, with its numjobs clones).
@@ -93,6 +96,7 @@ impl FioPlan {
         for k in 0..out.len() {
             control::wait_target(&out, k).map_err(|(at, why)| PlanError::new(at, why))?;
         }
+        steady::check_groups(&out).map_err(|(at, why)| PlanError::new(at, why))?;
         let output = fa
             .output
             .as_ref()

@@ -332,6 +332,9 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
     if let Some(d) = super::fio_terse::description(c) {
         j["desc"] = json!(d);
     }
+    if let Some(ss) = super::fio_steady::json(c) {
+        j["steadystate"] = ss;
+    }
     j
 }
 

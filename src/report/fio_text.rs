@@ -160,6 +160,9 @@ fn job(s: &mut String, c: &Cell) {
         .collect::<Vec<_>>()
         .join(", ");
     let _ = writeln!(s, "  IO depths    : {depth}");
+    if let Some(l) = super::fio_steady::text_line(c) {
+        s.push_str(&l);
+    }
     for w in &c.warnings {
         let _ = writeln!(s, "  warning: {w}");
     }

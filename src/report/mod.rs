@@ -8,6 +8,7 @@ pub mod compare_csv;
 pub mod csv;
 pub mod doc;
 pub mod fio_json;
+pub mod fio_steady;
 pub mod fio_terse;
 pub mod fio_text;
 pub mod flame;

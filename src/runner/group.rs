@@ -7,9 +7,10 @@
 //! (the probe's load during the `load` phases).
 
 use super::pace::{self, Pacing};
+use super::steady;
 use super::{
-    build, dist, drive_caught, drive_guarded, merge, ns, Counter, Ctx, Engine, Instant, KindStats, OpKind, Progress,
-    RunConfig, RunOut, Stonewall, StonewallOut, Wall, WorkerOut, Workload,
+    build, dist, drive_caught, drive_guarded, end_all, merge, ns, Counter, Ctx, Engine, Instant, KindStats, OpKind,
+    Progress, RunConfig, RunOut, Stonewall, StonewallOut, Wall, WorkerOut, Workload,
 };
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::SeriesCollector;
@@ -106,7 +107,9 @@ pub fn run_groups<W: Workload>(
     let first = groups[0].cfg.stonewall == Some(Stonewall::First);
     // The main thread has work while the workers run: stonewall messages.
     let coordinates = first || coord.size() > 1;
-    let alone = groups.len() == 1 && groups[0].cfg.jobs == 1 && groups[0].windows.is_empty();
+    // a steady-state check needs the calling thread
+    let alone =
+        groups.len() == 1 && groups[0].cfg.jobs == 1 && groups[0].windows.is_empty() && groups[0].cfg.steady.is_none();
     let (outs, start_unix_ns) = if alone && !progress.is_enabled() && !coordinates && monitor.is_none() {
         inline_run(&groups[0], &shared[0], stop)
     } else {
@@ -139,6 +142,7 @@ fn ctx<'a, W>(g: &'a Group<W>, s: &'a Shared, j: usize, stop: &'a AtomicBool, t0
         halt: &s.halt,
         wall: &s.wall,
         counter: &s.counters[j],
+        peers: &s.counters,
         series: &s.series,
         t0,
         pacing: g.pacing.as_ref(),
@@ -238,10 +242,15 @@ fn threaded_run<W: Workload>(
         unix = unix_now_ns();
         *start_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(t0);
         go.wait();
-        watch(groups, shared, &handles, t0, w, monitor);
+        let checks: Vec<_> = groups.iter().map(|g| (g.cfg.steady.as_ref(), g.cfg.jobs)).collect();
+        let mut steady = steady::Monitor::new(&checks, t0);
+        watch(groups, shared, &handles, t0, w, monitor, &mut steady);
         let mut it = handles.into_iter();
         for g in groups {
-            outs.push(it.by_ref().take(g.cfg.jobs).map(join).collect());
+            outs.push(it.by_ref().take(g.cfg.jobs).map(join).collect::<Vec<_>>());
+        }
+        for ((g, j), st) in steady.map(steady::Monitor::results).unwrap_or_default() {
+            outs[g][j].steady = Some(st);
         }
     });
     (outs, unix)
@@ -263,6 +272,7 @@ fn watch<W>(
     t0: Instant,
     w: &Watch,
     mut monitor: Option<Monitor>,
+    steady: &mut Option<steady::Monitor>,
 ) {
     let coord = dist::coordinator();
     let g0 = &groups[0];
@@ -276,7 +286,9 @@ fn watch<W>(
     }
     let counters: Vec<&[Counter]> = shared.iter().map(|s| &s.counters[..]).collect();
     let mut announced = false;
-    let ticks = w.first || followers || monitor.is_some();
+    let ticks = w.first || followers || monitor.is_some() || steady.is_some();
+    // each worker's handle, by (group, worker)
+    let finished = |g: usize, j: usize| handles[spans[g].1.start + j].is_finished();
     let mut tick = || {
         if w.first {
             if let Some((_, at)) = shared[0].wall.own().filter(|_| !announced) {
@@ -285,6 +297,7 @@ fn watch<W>(
             }
             if let Some(at) = coord.poll_stonewall() {
                 shared[0].wall.heard(at);
+                end_all(&shared[0].counters);
             }
         }
         if followers
@@ -301,6 +314,9 @@ fn watch<W>(
         }
         if let Some(m) = monitor.as_mut() {
             m(t0, &counters);
+        }
+        if let Some(s) = steady.as_mut() {
+            s.tick(Instant::now(), &counters, &finished);
         }
     };
     let every = Duration::from_millis(if w.first { 1 } else { 10 });

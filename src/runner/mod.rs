@@ -12,10 +12,12 @@ mod pace;
 mod progress;
 mod queued;
 mod record;
+mod steady;
 
 pub use group::{run_groups, Group, GroupsOut, MakeFn, Monitor, WindowOut};
 pub use pace::{PacedOp, Pacing, SPIN};
 pub use progress::Progress;
+pub use steady::SteadyCheck;
 
 use crate::dist;
 use crate::engine::Engine;
@@ -63,6 +65,9 @@ pub struct RunConfig {
     /// fio's wait_for: the group starts when group `wait_for` (an index
     /// into the run's groups) has ended; its times count from then.
     pub wait_for: Option<usize>,
+    /// fio's steadystate: the group (or its reporting group) stops once
+    /// its per-second figures are steady.
+    pub steady: Option<SteadyCheck>,
 }
 
 impl RunConfig {
@@ -157,12 +162,19 @@ impl Wall {
     }
 }
 
-/// Per-worker counters the progress display reads.
+/// Per-worker counters the progress display reads, on the worker's own
+/// cache line, with the flags the calling thread talks to it through.
 #[repr(align(64))]
 #[derive(Default)]
 pub struct Counter {
     pub ops: AtomicU64,
     pub bytes: AtomicU64,
+    /// Raised to stop this worker alone (its group's stonewall, fio's
+    /// steady state); read where the worker reads the run's stop flag.
+    end: AtomicBool,
+    /// Set once the worker's measurement has begun (after its ramp): from
+    /// then on `ops` and `bytes` count.
+    measuring: AtomicBool,
 }
 
 /// Everything a worker loop gets from the runner besides its engine and workload.
@@ -176,6 +188,8 @@ pub(crate) struct Ctx<'a> {
     /// Raised by --stonewall first.
     wall: &'a Wall,
     pub counter: &'a Counter,
+    /// The counters of every worker of the group (`counter` among them).
+    peers: &'a [Counter],
     pub series: &'a SeriesCollector,
     /// When all workers were released (a window's start, for a group run in windows).
     pub t0: Instant,
@@ -188,7 +202,7 @@ impl Ctx<'_> {
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
             || self.halt.load(Ordering::Relaxed)
-            || self.wall.fired.load(Ordering::Relaxed)
+            || self.counter.end.load(Ordering::Relaxed)
     }
 }
 
@@ -203,6 +217,10 @@ pub struct WorkerOut {
     /// Queueing engines: how many operations were in flight when each was
     /// submitted (index = depth, counting the new one).
     pub depth_counts: Vec<u64>,
+    /// fio's steadystate: the check this worker reports (the last worker
+    /// of each check carries it, as fio's last job of a group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::model::steady::SteadyState>,
     /// The workload's notes (verification mismatches).
     pub notes: Vec<String>,
     /// From the end of the ramp to when the worker stopped (after its last
@@ -336,6 +354,7 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
             } else if ctx.cfg.stonewall == Some(Stonewall::First) && !ctx.stopped() {
                 // this job did all its work: the first to do so stops every job
                 ctx.wall.finished(ctx.j, out.elapsed_ns);
+                end_all(ctx.peers);
             }
             out
         }
@@ -385,6 +404,13 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
         }
     }
     rec.finish(None)
+}
+
+/// Stops each of these workers (a stonewall that fell).
+fn end_all(workers: &[Counter]) {
+    for c in workers {
+        c.end.store(true, Ordering::Relaxed);
+    }
 }
 
 #[inline]

@@ -41,6 +41,9 @@ impl<'a> Recorder<'a> {
         let measure_start = t0 + cfg.ramp;
         let deadline = cfg.deadline().map(|r| measure_start + r);
         let recording = cfg.ramp.is_zero();
+        if recording {
+            ctx.counter.measuring.store(true, Ordering::Relaxed);
+        }
         let mut next_event = if recording {
             measure_start + Duration::from_secs(1)
         } else {
@@ -90,6 +93,7 @@ impl<'a> Recorder<'a> {
         if !self.recording {
             if now >= self.measure_start {
                 self.recording = true;
+                self.counter.measuring.store(true, Ordering::Relaxed);
                 self.cpu_start = CpuTimes::thread();
                 self.next_event = self.measure_start + Duration::from_secs(1);
             } else {
@@ -190,6 +194,7 @@ impl<'a> Recorder<'a> {
             stats: self.stats,
             paced: Vec::new(),
             windows: Vec::new(),
+            steady: None,
             log: self.log.map(|l| Box::new(l.finish(self.last))),
         }
     }

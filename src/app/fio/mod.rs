@@ -138,6 +138,12 @@ impl<'a> FioSegment<'a> {
         let mut cfg = control::config(j, io_config(&j.plan, j.plan.jobs as usize, None));
         cfg.log = logs::spec(j);
         cfg.wait_for = control::wait_for(&self.jobs, k);
+        // under group_reporting the group's jobs are checked as one (fio)
+        let shared = self.jobs.iter().any(|o| o.group == j.group && o.group_reporting);
+        cfg.steady = j.fio.steady.plan().map(|plan| runner::SteadyCheck {
+            plan,
+            shared: shared.then_some(j.group),
+        });
         cfg
     }
 

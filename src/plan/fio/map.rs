@@ -1,7 +1,7 @@
 //! One fio job mapped onto `fslab io` flags and fslab's typed fio parts:
 //! the table of fio options fslab maps, accepts with a note, or rejects.
 //! Each group of options has its own module (`region`, `buffers`,
-//! `pacing`, `control`, `output`, `engines`); an option is offered to each
+//! `pacing`, `control`, `steady`, `output`, `engines`); an option is offered to each
 //! in turn before the table here.
 
 mod buffers;
@@ -10,6 +10,7 @@ mod engines;
 mod output;
 mod pacing;
 mod region;
+mod steady;
 
 use super::FioJobOpts;
 use crate::cli::{CommonArgs, FioArgs, IoArgs};
@@ -33,6 +34,7 @@ const GROUPS: &[(MapFn, FinishFn)] = &[
     (buffers::map, buffers::finish),
     (pacing::map, pacing::finish),
     (control::map, control::finish),
+    (steady::map, steady::finish),
     (output::map, output::finish),
 ];
 

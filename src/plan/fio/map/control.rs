@@ -1,7 +1,7 @@
 //! The control options of a fio job (see `plan/fio/control.rs` for what
 //! they become): startdelay, exitall, exitall_on_error, exit_what,
-//! wait_for, continue_on_error, ignore_error; flow_watermark, latency_target
-//! and steadystate are refused (flow itself is a pacing option).
+//! wait_for, continue_on_error, ignore_error; flow_watermark and latency_target
+//! are refused (flow is a pacing option, steadystate is `steady.rs`'s).
 
 use super::{checked_time, on, val, State};
 use crate::cli::FioArgs;
@@ -149,14 +149,6 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 "{key} is not supported (fio's queue-depth search for a latency target)"
             )))
         }
-        "steadystate"
-        | "ss"
-        | "steadystate_duration"
-        | "ss_dur"
-        | "steadystate_ramp_time"
-        | "ss_ramp"
-        | "steadystate_check_interval"
-        | "ss_interval" => return Some(Err(format!("{key} is not supported (fio's steady-state stop)"))),
         _ => return None,
     }
     Some(Ok(()))
