@@ -267,6 +267,21 @@ pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
     out
 }
 
+/// fio's latency_target fields of a job: the depth (the one the search
+/// found, else the job's iodepth), the target in ns, the percentile and the
+/// window in µs (0, 100 and 0 without a target), as stat.c reports them.
+pub(crate) fn latency_fields(c: &Cell) -> (u64, u64, f64, u64) {
+    let Some(p) = c.plan.io() else {
+        return (1, 0, 100.0, 0);
+    };
+    let found = c.plan.fio().and_then(|f| f.latency_depth);
+    let depth = found.map_or(p.iodepth as u64, u64::from);
+    match &p.pacing.latency {
+        Some(l) => (depth, l.target_ns, l.percentile, l.window_us),
+        None => (depth, 0, 100.0, 0),
+    }
+}
+
 /// One io or fio cell as a fio job.
 fn job(c: &Cell, id: usize, plus: bool) -> Value {
     let Some(p) = c.plan.io() else {
@@ -325,6 +340,11 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
         };
     }
     j["sync"] = sync_obj(c, plus);
+    let (depth, target, pct, window) = latency_fields(c);
+    j["latency_depth"] = json!(depth);
+    j["latency_target"] = json!(target);
+    j["latency_percentile"] = json!(pct);
+    j["latency_window"] = json!(window);
     if let Some((n, first)) = super::fio_terse::errors_if_continued(c) {
         j["total_err"] = json!(n);
         j["first_error"] = json!(first);

@@ -1,7 +1,7 @@
 //! The control options of a fio job (see `plan/fio/control.rs` for what
 //! they become): startdelay, exitall, exitall_on_error, exit_what,
-//! wait_for, continue_on_error, ignore_error; flow, latency_target and
-//! steadystate are refused.
+//! wait_for, continue_on_error, ignore_error; flow and steadystate are
+//! refused (latency_target is `map/latency.rs`'s).
 
 use super::{checked_time, on, val, State};
 use crate::cli::FioArgs;
@@ -141,11 +141,6 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
         "flow" | "flow_id" | "flow_watermark" | "flow_sleep" => {
             return Some(Err(format!(
                 "{key} is not supported (fio's token-based flow control between jobs)"
-            )))
-        }
-        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
-            return Some(Err(format!(
-                "{key} is not supported (fio's queue-depth search for a latency target)"
             )))
         }
         "steadystate"
