@@ -231,23 +231,25 @@ pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     (out[0].clone(), out[1].clone(), out[2].clone())
 }
 
-/// fio's "IO depths" buckets (1, 2, 4, ... >=64): the percentage of
-/// submissions at each in-flight depth; a sync run is all at depth 1.
+/// fio's "IO depths" buckets (io_u_mark_depth): each is labelled with its
+/// lowest depth and runs to the next label ("4" is 4 to 7), the percentage
+/// of submissions at each in-flight depth; a sync run is all at depth 1.
 pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
     let total: u64 = counts.iter().sum();
-    let mut lo = 0usize;
     let mut out = Vec::new();
-    for (label, hi) in [
-        ("1", 1usize),
+    let levels = [
+        ("1", 0usize),
         ("2", 2),
         ("4", 4),
         ("8", 8),
         ("16", 16),
         ("32", 32),
-        (">=64", usize::MAX),
-    ] {
+        (">=64", 64),
+    ];
+    for (i, (label, lo)) in levels.iter().enumerate() {
+        let hi = levels.get(i + 1).map_or(usize::MAX, |l| l.1);
         let pct = if total == 0 {
-            if hi == 1 {
+            if *lo == 0 {
                 100.0
             } else {
                 0.0
@@ -256,13 +258,12 @@ pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
             let n: u64 = counts
                 .iter()
                 .enumerate()
-                .filter(|(d, _)| *d > lo && *d <= hi)
+                .filter(|(d, _)| *d >= *lo && *d < hi)
                 .map(|(_, n)| *n)
                 .sum();
             n as f64 * 100.0 / total as f64
         };
-        out.push((label, pct));
-        lo = hi;
+        out.push((*label, pct));
     }
     out
 }

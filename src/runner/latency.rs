@@ -33,12 +33,7 @@ use std::time::Duration;
 /// The loop for engines that complete inline (sync, null) under a latency
 /// target: one operation at a time, as fio's sync engines (their depth is
 /// 1 whatever the search's depth, which fio reports all the same).
-pub(super) fn sync_worker<W: Workload>(
-    ctx: &Ctx,
-    engine: &mut dyn Engine,
-    wl: &mut W,
-    t: &LatencyTarget,
-) -> WorkerOut {
+pub(super) fn sync_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W, t: &LatencyTarget) -> WorkerOut {
     let mut search = Search::new(t, ctx.cfg.depth, ctx.t0 + ctx.cfg.ramp);
     let mut rec = Recorder::new(ctx, false);
     let mut error = None;

@@ -81,9 +81,10 @@ impl<'a> Recorder<'a> {
     }
 
     /// fio's reset_all_stats, for the final window of a latency_target
-    /// search: the statistics, the in-flight depths, the CPU time and the
-    /// measured time start again from `now`. The per-second series and the
-    /// logs go on (the series' current second loses what came before).
+    /// search: the statistics, the in-flight depths, the CPU time, the
+    /// measured time and the runtime start again from `now` (fio's job runs
+    /// its whole runtime again at most). The per-second series and the logs
+    /// go on (the series' current second loses what came before).
     #[cold]
     pub fn reset(&mut self, now: Instant) {
         let cfg = self.cfg;
@@ -93,6 +94,12 @@ impl<'a> Recorder<'a> {
         self.cpu_start = CpuTimes::thread();
         self.stats_start = now;
         self.last = now;
+        if let Some(r) = cfg.deadline() {
+            self.deadline = Some(now + r);
+        }
+        // the next second's boundary, as `event` would have set it
+        let next = self.measure_start + Duration::from_secs(self.sec + 1);
+        self.next_event = self.deadline.map_or(next, |d| next.min(d));
     }
 
     /// Handles the events due at `now`; false once the deadline has passed
