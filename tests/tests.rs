@@ -10,6 +10,7 @@ mod faultfs;
 mod faults;
 mod fio;
 mod fio_buffers;
+mod fio_latency;
 mod fio_output;
 mod fio_pacing;
 mod fio_parser;

@@ -65,6 +65,10 @@ pub struct FioJob {
     /// disable_*lat, gtod_reduce); absent: fio's defaults.
     #[serde(default, skip_serializing_if = "LatReport::is_default")]
     pub report: LatReport,
+    /// fio's latency_target search: the queue depth it found (fio's
+    /// `latency_depth`); None without a target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
 }
 
 impl CellPlan {

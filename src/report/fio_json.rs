@@ -231,23 +231,25 @@ pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     (out[0].clone(), out[1].clone(), out[2].clone())
 }
 
-/// fio's "IO depths" buckets (1, 2, 4, ... >=64): the percentage of
-/// submissions at each in-flight depth; a sync run is all at depth 1.
+/// fio's "IO depths" buckets (io_u_mark_depth): each is labelled with its
+/// lowest depth and runs to the next label ("4" is 4 to 7), the percentage
+/// of submissions at each in-flight depth; a sync run is all at depth 1.
 pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
     let total: u64 = counts.iter().sum();
-    let mut lo = 0usize;
     let mut out = Vec::new();
-    for (label, hi) in [
-        ("1", 1usize),
+    let levels = [
+        ("1", 0usize),
         ("2", 2),
         ("4", 4),
         ("8", 8),
         ("16", 16),
         ("32", 32),
-        (">=64", usize::MAX),
-    ] {
+        (">=64", 64),
+    ];
+    for (i, (label, lo)) in levels.iter().enumerate() {
+        let hi = levels.get(i + 1).map_or(usize::MAX, |l| l.1);
         let pct = if total == 0 {
-            if hi == 1 {
+            if *lo == 0 {
                 100.0
             } else {
                 0.0
@@ -256,15 +258,29 @@ pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
             let n: u64 = counts
                 .iter()
                 .enumerate()
-                .filter(|(d, _)| *d > lo && *d <= hi)
+                .filter(|(d, _)| *d >= *lo && *d < hi)
                 .map(|(_, n)| *n)
                 .sum();
             n as f64 * 100.0 / total as f64
         };
-        out.push((label, pct));
-        lo = hi;
+        out.push((*label, pct));
     }
     out
+}
+
+/// fio's latency_target fields of a job: the depth (the one the search
+/// found, else the job's iodepth), the target in ns, the percentile and the
+/// window in µs (0, 100 and 0 without a target), as stat.c reports them.
+pub(crate) fn latency_fields(c: &Cell) -> (u64, u64, f64, u64) {
+    let Some(p) = c.plan.io() else {
+        return (1, 0, 100.0, 0);
+    };
+    let found = c.plan.fio().and_then(|f| f.latency_depth);
+    let depth = found.map_or(p.iodepth as u64, u64::from);
+    match &p.pacing.latency {
+        Some(l) => (depth, l.target_ns, l.percentile, l.window_us),
+        None => (depth, 0, 100.0, 0),
+    }
 }
 
 /// One io or fio cell as a fio job.
@@ -325,6 +341,11 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
         };
     }
     j["sync"] = sync_obj(c, plus);
+    let (depth, target, pct, window) = latency_fields(c);
+    j["latency_depth"] = json!(depth);
+    j["latency_target"] = json!(target);
+    j["latency_percentile"] = json!(pct);
+    j["latency_window"] = json!(window);
     if let Some((n, first)) = super::fio_terse::errors_if_continued(c) {
         j["total_err"] = json!(n);
         j["first_error"] = json!(first);

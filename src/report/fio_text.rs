@@ -160,6 +160,11 @@ fn job(s: &mut String, c: &Cell) {
         .collect::<Vec<_>>()
         .join(", ");
     let _ = writeln!(s, "  IO depths    : {depth}");
+    let (depth, target, pct, window) = super::fio_json::latency_fields(c);
+    let _ = writeln!(
+        s,
+        "     latency   : target={target}, window={window}, percentile={pct:.2}%, depth={depth}"
+    );
     if let Some(l) = super::fio_steady::text_line(c) {
         s.push_str(&l);
     }

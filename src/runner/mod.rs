@@ -6,6 +6,7 @@
 //! their own cache lines. Results merge with `+=` after the workers finish.
 
 mod group;
+mod latency;
 mod merge;
 pub mod oplog;
 mod pace;
@@ -237,6 +238,9 @@ pub struct WorkerOut {
     /// fio's per-job logs (`RunConfig.log`); not sent between ranks.
     #[serde(skip)]
     pub log: Option<Box<oplog::Recorded>>,
+    /// fio's latency_target search: the depth it ended at (latency_qd).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
 }
 
 /// What a run measured, merged (over the jobs, and over the ranks of a
@@ -382,6 +386,9 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
     }
     if let Some(r) = ctx.cfg.rate {
         return pace::worker(ctx, engine, wl, &Pacing::rate(r));
+    }
+    if let Some(t) = &ctx.cfg.pacing.latency {
+        return latency::sync_worker(ctx, engine, wl, t);
     }
     let mut rec = Recorder::new(ctx, false);
     while !ctx.stopped() {

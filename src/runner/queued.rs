@@ -5,7 +5,12 @@
 //! engine, `t_sub` when the batch holding it has been submitted, and `end`
 //! when its completion is processed. slat = t_sub - t_prep, clat = end -
 //! t_sub, lat = end - t_prep.
+//!
+//! With fio's latency_target the number in flight is held at or below the
+//! depth the search is at (`latency::Search`); without one the loop is
+//! built with `latency::NoSearch`, which adds nothing to it.
 
+use super::latency::{Action, LatencyHook, NoSearch, Search};
 use super::pace::{wait_until, FioPacer, Grid, Pacing};
 use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
@@ -20,8 +25,12 @@ struct Slot {
 }
 
 /// A queueing worker's state between engine calls.
-struct Queue<'a> {
+struct Queue<'a, L: LatencyHook> {
     depth: usize,
+    /// Submit only while fewer than this are in flight (≤ depth): the
+    /// depth itself, or where fio's latency_target search is.
+    limit: usize,
+    lat: L,
     batch: usize,
     /// --rate-iops: the grid, late operations catching up.
     grid: Option<Grid>,
@@ -45,10 +54,20 @@ struct Queue<'a> {
 }
 
 pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> WorkerOut {
+    match &ctx.cfg.pacing.latency {
+        // fio's o.iodepth bounds the search, the engine's cap what is in flight
+        Some(t) => run(ctx, engine, wl, Search::new(t, ctx.cfg.depth, ctx.t0 + ctx.cfg.ramp)),
+        None => run(ctx, engine, wl, NoSearch),
+    }
+}
+
+fn run<W: Workload, L: LatencyHook>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W, lat: L) -> WorkerOut {
     let cfg = ctx.cfg;
     let depth = cfg.depth.clamp(1, engine.caps().max_depth.max(1));
     let mut q = Queue {
         depth,
+        limit: lat.start_limit(depth).min(depth),
+        lat,
         batch: cfg.batch.clamp(1, depth),
         grid: cfg.rate.map(|r| Grid::new(ctx.t0, &Pacing::rate(r))),
         pacer: cfg
@@ -84,10 +103,12 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
             break;
         }
     }
-    q.rec.finish(q.error)
+    let mut out = q.rec.finish(q.error);
+    out.latency_depth = q.lat.depth();
+    out
 }
 
-impl Queue<'_> {
+impl<L: LatencyHook> Queue<'_, L> {
     /// No more operations: a held one goes back.
     fn finish_taking(&mut self) {
         self.done = true;
@@ -162,7 +183,7 @@ impl Queue<'_> {
 
     /// Fills the queue up to `depth`, submitting every `batch`.
     fn fill<W: Workload>(&mut self, ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) {
-        while !self.done && self.inflight < self.depth {
+        while !self.done && self.inflight < self.limit {
             if self.pacer.as_ref().is_some_and(FioPacer::think_due) && !self.think(ctx, self.last_dir) {
                 break;
             }
@@ -233,6 +254,9 @@ impl Queue<'_> {
                     } else if self.rec.recording {
                         let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
                         self.rec.record(next.dir, result, ns(end - t_prep), sched, end);
+                        if L::ON {
+                            self.searched(ctx, next.dir, result, ns(end - t_prep), end);
+                        }
                     }
                     self.paced(ctx, next.dir, result, end);
                 }
@@ -261,9 +285,36 @@ impl Queue<'_> {
             self.rec.record(s.next.dir, result, ns(end - s.t_prep), sched, end);
             self.rec
                 .record_split(s.next.dir, result, ns(s.t_sub - s.t_prep), ns(end - s.t_sub));
+            if L::ON {
+                self.searched(ctx, s.next.dir, result, ns(end - s.t_prep), end);
+            }
         }
         self.paced(ctx, s.next.dir, result, end);
         true
+    }
+
+    /// Tells the latency_target search of a measured completion and does
+    /// what it says: a new in-flight limit, the stats reset, the end.
+    fn searched(&mut self, ctx: &Ctx, dir: crate::stats::OpKind, result: i64, lat: u64, end: Instant) {
+        use crate::stats::OpKind;
+        // fio checks reads and writes; every completion counts for a drain
+        let counts = result >= 0 && matches!(dir, OpKind::Read | OpKind::Write);
+        match self.lat.complete(counts, lat, end, self.inflight) {
+            Action::Keep => {}
+            Action::Limit(n) => self.limit = n.min(self.depth),
+            Action::Reset(n) => {
+                self.rec.reset(end);
+                self.limit = n.min(self.depth);
+            }
+            Action::Done => self.finish_taking(),
+            Action::Fatal(e) => {
+                self.error.get_or_insert(e);
+                if ctx.cfg.exit_on_error {
+                    ctx.halt.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                self.finish_taking();
+            }
+        }
     }
 
     /// Tells the pacer of a completion; a rate_min failure ends the worker.

@@ -33,6 +33,11 @@ pub(crate) struct Recorder<'a> {
     log: Option<Box<OpLog>>,
     /// fio's continue_on_error / ignore_error: the errors that do not halt.
     errors: &'a crate::plan::PacingPlan,
+    /// What fresh statistics are made of (`reset`).
+    cfg: &'a super::RunConfig,
+    split: bool,
+    /// Where `elapsed_ns` counts from: the end of the ramp, or the last `reset`.
+    stats_start: Instant,
 }
 
 impl<'a> Recorder<'a> {
@@ -72,7 +77,32 @@ impl<'a> Recorder<'a> {
             last: t0,
             depth_counts: Vec::new(),
             log: (!cfg.log.is_off()).then(|| Box::new(OpLog::new(&cfg.log, measure_start, split))),
+            cfg,
+            split,
+            stats_start: measure_start,
         }
+    }
+
+    /// fio's reset_all_stats, for the final window of a latency_target
+    /// search: the statistics, the in-flight depths, the CPU time, the
+    /// measured time and the runtime start again from `now` (fio's job runs
+    /// its whole runtime again at most). The per-second series and the logs
+    /// go on (the series' current second loses what came before).
+    #[cold]
+    pub fn reset(&mut self, now: Instant) {
+        let cfg = self.cfg;
+        self.stats = std::array::from_fn(|_| OpStats::new(&cfg.bucket_ns, cfg.rate.is_some(), self.split));
+        self.interval = IntervalTracker::default();
+        self.depth_counts.clear();
+        self.cpu_start = CpuTimes::thread();
+        self.stats_start = now;
+        self.last = now;
+        if let Some(r) = cfg.deadline() {
+            self.deadline = Some(now + r);
+        }
+        // the next second's boundary, as `event` would have set it
+        let next = self.measure_start + Duration::from_secs(self.sec + 1);
+        self.next_event = self.deadline.map_or(next, |d| next.min(d));
     }
 
     /// Handles the events due at `now`; false once the deadline has passed
@@ -178,12 +208,12 @@ impl<'a> Recorder<'a> {
         WorkerOut {
             cpu: CpuTimes::thread() - self.cpu_start,
             elapsed_ns: if self.recording {
-                ns(self.last.saturating_duration_since(self.measure_start))
+                ns(self.last.saturating_duration_since(self.stats_start))
             } else {
                 0
             },
             stopped_ns: if self.recording {
-                ns(Instant::now().saturating_duration_since(self.measure_start))
+                ns(Instant::now().saturating_duration_since(self.stats_start))
             } else {
                 0
             },
@@ -196,6 +226,7 @@ impl<'a> Recorder<'a> {
             windows: Vec::new(),
             steady: None,
             log: self.log.map(|l| Box::new(l.finish(self.last))),
+            latency_depth: None,
         }
     }
 }

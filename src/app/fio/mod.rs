@@ -158,6 +158,8 @@ impl<'a> FioSegment<'a> {
                 jobs: numjobs,
                 options: j.options.iter().cloned().collect(),
                 report: j.fio.logs.report,
+                // as fio's group report: the last job's depth
+                latency_depth: ws.iter().rev().find_map(|w| w.latency_depth),
             },
         });
         let sub = subset(ws, out, series);

@@ -1,12 +1,13 @@
 //! One fio job mapped onto `fslab io` flags and fslab's typed fio parts:
 //! the table of fio options fslab maps, accepts with a note, or rejects.
 //! Each group of options has its own module (`region`, `buffers`,
-//! `pacing`, `control`, `steady`, `output`, `engines`); an option is offered to each
+//! `pacing`, `control`, `steady`, `latency`, `output`, `engines`); an option is offered to each
 //! in turn before the table here.
 
 mod buffers;
 mod control;
 mod engines;
+mod latency;
 mod output;
 mod pacing;
 mod region;
@@ -35,6 +36,7 @@ const GROUPS: &[(MapFn, FinishFn)] = &[
     (pacing::map, pacing::finish),
     (control::map, control::finish),
     (steady::map, steady::finish),
+    (latency::map, latency::finish),
     (output::map, output::finish),
 ];
 

@@ -71,6 +71,30 @@ pub struct PacingPlan {
     /// None: every error ends the job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<Box<ErrorPolicy>>,
+    /// fio's latency_target search: the runner moves the job's in-flight
+    /// limit to find the deepest queue that meets the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyTarget>,
+}
+
+/// fio's latency_target, latency_window, latency_percentile and latency_run
+/// (io_u.c lat_target_*): the queue depth starts at 1 and doubles after
+/// each window that meets the target, bisects once one has not, and once
+/// it settles the job runs one more window with fresh statistics and ends
+/// (unless `run`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTarget {
+    /// The total latency (submission to completion) an operation must not
+    /// exceed, in ns (fio keeps it in whole µs).
+    pub target_ns: u64,
+    /// How long each queue depth is tried, in µs (fio's latency_window).
+    pub window_us: u64,
+    /// The share of a window's operations, in percent, that must meet the
+    /// target (100: one miss lowers the depth at once).
+    pub percentile: f64,
+    /// latency_run: keep searching until the job ends instead of stopping
+    /// after the final window.
+    pub run: bool,
 }
 
 /// fio's error classes (`enum error_type_bit`): read, write, verify.

@@ -1,7 +1,7 @@
 //! The control options of a fio job (see `plan/fio/control.rs` for what
 //! they become): startdelay, exitall, exitall_on_error, exit_what,
-//! wait_for, continue_on_error, ignore_error; flow_watermark and latency_target
-//! are refused (flow is a pacing option, steadystate is `steady.rs`'s).
+//! wait_for, continue_on_error, ignore_error; flow_watermark is refused (flow
+//! is a pacing option, steadystate `steady.rs`'s, latency_target `latency.rs`'s).
 
 use super::{checked_time, on, val, State};
 use crate::cli::FioArgs;
@@ -142,11 +142,6 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
         "flow_watermark" => {
             return Some(Err(format!(
                 "{key} is not supported (fio's old token flow; fio 3.33 weighs jobs with flow=N)"
-            )))
-        }
-        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
-            return Some(Err(format!(
-                "{key} is not supported (fio's queue-depth search for a latency target)"
             )))
         }
         _ => return None,
