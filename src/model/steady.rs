@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// The criterion, its limit, the per-second samples of the window and
 /// whether (and when) the job or group attained steady state.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SteadyState {
     /// fio's criterion: iops, iops_slope, bw or bw_slope.
     pub criterion: String,

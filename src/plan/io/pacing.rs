@@ -82,7 +82,7 @@ pub struct PacingPlan {
 /// each window that meets the target, bisects once one has not, and once
 /// it settles the job runs one more window with fresh statistics and ends
 /// (unless `run`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyTarget {
     /// The total latency (submission to completion) an operation must not
     /// exceed, in ns (fio keeps it in whole µs).
