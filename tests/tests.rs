@@ -4,6 +4,7 @@ mod util;
 
 mod bad_input;
 mod cleanup;
+mod cli_conventions;
 mod device;
 mod faultfs;
 mod faults;
