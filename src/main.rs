@@ -315,7 +315,9 @@ fn man(a: &fslab::cli::ManArgs) -> ExitCode {
         },
     };
     let mut roff = Vec::new();
-    if let Err(e) = clap_mangen::Man::new(page).render(&mut roff) {
+    // the footer names fslab's build, whichever page it is
+    let page = clap_mangen::Man::new(page).source(format!("fslab {}", fslab::cli::LONG_VERSION));
+    if let Err(e) = page.render(&mut roff) {
         eprintln!("fslab: error: man: {e}");
         return ExitCode::from(1);
     }
