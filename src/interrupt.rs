@@ -12,16 +12,40 @@
 //! through one of them (a result file cut short, an unmount racing a lazy
 //! detach). Holding the lock for good, the abort writes the latest results
 //! the run published, marked interrupted, detaches fslab's mounts, removes
-//! its directories and exits with 130. What it writes and removes is the
+//! its directories and exits with 128 + the signal's number, as a shell
+//! reports a process the signal ended (130 SIGINT, 143 SIGTERM; `exit_code`).
+//! What it writes and removes is the
 //! abort action `app` installs (`set_abort_action`, see `app::abort`): this
 //! module imports nothing of fslab's.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
 use std::thread::ThreadId;
 
-/// Exit code of an interrupted run.
-pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit code of a run interrupted with no signal of its own recorded (one
+/// whose stop came from another MPI rank): SIGINT's.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// The number of the latest SIGINT or SIGTERM (0: none yet). The signal
+/// handler stores it (`signal_record`) before it sets the stop flag, so
+/// whoever sees the flag set also sees which signal set it.
+static SIGNAL: LazyLock<Arc<AtomicUsize>> = LazyLock::new(|| Arc::new(AtomicUsize::new(0)));
+
+/// Where the signal handler records the signal's number (signal-hook's
+/// `flag::register_usize`, registered before the stop flag's handler:
+/// signal-hook runs a signal's actions in the order they were registered).
+pub fn signal_record() -> Arc<AtomicUsize> {
+    Arc::clone(&SIGNAL)
+}
+
+/// Exit code of an interrupted run: 128 + the signal's number, as a shell
+/// reports a process that signal ended (130 for SIGINT, 143 for SIGTERM).
+pub fn exit_code() -> u8 {
+    match SIGNAL.load(Ordering::SeqCst) {
+        s @ 1..=127 => 128 + s as u8,
+        _ => EXIT_INTERRUPTED,
+    }
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -152,7 +176,7 @@ pub fn set_abort_action(action: AbortAction) {
 
 /// Ends the process now, on a signal: runs the installed abort action
 /// (which writes the results published so far marked interrupted, detaches
-/// fslab's mounts and removes its directories) and exits with 130. The
+/// fslab's mounts and removes its directories) and exits with `exit_code()`. The
 /// serial lock is never released, so the main thread stops at its next
 /// creation, removal or write and cannot end the process (or touch a result
 /// file) before this is done.
@@ -179,7 +203,7 @@ pub fn abort() -> ! {
     if let Some(action) = lock(&ACTION).as_ref() {
         action(locked);
     }
-    std::process::exit(EXIT_INTERRUPTED)
+    std::process::exit(exit_code().into())
 }
 
 #[cfg(test)]

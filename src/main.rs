@@ -1,5 +1,6 @@
 //! Thin: parse -> validate -> run -> report. Exit codes: 0 ok, 1 the run
-//! failed, 2 bad usage, 130 interrupted (results so far are still written).
+//! failed, 2 bad usage, 128 + the signal's number when interrupted (130
+//! SIGINT, 143 SIGTERM; results so far are still written).
 
 use clap::Parser;
 use fslab::cli::{Cli, Command};
@@ -26,7 +27,7 @@ fn main() -> ExitCode {
         }
     };
     let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli))).unwrap_or(ExitCode::from(101));
-    // An abort that began writes its results and exits with 130 itself:
+    // An abort that began writes its results and exits (128 + signal) itself:
     // returning now would end the process half-way through it. Held for
     // good: a signal from now on cannot start one either.
     std::mem::forget(fslab::interrupt::serial());
@@ -60,7 +61,12 @@ fn run(cli: Cli) -> ExitCode {
         Command::Replay(a) => Some(&a.common.telemetry),
         Command::Run(a) => Some(&a.common.telemetry),
         Command::Fio(a) => Some(&a.telemetry),
-        Command::Cleanup(_) | Command::Compare(_) | Command::Report(_) | Command::Schema => None,
+        Command::Cleanup(_)
+        | Command::Compare(_)
+        | Command::Report(_)
+        | Command::Schema
+        | Command::Completions(_)
+        | Command::Man(_) => None,
     };
     // hooks first: `fslab run` installs its plan's own over these
     if let Some(t) = telemetry {
@@ -96,6 +102,8 @@ fn run(cli: Cli) -> ExitCode {
             print!("{}", fslab::model::result_schema_text());
             return ExitCode::SUCCESS;
         }
+        Command::Completions(a) => return completions(a),
+        Command::Man(a) => return man(a),
         Command::Run(a) => match plan::quick_suite(a)
             .and_then(|s| fslab::target::safety::check_plan_devices(&s, a.force_overwrite).map(|()| s))
         {
@@ -104,7 +112,7 @@ fn run(cli: Cli) -> ExitCode {
         },
     };
     match result {
-        Ok(r) if r.interrupted => ExitCode::from(130),
+        Ok(r) if r.interrupted => ExitCode::from(fslab::interrupt::exit_code()),
         // Failed operations or failed jobs: the results are written, the run failed.
         Ok(r)
             if r.cells.iter().any(|c| {
@@ -157,6 +165,9 @@ fn validated<T>(r: Result<T, plan::PlanError>) -> Result<T, ExitCode> {
 fn handle_signals(stop: &Arc<AtomicBool>) {
     use signal_hook::consts::{SIGINT, SIGTERM};
     for sig in [SIGINT, SIGTERM] {
+        // which signal it was (the exit code), recorded before the flag is
+        // set: signal-hook runs a signal's actions in registration order
+        let _ = signal_hook::flag::register_usize(sig, fslab::interrupt::signal_record(), sig as usize);
         let _ = signal_hook::flag::register(sig, Arc::clone(stop));
     }
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
@@ -283,6 +294,58 @@ fn report(a: &fslab::cli::ReportArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `fslab completions SHELL`: the script on stdout.
+fn completions(a: &fslab::cli::CompletionsArgs) -> ExitCode {
+    let mut script = Vec::new();
+    clap_complete::generate(
+        a.shell,
+        &mut <Cli as clap::CommandFactory>::command(),
+        "fslab",
+        &mut script,
+    );
+    print_bytes(&script)
+}
+
+/// `fslab man [SUBCOMMAND]`: fslab(1), or fslab-SUBCOMMAND(1), as roff on stdout.
+fn man(a: &fslab::cli::ManArgs) -> ExitCode {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    // names the subcommands fslab-io etc. and gives them the version
+    cmd.build();
+    let page = match &a.subcommand {
+        None => cmd,
+        Some(name) => match cmd.find_subcommand(name) {
+            Some(sub) => sub.clone(),
+            None => {
+                eprintln!("fslab: error: man: no subcommand '{name}'; see 'fslab man --help'");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let mut roff = Vec::new();
+    // the footer names fslab's build, whichever page it is
+    let page = clap_mangen::Man::new(page).source(format!("fslab {}", fslab::cli::LONG_VERSION));
+    if let Err(e) = page.render(&mut roff) {
+        eprintln!("fslab: error: man: {e}");
+        return ExitCode::from(1);
+    }
+    print_bytes(&roff)
+}
+
+/// Writes generated text to stdout; a reader that went away (`| head`) is
+/// no error of ours.
+fn print_bytes(b: &[u8]) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(b).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fslab: error: stdout: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 /// clap's refusals in one line, as every other refusal: `fslab: error:`, the
 /// complaint (with its indented continuation and tips), and the command whose
 /// --help tells more. Help, version and the bare `fslab` print as clap has them.
@@ -294,37 +357,9 @@ fn clap_error(e: clap::Error) -> ExitCode {
     ) {
         e.exit();
     }
-    let text = e.render().to_string();
-    let mut lines = text.lines();
-    let mut msg = lines
-        .next()
-        .unwrap_or("")
-        .trim_start_matches("error: ")
-        .trim()
-        .to_string();
-    // the subcommand, when the first argument names one (clap's usage line may not come)
-    let mut command = match std::env::args().nth(1) {
-        Some(a) if <Cli as clap::CommandFactory>::command().find_subcommand(&a).is_some() => format!("fslab {a}"),
-        _ => "fslab".to_string(),
-    };
-    let mut in_first = true;
-    for l in lines {
-        let t = l.trim();
-        if t.is_empty() {
-            in_first = false;
-        } else if let Some(tip) = t.strip_prefix("tip: ") {
-            msg.push_str(&format!(" ({tip})"));
-        } else if let Some(u) = t.strip_prefix("Usage: ") {
-            let words: Vec<&str> = u
-                .split_whitespace()
-                .take_while(|w| !w.starts_with(['[', '<', '-']))
-                .collect();
-            command = words.join(" ");
-        } else if in_first {
-            msg.push(' ');
-            msg.push_str(t);
-        }
-    }
+    // lossy: an argument that is not UTF-8 is what clap may be refusing
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    let (msg, command) = (fslab::cli::one_line(&e), fslab::cli::help_command(&e, &args));
     eprintln!("fslab: error: {msg}; see '{command} --help'");
     ExitCode::from(2)
 }

@@ -184,7 +184,8 @@ fn a_live_fslab_in_a_pid_namespace_keeps_its_directory() {
     // SAFETY: kill(2) on the pid of a process this test started.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let out = wait(child);
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    // 128 + SIGTERM
+    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(read_json(&json)["interrupted"], true);
     assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
 }
@@ -240,7 +241,8 @@ fn a_live_fslab_under_another_name_keeps_its_directory_and_scratch_mount() {
     assert_eq!(loops_backed_in(scratch.path()), loops, "and its loop device");
     assert!(work.join("fs.img").exists() && work.join("mnt/lost+found").exists());
     let out = signal_and_wait(child, libc::SIGTERM);
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    // 128 + SIGTERM
+    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(read_json(&json)["interrupted"], true);
     let left = scratch_leftovers(scratch.path());
     assert!(left.is_empty(), "{left:?}");

@@ -147,7 +147,7 @@ fn command_line_jobs_and_normal_output() {
     assert_eq!(j["jobs"][0]["read"]["io_bytes"], 4 << 20);
     expect_usage(
         &["fio", "--output-format=xml", job.to_str().unwrap()],
-        "--output-format: 'xml' is not supported",
+        "invalid value 'xml' for '--output-format <FORMAT>'",
     );
     expect_usage(&["fio"], "give a job file or a command-line job");
 }

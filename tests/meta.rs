@@ -153,13 +153,16 @@ fn bonnie_shorthand_sets_bonnie_semantics_and_bad_specs_exit_2() {
             &["--xattr", "user.a:100k"],
             "--xattr: 'user.a:100k': the kernel limits xattr values to 64 KiB",
         ),
-        (&["--order", "sideways"], "--order: unknown order 'sideways'"),
+        (
+            &["--order", "sideways"],
+            "invalid value 'sideways' for '--order <ORDERS>'",
+        ),
         (
             &["--phases", "getxattr"],
             "--phases: getxattr needs at least one --xattr",
         ),
-        (&["--phases", "dance"], "--phases: unknown phase 'dance'"),
-        (&["--engine", "null"], "--engine: unknown engine 'null' for meta"),
+        (&["--phases", "dance"], "invalid value 'dance' for '--phases <PHASES>'"),
+        (&["--engine", "null"], "invalid value 'null' for '--engine <ENGINE>'"),
     ] {
         // every case fails validation, before any file is made
         expect_usage(

@@ -146,7 +146,7 @@ fn stream_write_and_io_loads_run_in_their_phase_and_are_removed() {
 fn bad_probe_flags_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     for (args, want) in [
-        (&["--op", "poke"][..], "--op: unknown probe 'poke'"),
+        (&["--op", "poke"][..], "invalid value 'poke' for '--op <OP>'"),
         (&["--interval", "0s"], "--interval: must be at least 1ms"),
         (&["--phases", "idle"], "--phases: 'idle': expected NAME:DURATION"),
         (&["--phases", "load:1s"], "--phases: a 'load' phase needs --load"),
@@ -162,7 +162,7 @@ fn bad_probe_flags_exit_2() {
         (&["--load", "stream-write:1g,fast"], "unknown option 'fast'"),
         (
             &["--load", "io:--rw sideways"],
-            "--load: 'io:--rw sideways': --rw: unknown pattern",
+            "--load: 'io:--rw sideways': invalid value 'sideways' for '--rw <PATTERN>'",
         ),
         (
             &["--runtime", "1s", "--phases", "idle:1s"],

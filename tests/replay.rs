@@ -204,7 +204,10 @@ fn parser_errors_name_file_and_line() {
     for (args, want) in [
         (&["--clients", "0"][..], "--clients: must be between 1 and 1024"),
         (&["--time", "0s"], "--time: must be longer than 0"),
-        (&["--timestamps", "maybe"], "--timestamps: 'maybe': honour or ignore"),
+        (
+            &["--timestamps", "maybe"],
+            "invalid value 'maybe' for '--timestamps <MODE>'",
+        ),
         (&["--xattr-size", "1m"], "--xattr-size: between 1 byte and 64 KiB"),
     ] {
         expect_usage(&[&["replay", "/nonexistent.txt"][..], args].concat(), want);

@@ -4,6 +4,7 @@ mod util;
 
 mod bad_input;
 mod cleanup;
+mod cli_conventions;
 mod compare_formats;
 mod device;
 mod faultfs;

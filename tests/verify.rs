@@ -82,7 +82,7 @@ fn verification_refuses_what_it_cannot_check() {
     let t = dir.path().to_str().unwrap();
     expect_usage(
         &["io", "--target", t, "--verify", "md5"],
-        "--verify: unknown method 'md5'",
+        "invalid value 'md5' for '--verify <METHOD>'",
     );
     expect_usage(
         &["io", "--target", t, "--verify", "crc32c", "--bs", "4k-16k"],
@@ -199,6 +199,6 @@ fn on_error_stop_ends_at_the_first_failure_and_continue_counts_them_all() {
     assert_eq!(j["interrupted"], false, "a stop on error is not an interruption");
     expect_usage(
         &["io", "--target", f, "--on-error", "panic"],
-        "--on-error: 'panic' is neither continue nor stop",
+        "invalid value 'panic' for '--on-error <WHAT>'",
     );
 }

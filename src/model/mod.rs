@@ -44,6 +44,12 @@ pub const PERCENTILES: [f64; 18] = [
 pub struct Report {
     pub schema_version: u32,
     pub fslab_version: String,
+    /// The build that wrote the file, as `fslab --version` prints it: the
+    /// version, the git commit ("unknown" for a build without git) and the
+    /// cargo profile, e.g. "0.1.0 (commit <40 hex digits>, release)". Absent in
+    /// files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fslab_build: Option<String>,
     /// The subcommand that produced it ("io", "run").
     pub command: String,
     /// RFC 3339, UTC.
@@ -228,6 +234,8 @@ impl Report {
         Report {
             schema_version: SCHEMA_VERSION,
             fslab_version: env!("CARGO_PKG_VERSION").to_string(),
+            // set by build.rs, the string the CLI's --version prints
+            fslab_build: Some(env!("FSLAB_LONG_VERSION").to_string()),
             command: command.to_string(),
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
             host: HostInfo::read(),

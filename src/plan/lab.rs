@@ -156,16 +156,7 @@ pub fn workload_from_args(kind: &str, args: &[String]) -> std::result::Result<Ce
     let mut argv = vec!["fslab".to_string(), kind.to_string()];
     argv.extend(args.iter().cloned());
     argv.extend(["--target".into(), "/".into(), "--quiet".into()]);
-    let cli = Cli::try_parse_from(&argv).map_err(|e| {
-        let text = e.to_string();
-        let line = text
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string();
-        WorkloadError::Usage(line)
-    })?;
+    let cli = Cli::try_parse_from(&argv).map_err(|e| WorkloadError::Usage(crate::cli::one_line(&e)))?;
     let plan = match &cli.command {
         Command::Io(a) => CellPlan::Io(IoPlan::from_args(a)?),
         Command::Meta(a) => CellPlan::Meta(MetaPlan::from_args(a)?),

@@ -171,7 +171,7 @@ fn parse_load(s: &str, target: &str) -> Result<Load> {
             "--quiet".into(),
         ];
         argv.extend(rest.split_whitespace().map(String::from));
-        let w = Wrap::try_parse_from(&argv).map_err(|e| bad(e.to_string().lines().next().unwrap_or("").to_string()))?;
+        let w = Wrap::try_parse_from(&argv).map_err(|e| bad(crate::cli::one_line(&e)))?;
         if w.a.common.target != target || !w.a.common.output.is_empty() {
             return Err(bad(
                 "the io load runs in the probe's --target and writes no output of its own".into(),
