@@ -743,8 +743,8 @@ const COMPARE_EXAMPLES: &str = "Examples:
   fslab io --target /mnt/ext4 --rw randrw --direct --output json:ext4.json
   fslab io --target /mnt/xfs --rw randrw --direct --output json:xfs.json
   fslab compare ext4.json xfs.json --baseline ext4
-  fslab compare ext4.json xfs.json --format plain   # ASCII, at most 80 columns: for a mail to a list
-  fslab compare meta.json --format markdown         # GitHub pipe tables, for an issue or a wiki";
+  fslab compare a.json b.json --format plain   # ASCII, <= 80 columns, for mail
+  fslab compare meta.json --format markdown    # pipe tables: an issue, a wiki";
 
 #[derive(Debug, Args, Clone)]
 pub struct CleanupArgs {

@@ -38,8 +38,9 @@ pub enum Load {
         direct: bool,
         fsync_end: bool,
         threads: u32,
-        /// Writes until the phase ends; `size` is the cap.
-        #[serde(default)]
+        /// Writes until the phase ends; `size` is the cap. Written only when
+        /// set, so a size-based load's plan keeps the shape it always had.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         time_based: bool,
     },
     /// Any io workload.
