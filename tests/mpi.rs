@@ -62,7 +62,13 @@ fn run_mpmd_json(dir: &std::path::Path, groups: &[(usize, &[&str])]) -> Option<V
         .collect();
     let with: Vec<(usize, &[&str])> = groups.iter().zip(&full).map(|((n, _), a)| (*n, &a[..])).collect();
     let o = mpmd(&with)?;
-    assert!(o.status.success(), "mpirun failed: {}", stderr(&o));
+    assert!(
+        o.status.success(),
+        "mpirun failed: {}\n{}\n{}",
+        stderr(&o),
+        String::from_utf8_lossy(&o.stdout),
+        std::fs::read_to_string(&json).unwrap_or_default()
+    );
     assert!(leftovers(&target).is_empty(), "every rank's files are gone");
     Some(read_json(&json))
 }
@@ -134,7 +140,9 @@ fn io_bytes_of_four_ranks_add_up_exactly() {
 #[test]
 fn a_shared_file_gives_each_rank_its_own_region() {
     let dir = tempfile::tempdir().unwrap();
-    // verification would flag a block written by one rank and read by another
+    // verification would flag a block written by one rank and read by
+    // another; one job per rank, as two jobs of a rank would share its region
+    // (a read racing the other job's write of a block can see it torn)
     let args = [
         "io",
         "--rw",
@@ -143,8 +151,6 @@ fn a_shared_file_gives_each_rank_its_own_region() {
         "4k",
         "--size",
         "2m",
-        "--jobs",
-        "2",
         "--shared-file",
         "--verify",
         "crc32c",
@@ -157,7 +163,7 @@ fn a_shared_file_gives_each_rank_its_own_region() {
         assert_eq!(per_rank(d, "ops").len(), 3);
     }
     let moved: u64 = directions(&j).iter().map(|d| d["bytes"].as_u64().unwrap()).sum();
-    assert_eq!(moved, 3 * 2 * (2 << 20), "each job moves --size");
+    assert_eq!(moved, 3 * (2 << 20), "each rank moves --size");
 }
 
 #[cfg(feature = "mpi")]
@@ -468,6 +474,67 @@ fn stonewall_first_with_threads_names_the_first_job() {
     assert!(w["ops"].as_u64().unwrap() >= 64, "at least the first job's 64 blocks");
 }
 
+/// The fslab processes below `root` (mpirun's ranks, whatever launches them).
+#[cfg(feature = "mpi")]
+fn ranks_below(root: u32) -> Vec<u32> {
+    let procs: Vec<(u32, u32, String)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // pid (comm) state ppid ...: comm may hold spaces and parentheses
+            let (head, tail) = stat.rsplit_once(')')?;
+            let comm = head.split_once('(')?.1.to_string();
+            let ppid = tail.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid, comm))
+        })
+        .collect();
+    let mut below = vec![root];
+    let mut i = 0;
+    while i < below.len() {
+        let p = below[i];
+        below.extend(procs.iter().filter(|q| q.1 == p).map(|q| q.0));
+        i += 1;
+    }
+    procs
+        .iter()
+        .filter(|q| q.2 == "fslab" && below[1..].contains(&q.0))
+        .map(|q| q.0)
+        .collect()
+}
+
+/// Waits until `n` ranks below `child` have each read more than `bytes`
+/// (/proc/PID/io rchar), at most 60 s.
+#[cfg(feature = "mpi")]
+fn wait_for_ranks_reading(child: &mut std::process::Child, n: usize, bytes: u64) {
+    let rchar = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/io"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("rchar:")?.trim().parse::<u64>().ok())
+            })
+            .unwrap_or(0)
+    };
+    let t = std::time::Instant::now();
+    loop {
+        let ranks = ranks_below(child.id());
+        if ranks.len() == n && ranks.iter().all(|&p| rchar(p) > bytes) {
+            return;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "mpirun ended before its ranks read"
+        );
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "ranks {ranks:?} did not start reading"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 #[cfg(feature = "mpi")]
 #[test]
 fn ctrl_c_on_mpirun_writes_what_every_rank_measured_and_removes_their_files() {
@@ -478,7 +545,7 @@ fn ctrl_c_on_mpirun_writes_what_every_rank_measured_and_removes_their_files() {
     let target = dir.path().join("t");
     std::fs::create_dir(&target).unwrap();
     let json = dir.path().join("int.json");
-    let child = Command::new("mpirun")
+    let mut child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np", "2"])
         .arg(fslab_path())
         .args([
@@ -496,7 +563,9 @@ fn ctrl_c_on_mpirun_writes_what_every_rank_measured_and_removes_their_files() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // interrupted while measuring: every rank has read its file (laid out,
+    // 8 MiB) several times over, which only the timed phase does
+    wait_for_ranks_reading(&mut child, 2, 32 << 20);
     let out = signal_and_wait(child, libc::SIGINT);
     assert!(!out.status.success());
     let j = read_json(&json);

@@ -336,6 +336,9 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         describe_mount(&mut info, &mounts);
     }
     lay_out_all(plan, &f, stop, progress)?;
+    if let Some(w) = overlapping_verify(plan, &f) {
+        warnings.push(w);
+    }
     if plan.direct && plan.engine != crate::engine::EngineKind::Null {
         check_direct(&f.files[0], plan, f.size, &mut info, &mut warnings)?;
     }
@@ -351,6 +354,30 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         warnings,
         guard: f.guard,
         claim: f.claim,
+    })
+}
+
+/// --verify with random jobs whose regions of one shared file overlap: a
+/// read that races another job's write of the same block can copy it out of
+/// the page cache half-written (buffered reads take no lock against writes)
+/// and count a mismatch that is no corruption: 2 CRC mismatches in 1.75 M
+/// reads of four 4 KiB randrw jobs on one 2 MiB file in 60 s (ext4, loaded
+/// machine); a distributed test of two such jobs per rank failed in CI so.
+fn overlapping_verify(plan: &IoPlan, f: &Files) -> Option<String> {
+    let shared = f.files.len() == plan.nrfiles as usize;
+    if !(plan.verify && plan.writes() && plan.rw.random() && shared && plan.jobs > 1) {
+        return None;
+    }
+    let len = if f.pct_base > 0 { f.pct_base } else { f.size + f.extra };
+    let (a, alen) = plan.region.span(0, f.pct_base, len, f.size, plan.bs);
+    let (b, _) = plan.region.span(1, f.pct_base, len, f.size, plan.bs);
+    (b < a + alen).then(|| {
+        format!(
+            "--verify: the {} jobs write random blocks of one shared file's same region; a read racing \
+             another job's write of a block can see it half-written and count a mismatch that is not \
+             corruption (give each job its own file, or its own region with fio's offset_increment)",
+            plan.jobs
+        )
     })
 }
 
