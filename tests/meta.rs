@@ -342,12 +342,13 @@ fn ctrl_c_removes_every_file_and_a_million_files_stay_under_64_mib() {
     let out = dir.path().join("m.json");
     let json = format!("json:{}", out.display());
     let t = dir.path().to_str().unwrap();
-    let code = interrupt_after(
-        &[
-            "meta", "--target", t, "--files", "1m", "--dirs", "100", "--quiet", "--output", &json,
-        ],
-        1500,
-    );
+    let mut child = start(&[
+        "meta", "--target", t, "--files", "1m", "--dirs", "100", "--quiet", "--output", &json,
+    ]);
+    // past validation (a signal before it leaves no result), then creating
+    wait_for_workdir(&mut child, dir.path());
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let code = signal_and_wait(child, libc::SIGINT).status.code();
     assert_eq!(code, Some(130));
     let j = read_json(&out);
     assert_eq!(j["interrupted"], true);

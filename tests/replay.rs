@@ -78,17 +78,29 @@ fn every_operation_has_its_posix_effect() {
         "--clients",
         "2",
         "--time",
-        "2s",
+        "4s",
         "--xattr",
         "--quiet",
         "--output",
         &format!("json:{}", out.display()),
     ]);
-    std::thread::sleep(Duration::from_millis(800));
-    // while the clients sleep at the end of the file, look at what they did
-    let wd = std::fs::read_dir(work.path()).unwrap().next().unwrap().unwrap().path();
+    // while the clients sleep at the end of the file (5 s, longer than the
+    // run: one pass), look at what they did, once both have done it
+    let client = |n: usize| -> Option<std::path::PathBuf> {
+        let wd = std::fs::read_dir(work.path()).ok()?.next()?.ok()?.path();
+        Some(wd.join(format!("c{n}/clients/client{}", n + 1)))
+    };
+    let done =
+        |c: &std::path::Path| std::fs::metadata(c.join("g")).is_ok_and(|m| m.len() == 150) && !c.join("d").exists();
+    while ![0, 1].iter().all(|&n| client(n).is_some_and(|c| done(&c))) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before both clients were seen done"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     for n in [0, 1] {
-        let c = wd.join(format!("c{n}/clients/client{}", n + 1));
+        let c = client(n).unwrap();
         let g = c.join("g");
         assert_eq!(std::fs::metadata(&g).unwrap().len(), 150, "WriteX sized the file");
         assert!(!c.join("f").exists(), "Rename moved it");

@@ -218,13 +218,6 @@ pub fn wait_for_workdir(child: &mut std::process::Child, dir: &std::path::Path) 
     }
 }
 
-/// Runs fslab ARGS, waits `ms`, sends SIGINT: the exit code.
-pub fn interrupt_after(args: &[&str], ms: u64) -> Option<i32> {
-    let child = start(args);
-    std::thread::sleep(std::time::Duration::from_millis(ms));
-    signal_and_wait(child, libc::SIGINT).status.code()
-}
-
 /// Mount points at or below `dir` (from /proc/self/mountinfo).
 pub fn mounts_under(dir: &Path) -> Vec<String> {
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
