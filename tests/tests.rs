@@ -26,6 +26,7 @@ mod meta;
 mod mpi;
 mod probe;
 mod profile;
+mod queue;
 mod quick_suite;
 mod replay;
 mod results;

@@ -45,6 +45,8 @@ fn make_fs(fs: &FsPlan, lab: &LabPlan) -> Result<Ready, TargetError> {
             mount_options: fs.mount.as_deref(),
             size: fs.size,
             device,
+            queue: &fs.queue,
+            loop_direct_io: fs.loop_direct_io,
         },
         &lab.scratch_dir,
     )?;

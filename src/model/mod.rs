@@ -24,7 +24,7 @@ pub use dir::{pct_key, DirResult, LatBucket, LatSummary};
 pub use host::HostInfo;
 pub use read::{parse_report, read_results};
 pub use schema::{result_schema, result_schema_text};
-pub use target::{ScratchInfo, TargetInfo};
+pub use target::{QueueInfo, ScratchInfo, TargetInfo};
 
 use crate::stats::series::IntervalPoint;
 use crate::stats::OpKind;

@@ -29,6 +29,30 @@ pub struct TargetInfo {
     /// With --direct: whether the target really bypasses the page cache (a
     /// misaligned O_DIRECT read is refused). tmpfs accepts O_DIRECT and ignores it.
     pub direct_honoured: Option<bool>,
+    /// The block queue of the device under the target, as the cell found it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueInfo>,
+}
+
+/// A device's block queue (/sys/block/DISK/queue): what sits between the
+/// filesystem and the device, and differs between two otherwise equal runs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct QueueInfo {
+    /// The disk whose queue it is (a partition's is its disk's).
+    pub disk: String,
+    /// The active I/O scheduler: none, mq-deadline, bfq, kyber.
+    pub scheduler: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u64>,
+    /// Writeback throttling's latency target (0: off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wbt_lat_usec: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sectors_kb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotational: Option<bool>,
 }
 
 /// What a scratch cell ran on, recorded in the result.
@@ -43,4 +67,7 @@ pub struct ScratchInfo {
     pub device: Option<String>,
     /// Whether the loop device does direct I/O to its image.
     pub loop_direct_io: Option<bool>,
+    /// The block-queue settings the plan set for the cell ("scheduler=mq-deadline").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue_set: Vec<String>,
 }

@@ -52,6 +52,78 @@ pub struct FsPlan {
     pub mkfs: Vec<String>,
     pub mount: Option<String>,
     pub size: u64,
+    /// Block-queue settings of the device under it, for the cell's duration.
+    #[serde(skip_serializing_if = "QueueSettings::is_empty")]
+    pub queue: QueueSettings,
+    /// Whether fslab's loop device does direct I/O to its image (default on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_direct_io: Option<bool>,
+}
+
+/// The order block-queue attributes are set and put back in. Switching the
+/// scheduler resets nr_requests to the new one's default; writing
+/// max_sectors_kb or rotational recomputes the queue's limits, which resets
+/// read_ahead_kb (6.18 here: rotational=0 turned a read_ahead_kb of 64 into
+/// 128), so read-ahead comes last.
+pub const QUEUE_ORDER: [&str; 6] = [
+    "scheduler",
+    "nr_requests",
+    "wbt_lat_usec",
+    "max_sectors_kb",
+    "rotational",
+    "read_ahead_kb",
+];
+
+/// The I/O schedulers a plan may name (the kernel offers a subset per queue).
+pub const SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "bfq", "kyber"];
+
+/// Block-queue settings (/sys/block/DEV/queue/*) a plan sets on the device
+/// under a filesystem or raw cell: set before mkfs, restored when the
+/// scratch filesystem goes (`target::queue`). Seed 001 asked whether the
+/// deadline or noop scheduler mattered; these make such questions a plan
+/// variable like a mount option.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct QueueSettings {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u64>,
+    /// Writeback throttling's latency target; 0 turns it off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wbt_lat_usec: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_sectors_kb: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rotational: Option<bool>,
+}
+
+impl QueueSettings {
+    pub fn is_empty(&self) -> bool {
+        *self == QueueSettings::default()
+    }
+
+    /// (sysfs attribute, value) in the order they are set (`QUEUE_ORDER`).
+    pub fn attrs(&self) -> Vec<(&'static str, String)> {
+        let n = |name, v: Option<u64>| v.map(|v| (name, v.to_string()));
+        [
+            self.scheduler.clone().map(|s| ("scheduler", s)),
+            n("nr_requests", self.nr_requests),
+            n("wbt_lat_usec", self.wbt_lat_usec),
+            n("max_sectors_kb", self.max_sectors_kb),
+            self.rotational.map(|r| ("rotational", (r as u8).to_string())),
+            n("read_ahead_kb", self.read_ahead_kb),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// "scheduler=mq-deadline", ... as the plan set them.
+    pub fn describe(&self) -> Vec<String> {
+        self.attrs().into_iter().map(|(k, v)| format!("{k}={v}")).collect()
+    }
 }
 
 impl FsPlan {

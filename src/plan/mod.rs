@@ -14,7 +14,7 @@ pub mod replay;
 pub mod telemetry;
 
 pub use io::{BufferPlan, FileMode, IoPlan, PacingPlan, RegionPlan, Rw};
-pub use lab::{FsKind, FsPlan, LabPlan, WorkloadPlan};
+pub use lab::{FsKind, FsPlan, LabPlan, QueueSettings, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{check_path, write_atomically, OutputFormat, OutputSpec, Outputs, TableFormat};
 pub use probe::{Load, ProbeOp, ProbePlan};
@@ -403,6 +403,8 @@ fn quick_filesystems(a: &RunArgs) -> Result<Vec<FsPlan>> {
             mkfs: vec![],
             mount: None,
             size: 0,
+            queue: Default::default(),
+            loop_direct_io: None,
         }]
     } else {
         a.scratch
@@ -431,6 +433,8 @@ fn quick_filesystems(a: &RunArgs) -> Result<Vec<FsPlan>> {
                     mkfs: vec![],
                     mount: None,
                     size: lab::DEFAULT_FS_SIZE,
+                    queue: Default::default(),
+                    loop_direct_io: None,
                 })
             })
             .collect::<Result<Vec<_>>>()?

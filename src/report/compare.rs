@@ -178,6 +178,12 @@ fn describe_fs(c: &Cell) -> String {
     if let Some(dio) = scratch.and_then(|s| s.loop_direct_io) {
         let _ = write!(d, " (loop dio {})", if dio { "on" } else { "off" });
     }
+    if let Some(q) = &t.queue {
+        let _ = write!(d, ", scheduler {}", q.scheduler);
+    }
+    if let Some(set) = scratch.map(|s| &s.queue_set).filter(|v| !v.is_empty()) {
+        let _ = write!(d, " (set: {})", set.join(" "));
+    }
     if let Some(o) = &t.mount_options {
         let _ = write!(d, ", mounted {o}");
     }

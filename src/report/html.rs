@@ -161,6 +161,9 @@ fn environment(s: &mut String, sources: &[(String, &Report)], cmp: &Comparison) 
         if let Some(d) = scratch.and_then(|x| x.loop_direct_io).or(t.loop_direct_io) {
             let _ = write!(dev, ", loop dio {}", if d { "on" } else { "off" });
         }
+        if let Some(q) = &t.queue {
+            let _ = write!(dev, ", scheduler {}", q.scheduler);
+        }
         let direct = sources
             .iter()
             .flat_map(|(l, r)| r.cells.iter().map(move |c| (l, c)))

@@ -322,6 +322,9 @@ fn target_line(s: &mut String, c: &Cell) {
             let _ = write!(on, " with direct-io {}", if dio { "on" } else { "off" });
         }
     }
+    if let Some(q) = &t.queue {
+        let _ = write!(on, ", scheduler {}", q.scheduler);
+    }
     on.push(')');
     if let Some(o) = &t.mount_options {
         let _ = write!(on, " mount options {o}");

@@ -1,5 +1,5 @@
 //! What fslab has made and not yet removed: work directories and scratch
-//! mounts. Guards remove their own on every normal path out; this list is for
+//! mounts, and block-queue settings it changed and has not yet put back. Guards remove their own on every normal path out; this list is for
 //! the one path where no guard runs, a signal that ends the process at once
 //! (`crate::interrupt::abort`, holding the lock every guard takes): it
 //! detaches the mounts and removes the directories before exiting, so even
@@ -12,6 +12,8 @@ use std::sync::Mutex;
 enum Live {
     Dir(PathBuf),
     Mount(PathBuf),
+    /// A queue attribute file and its value before fslab set it.
+    Queue(PathBuf, String),
 }
 
 static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
@@ -36,6 +38,14 @@ pub fn remove_mount(p: &Path) {
     list().retain(|l| *l != Live::Mount(p.to_path_buf()));
 }
 
+pub fn add_queue(attr: &Path, old: &str) {
+    list().push(Live::Queue(attr.to_path_buf(), old.to_string()));
+}
+
+pub fn remove_queue(attr: &Path) {
+    list().retain(|l| !matches!(l, Live::Queue(a, _) if a == attr));
+}
+
 /// Detaches every live mount (lazily: it must not wait for busy files) and
 /// removes every live work directory. Loop devices go by themselves: they
 /// are autoclear and fslab's descriptors close when the process exits.
@@ -56,6 +66,12 @@ pub fn abort_cleanup() {
                 );
                 vanished.push(d);
             }
+        }
+    }
+    // in the order they were saved: the scheduler before nr_requests
+    for l in live.iter() {
+        if let Live::Queue(attr, old) = l {
+            let _ = std::fs::write(attr, old);
         }
     }
     for l in live.iter().rev() {

@@ -8,6 +8,7 @@ pub mod cleanup;
 pub mod info;
 mod layout;
 pub mod live;
+pub mod queue;
 pub mod ranks;
 pub mod rmtree;
 pub mod safety;
@@ -493,6 +494,7 @@ fn device_target(
     info.fs_type = "raw".into();
     info.device = Some(path.display().to_string());
     (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&path.display().to_string());
+    info.queue = queue::read(path);
     if !plan.allow_device {
         return Err(refused(
             "--target",
@@ -643,6 +645,9 @@ pub fn describe_mount(info: &mut TargetInfo, mounts: &[info::MountEntry]) {
         info.mount_point = Some(m.mount_point.clone());
         info.mount_options = Some(m.options.clone());
         (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&m.source);
+        if m.source.starts_with("/dev/") {
+            info.queue = queue::read(Path::new(&m.source));
+        }
         info.device = Some(m.source);
     }
 }

@@ -69,6 +69,12 @@ impl LoopDev {
     /// where the kernel allows it (so the host page cache does not sit under
     /// the filesystem being measured).
     pub fn attach(image: &Path) -> std::io::Result<LoopDev> {
+        Self::attach_with(image, true)
+    }
+
+    /// `attach`, with or without direct I/O to the image (a plan's
+    /// `loop_direct_io = false`: the host page cache under the device).
+    pub fn attach_with(image: &Path, direct_io: bool) -> std::io::Result<LoopDev> {
         let backing = File::options().read(true).write(true).open(image)?;
         let ctl = File::options().read(true).write(true).open("/dev/loop-control")?;
         for _ in 0..20 {
@@ -102,7 +108,7 @@ impl LoopDev {
                     lo_number: 0,
                     lo_encrypt_type: 0,
                     lo_encrypt_key_size: 0,
-                    lo_flags: LO_FLAGS_AUTOCLEAR | LO_FLAGS_DIRECT_IO,
+                    lo_flags: LO_FLAGS_AUTOCLEAR | if direct_io { LO_FLAGS_DIRECT_IO } else { 0 },
                     lo_file_name: name,
                     lo_crypt_name: [0; 64],
                     lo_encrypt_key: [0; 32],
@@ -124,16 +130,20 @@ impl LoopDev {
                 // someone else took it between GET_FREE and CONFIGURE
                 Some(libc::EBUSY) => continue,
                 // kernel before 5.8
-                Some(libc::EINVAL) | Some(libc::ENOTTY) => return Self::attach_losetup(image),
+                Some(libc::EINVAL) | Some(libc::ENOTTY) => return Self::attach_losetup(image, direct_io),
                 _ => return Err(e),
             }
         }
         Err(std::io::Error::other("no free loop device after 20 tries"))
     }
 
-    fn attach_losetup(image: &Path) -> std::io::Result<LoopDev> {
+    fn attach_losetup(image: &Path, direct_io: bool) -> std::io::Result<LoopDev> {
         let out = Command::new("losetup")
-            .args(["--find", "--show", "--direct-io=on"])
+            .args([
+                "--find",
+                "--show",
+                if direct_io { "--direct-io=on" } else { "--direct-io=off" },
+            ])
             .arg(image)
             .stdin(Stdio::null())
             .output()?;
@@ -173,6 +183,8 @@ pub struct Scratch {
     dir: PathBuf,
     mount_point: Option<PathBuf>,
     loopdev: Option<LoopDev>,
+    /// The plan's block-queue settings, put back when dropped.
+    queue: Option<super::queue::QueueGuard>,
 }
 
 /// How to make a scratch filesystem.
@@ -186,6 +198,10 @@ pub struct ScratchSpec<'a> {
     /// An existing block device to format instead of an image (consent was
     /// checked by the caller).
     pub device: Option<&'a Path>,
+    /// Block-queue settings for the device, for the scratch's lifetime.
+    pub queue: &'a crate::plan::QueueSettings,
+    /// Direct I/O from fslab's loop device to its image (None: on).
+    pub loop_direct_io: Option<bool>,
 }
 
 fn run_tool(cmd: &mut Command, what: &str) -> Result<(), TargetError> {
@@ -233,6 +249,7 @@ impl Scratch {
             dir,
             mount_point: None,
             loopdev: None,
+            queue: None,
         };
         s.build(spec)?;
         Ok(s)
@@ -245,6 +262,9 @@ impl Scratch {
         }
         let (dev, claim) = self.device(spec)?;
         self.info.device = Some(dev.display().to_string());
+        // before mkfs: the filesystem is made and used on the queue the plan asked for
+        self.queue = super::queue::apply(&dev, spec.queue)?;
+        self.info.queue_set = spec.queue.describe();
         if spec.fs_type == "raw" {
             // the io cell claims the device again for its whole run
             drop(claim);
@@ -341,7 +361,7 @@ impl Scratch {
                 f.set_len(spec.size)
                     .map_err(io_err(format!("sizing {}", image.display())))?;
                 drop(f);
-                let l = LoopDev::attach(&image)
+                let l = LoopDev::attach_with(&image, spec.loop_direct_io.unwrap_or(true))
                     .map_err(io_err(format!("attaching {} to a loop device", image.display())))?;
                 let p = l.path.clone();
                 (_, self.info.loop_direct_io) = super::info::loop_backing(&p.display().to_string());
@@ -394,6 +414,8 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         // an abort must not detach or remove any of this half-way through
         let _serial = crate::interrupt::serial();
+        // put back once the filesystem is gone (or on the way out if it stays)
+        let queue = self.queue.take();
         if let Some(m) = self.mount_point.take() {
             match unmount(&m) {
                 Ok(()) => {}
@@ -408,6 +430,7 @@ impl Drop for Scratch {
             }
             super::live::remove_mount(&m);
         }
+        drop(queue);
         drop(self.loopdev.take());
         super::remove_marked(&self.dir);
     }

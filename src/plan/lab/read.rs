@@ -3,6 +3,16 @@
 
 use super::*;
 
+/// The `[[filesystem]]` keys that set the device's block queue.
+const QUEUE_KEYS: [&str; 6] = [
+    "scheduler",
+    "read_ahead_kb",
+    "nr_requests",
+    "wbt_lat_usec",
+    "max_sectors_kb",
+    "rotational",
+];
+
 /// Line (1-based) of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
@@ -85,6 +95,7 @@ impl<'a> Reader<'a> {
     pub(super) fn filesystem(&self, at: usize, t: &DeTable) -> Result<FsPlan> {
         let (mut name, mut ty, mut mkfs, mut mount, mut size, mut path, mut device) =
             (None, None, Vec::new(), None, DEFAULT_FS_SIZE, None, None);
+        let (mut queue, mut loop_dio, mut queue_at) = (QueueSettings::default(), None, None);
         for (k, v) in t {
             match k.get_ref().as_ref() {
                 "name" => name = Some(self.string(k, v)?),
@@ -99,14 +110,35 @@ impl<'a> Reader<'a> {
                 "size" => size = self.size(k, v)?,
                 "path" => path = Some((self.path(k, v)?, v.span().start)),
                 "device" => device = Some(self.path(k, v)?),
+                "scheduler" => {
+                    let s = self.string(k, v)?;
+                    if !SCHEDULERS.contains(&s.as_str()) {
+                        return Err(self.err_at(
+                            v.span().start,
+                            format!("scheduler: unknown '{s}' (known: {})", SCHEDULERS.join(", ")),
+                        ));
+                    }
+                    queue.scheduler = Some(s);
+                }
+                "read_ahead_kb" => queue.read_ahead_kb = Some(self.count(k, v, 0)?),
+                "nr_requests" => queue.nr_requests = Some(self.count(k, v, 4)?),
+                "wbt_lat_usec" => queue.wbt_lat_usec = Some(self.count(k, v, 0)?),
+                "max_sectors_kb" => queue.max_sectors_kb = Some(self.count(k, v, 4)?),
+                "rotational" => queue.rotational = Some(self.bool(k, v)?),
+                "loop_direct_io" => loop_dio = Some((self.bool(k, v)?, k.span().start)),
                 other => {
                     return Err(self.err_at(
                         k.span().start,
                         format!(
-                        "unknown key '{other}' in [[filesystem]] (known: name, type, mkfs, mount, size, path, device)"
-                    ),
+                            "unknown key '{other}' in [[filesystem]] (known: name, type, mkfs, mount, size, path, \
+                             device, {}, loop_direct_io)",
+                            QUEUE_KEYS.join(", ")
+                        ),
                     ))
                 }
+            }
+            if QUEUE_KEYS.contains(&k.get_ref().as_ref()) {
+                queue_at.get_or_insert(k.span().start);
             }
         }
         let Some((ty, ty_at)) = ty else {
@@ -140,6 +172,26 @@ impl<'a> Reader<'a> {
         if !mkfs.is_empty() && !matches!(kind, FsKind::Mkfs { .. }) {
             return Err(self.err_at(at, format!("mkfs arguments given for a filesystem of type {ty}")));
         }
+        if let Some(at) = queue_at {
+            if !matches!(kind, FsKind::Mkfs { .. } | FsKind::Raw { .. }) {
+                return Err(self.err_at(
+                    at,
+                    format!("block-queue settings need a block device under the cell, and type {ty} has none"),
+                ));
+            }
+        }
+        if let Some((_, at)) = loop_dio {
+            let own_loop = match &kind {
+                FsKind::Mkfs { device, .. } | FsKind::Raw { device } => device.is_none(),
+                _ => false,
+            };
+            if !own_loop {
+                return Err(self.err_at(
+                    at,
+                    format!("loop_direct_io: applies to the loop device fslab makes, and this {ty} has none (device or type)"),
+                ));
+            }
+        }
         if size < 64 << 20 {
             return Err(self.err_at(at, "size must be at least 64m"));
         }
@@ -149,7 +201,30 @@ impl<'a> Reader<'a> {
             mkfs,
             mount,
             size,
+            queue,
+            loop_direct_io: loop_dio.map(|d| d.0),
         })
+    }
+
+    /// A whole number of at least `min` (a block-queue setting).
+    fn count(&self, k: &Key, v: &Val, min: u64) -> Result<u64> {
+        match v.get_ref() {
+            DeValue::Integer(i) => match i.as_str().parse::<u64>() {
+                Ok(n) if n >= min => Ok(n),
+                _ => Err(self.err_at(
+                    v.span().start,
+                    format!(
+                        "{} must be a whole number of at least {min}, not {}",
+                        k.get_ref(),
+                        i.as_str()
+                    ),
+                )),
+            },
+            o => Err(self.err_at(
+                v.span().start,
+                format!("{} must be a number, not {}", k.get_ref(), o.type_str()),
+            )),
+        }
     }
 
     pub(super) fn workload(&self, at: usize, t: &DeTable, index: usize) -> Result<WorkloadPlan> {

@@ -1,0 +1,156 @@
+//! The block queue under a target (/sys/block/DISK/queue): read into every
+//! cell's target info, and set for a lab cell from its plan's
+//! `[[filesystem]]` keys (scheduler, read_ahead_kb, nr_requests,
+//! wbt_lat_usec, max_sectors_kb, rotational).
+//!
+//! A `QueueGuard` restores what it changed when dropped: after the cell on
+//! every normal path out, and `live` restores it on an abort. A device that
+//! is not fslab's loop device only gets here with the user's consent
+//! (`device = ...` needs --allow-device), and never a partition: its queue
+//! is its disk's, shared with the other partitions.
+
+use super::{live, refused, TargetError};
+use crate::model::QueueInfo;
+use crate::plan::QueueSettings;
+use std::path::{Path, PathBuf};
+
+/// The queue directory of block device `dev` (a path in /dev, symlinks
+/// followed): (disk name, /sys/.../queue, whether `dev` is a partition).
+fn queue_dir(dev: &Path) -> Option<(String, PathBuf, bool)> {
+    let dev = dev.canonicalize().ok()?;
+    let name = dev.strip_prefix("/dev").ok()?.to_str()?.replace('/', "!");
+    let sys = Path::new("/sys/class/block").join(&name).canonicalize().ok()?;
+    let partition = sys.join("partition").exists();
+    let disk = if partition { sys.parent()?.to_path_buf() } else { sys };
+    let queue = disk.join("queue");
+    let disk_name = disk.file_name()?.to_str()?.to_string();
+    queue.is_dir().then_some((disk_name, queue, partition))
+}
+
+fn attr(queue: &Path, name: &str) -> Option<String> {
+    std::fs::read_to_string(queue.join(name))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// The active scheduler of a `scheduler` file's text ("none [mq-deadline] kyber").
+fn active(text: &str) -> String {
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+        .unwrap_or(text.trim())
+        .to_string()
+}
+
+/// The queue under device `dev` as it is now; None for what is not a block
+/// device with a queue (tmpfs, overlay, a network filesystem).
+pub fn read(dev: &Path) -> Option<QueueInfo> {
+    let (disk, q, _) = queue_dir(dev)?;
+    let num = |n: &str| attr(&q, n).and_then(|v| v.parse::<u64>().ok());
+    Some(QueueInfo {
+        disk,
+        scheduler: active(&attr(&q, "scheduler")?),
+        read_ahead_kb: num("read_ahead_kb"),
+        nr_requests: num("nr_requests"),
+        wbt_lat_usec: num("wbt_lat_usec"),
+        max_sectors_kb: num("max_sectors_kb"),
+        rotational: attr(&q, "rotational").map(|v| v == "1"),
+    })
+}
+
+/// Settings a cell changed, put back when dropped.
+#[derive(Debug)]
+pub struct QueueGuard {
+    /// (attribute file, value before) in the order to write them back
+    /// (`QUEUE_ORDER`: the scheduler first, read-ahead last).
+    saved: Vec<(PathBuf, String)>,
+}
+
+/// Sets `s` on the queue under `dev`; None when `s` sets nothing. A value
+/// the kernel refuses fails the cell naming the attribute; what was set
+/// before it is put back.
+pub fn apply(dev: &Path, s: &QueueSettings) -> Result<Option<QueueGuard>, TargetError> {
+    let attrs = s.attrs();
+    if attrs.is_empty() {
+        return Ok(None);
+    }
+    let Some((disk, q, partition)) = queue_dir(dev) else {
+        return Err(refused(
+            "block queue",
+            format!("{} has no block queue to set (not a block device?)", dev.display()),
+        ));
+    };
+    if partition {
+        return Err(refused(
+            "block queue",
+            format!(
+                "{} is a partition of {disk}: its queue is the disk's, shared with the other partitions; \
+                 name the whole disk",
+                dev.display()
+            ),
+        ));
+    }
+    if let Some(want) = &s.scheduler {
+        let offered = attr(&q, "scheduler").unwrap_or_default().replace(['[', ']'], "");
+        if !offered.split_whitespace().any(|o| o == want) {
+            return Err(refused(
+                "scheduler",
+                format!("'{want}' is not offered by {disk} (offered: {offered})"),
+            ));
+        }
+    }
+    // Every attribute, as setting one may reset another (QUEUE_ORDER); the
+    // guard writes back only what differs when it is dropped.
+    let mut guard = QueueGuard { saved: Vec::new() };
+    for name in crate::plan::lab::QUEUE_ORDER {
+        if let Some(v) = attr(&q, name) {
+            let v = if name == "scheduler" { active(&v) } else { v };
+            let path = q.join(name);
+            live::add_queue(&path, &v);
+            guard.saved.push((path, v));
+        }
+    }
+    for (name, v) in attrs {
+        std::fs::write(q.join(name), &v).map_err(|e| TargetError::Io {
+            what: format!("setting {disk}'s queue/{name} to {v}"),
+            source: e,
+        })?;
+    }
+    Ok(Some(guard))
+}
+
+impl Drop for QueueGuard {
+    fn drop(&mut self) {
+        for (path, old) in &self.saved {
+            let now = std::fs::read_to_string(path).unwrap_or_default();
+            let now = if path.ends_with("scheduler") {
+                active(&now)
+            } else {
+                now.trim().to_string()
+            };
+            if now != *old {
+                if let Err(e) = std::fs::write(path, old) {
+                    eprintln!("fslab: warning: could not restore {} to {old}: {e}", path.display());
+                }
+            }
+            live::remove_queue(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_active_scheduler_is_the_bracketed_one() {
+        assert_eq!(active("none [mq-deadline] kyber bfq"), "mq-deadline");
+        assert_eq!(active("[none] mq-deadline"), "none");
+        assert_eq!(active("none"), "none", "a queue with one choice shows it bare");
+    }
+
+    #[test]
+    fn what_has_no_queue_reads_as_none() {
+        assert_eq!(read(Path::new("/dev/null")), None);
+        assert_eq!(read(Path::new("/nonexistent")), None);
+    }
+}
