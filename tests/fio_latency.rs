@@ -7,34 +7,11 @@ use crate::util::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// Runs fio or fslab's `fio` on `job`: the JSON, the exit code and stderr.
+/// Runs fio or fslab's `fio` on `job`: the JSON (Null when there is none),
+/// the exit code and stderr.
 fn run(fio: bool, job: &Path, dir: &Path) -> (Value, i32, String) {
-    let out = if fio {
-        std::process::Command::new("fio")
-            .arg(job)
-            .arg("--output-format=json")
-            .env("FSLAB_FIO_DIR", dir)
-            .output()
-            .unwrap()
-    } else {
-        fslab()
-            .arg("fio")
-            .arg(job)
-            .args(["--output-format=json", "--quiet"])
-            .env("FSLAB_FIO_DIR", dir)
-            .output()
-            .unwrap()
-    };
-    let text = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let json = serde_json::from_str(text.trim_start_matches(|c| c != '{')).unwrap_or(Value::Null);
-    (json, out.status.code().unwrap_or(-1), stderr)
-}
-
-fn job_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+    let r = run_fio(fio, job, dir);
+    (r.json.unwrap_or(Value::Null), r.code, r.stderr)
 }
 
 /// A one-job file: randread of 4 MiB on `engine`, then `extra` lines.

@@ -475,3 +475,50 @@ fn fio_plot_draws_fslabs_logs() {
     );
     assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
 }
+
+#[test]
+fn a_failed_jobs_error_is_fios_errno() {
+    if !require("root", is_root()) {
+        return;
+    }
+    // writes past a 1 MiB tmpfs fail with ENOSPC once it is full (no
+    // fallocate: the file is sparse until then), as fio 3.33 reports:
+    // "error": 28 and err=28 whether the error ended the job or, with
+    // continue_on_error, was only its first
+    let full = Mount::new("tmpfs", "tmpfs", "size=1m");
+    let jobs = tempfile::tempdir().unwrap();
+    let job = "[full]\ndirectory=${FSLAB_FIO_DIR}\nrw=write\nbs=4k\nsize=4m\nfallocate=none\n";
+    for (name, text, continued) in [
+        ("ends.fio", job.to_string(), false),
+        (
+            "goes-on.fio",
+            format!("{job}continue_on_error=write\nignore_error=,ENOSPC\n"),
+            true,
+        ),
+    ] {
+        let f = job_file(jobs.path(), name, &text);
+        let mut tools = vec![false];
+        if have("fio") {
+            tools.push(true);
+        }
+        for fio in tools {
+            let r = run_fio(fio, &f, full.path());
+            let j = &r.json()["jobs"][0];
+            assert_eq!(j["error"], 28, "{} {name}: {j}", r.tool);
+            if continued {
+                assert!(j["total_err"].as_u64().unwrap() > 0, "{} {name}: {j}", r.tool);
+                assert_eq!(j["first_error"], 28, "{} {name}", r.tool);
+            }
+            let t = run_fio_format(fio, &f, full.path(), "normal");
+            assert!(
+                t.stdout.contains("(groupid=0, jobs=1): err=28"),
+                "{} {name}: {}",
+                t.tool,
+                t.stdout
+            );
+            for e in std::fs::read_dir(full.path()).unwrap().flatten() {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+    }
+}

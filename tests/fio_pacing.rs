@@ -7,37 +7,12 @@
 
 use crate::util::*;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Runs `tool` ("fio" or fslab's `fio`) on `job`; the JSON and the wall time.
+/// Runs fio or fslab's `fio` on `job`; the JSON, the wall time and the code.
 fn run(fio: bool, job: &Path, dir: &Path) -> (serde_json::Value, Duration, i32) {
-    let t = Instant::now();
-    let out = if fio {
-        std::process::Command::new("fio")
-            .arg(job)
-            .arg("--output-format=json")
-            .env("FSLAB_FIO_DIR", dir)
-            .output()
-            .unwrap()
-    } else {
-        fslab()
-            .arg("fio")
-            .arg(job)
-            .args(["--output-format=json", "--quiet"])
-            .env("FSLAB_FIO_DIR", dir)
-            .output()
-            .unwrap()
-    };
-    let wall = t.elapsed();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let json = serde_json::from_str(text.trim_start_matches(|c| c != '{')).unwrap_or_else(|e| {
-        panic!(
-            "{} gave no JSON ({e}): {text}\n{}",
-            if fio { "fio" } else { "fslab" },
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (json, wall, out.status.code().unwrap_or(-1))
+    let r = run_fio(fio, job, dir);
+    (r.json().clone(), r.wall, r.code)
 }
 
 /// bw_bytes of job `name`'s reads.

@@ -18,19 +18,13 @@ const FIO_333: &str = r#"{"ss":"bw:2.000000%","duration":4,"attained":1,"criteri
 fn run(job: &str, normal: bool) -> String {
     let work = tempfile::tempdir_in("/var/tmp").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("j.fio");
-    std::fs::write(&f, job.replace("DIR", &work.path().display().to_string())).unwrap();
+    let text = job.replace("DIR", &work.path().display().to_string());
+    let f = job_file(dir.path(), "j.fio", &text);
     let fmt = if normal { "normal" } else { "json" };
-    let out = fslab()
-        .arg("fio")
-        .arg(&f)
-        .arg(format!("--output-format={fmt}"))
-        .arg("--quiet")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = run_fio_format(false, &f, work.path(), fmt);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(leftovers(work.path()).is_empty());
-    String::from_utf8(out.stdout).unwrap()
+    r.stdout
 }
 
 fn jobs(job: &str) -> Vec<Value> {

@@ -17,11 +17,6 @@ fn lab_ok() -> bool {
     require_root_with(&["mkfs.ext4", "mkfs.xfs", "mount", "losetup"])
 }
 
-/// Cells of a result file.
-fn cells(j: &serde_json::Value) -> &Vec<serde_json::Value> {
-    j["cells"].as_array().expect("cells")
-}
-
 #[test]
 fn metadata_plan_compares_ext4_and_xfs_with_ci_and_ratio() {
     if !lab_ok() {
@@ -309,16 +304,7 @@ fn after_sigkill_cleanup_removes_mount_loop_and_image() {
 #[test]
 fn quick_suite_runs_in_the_current_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("quick.json");
-    let out = fslab()
-        .current_dir(dir.path())
-        .args(["run", "--runtime", "200ms", "--quiet", "--output", "text", "--output"])
-        .arg(format!("json:{}", json.display()))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let j = read_json(&json);
+    let (text, j) = run_quick_suite(dir.path(), "200ms");
     let names: Vec<&str> = cells(&j).iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,

@@ -5,10 +5,6 @@
 
 use crate::util::*;
 
-fn cells(j: &serde_json::Value) -> &Vec<serde_json::Value> {
-    j["cells"].as_array().expect("cells")
-}
-
 /// The rows of the text summary's table, split into their columns.
 fn summary_rows(text: &str) -> Vec<Vec<String>> {
     let Some((_, table)) = text.rsplit_once("summary\n") else {
@@ -33,16 +29,7 @@ fn summary_rows(text: &str) -> Vec<Vec<String>> {
 #[test]
 fn quick_suite_probes_run_under_their_load_and_the_summary_has_no_placeholders() {
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("quick.json");
-    let out = fslab()
-        .current_dir(dir.path())
-        .args(["run", "--runtime", "1s", "--quiet", "--output", "text", "--output"])
-        .arg(format!("json:{}", json.display()))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let j = read_json(&json);
+    let (text, j) = run_quick_suite(dir.path(), "1s");
     let probes: Vec<&serde_json::Value> = cells(&j).iter().filter(|c| c["kind"] == "probe").collect();
     let ops: Vec<(&str, &str)> = probes
         .iter()

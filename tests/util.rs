@@ -142,6 +142,95 @@ pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: invalid JSON: {e}\n{text}", p.display()))
 }
 
+/// What one run of fio, or of fslab's `fio`, on a job file gave.
+pub struct FioRun {
+    /// "fio" or "fslab".
+    pub tool: &'static str,
+    /// The output parsed from its first `{` (fio may print notes before
+    /// it); None when there was no JSON, as for a refused job file.
+    pub json: Option<serde_json::Value>,
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// From spawning to exit.
+    pub wall: std::time::Duration,
+}
+
+impl FioRun {
+    /// The JSON output; fails the test, naming the tool and its stderr, when
+    /// there was none.
+    pub fn json(&self) -> &serde_json::Value {
+        self.json
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} gave no JSON: {}\n{}", self.tool, self.stdout, self.stderr))
+    }
+}
+
+/// Runs fio 3.33 (`fio` true) or fslab's `fio` (quiet) on the job file `job`
+/// with `--output-format=FORMAT` and FSLAB_FIO_DIR=`dir` (the job files'
+/// `directory=${FSLAB_FIO_DIR}`). Always returns: the caller checks the code.
+pub fn run_fio_format(fio: bool, job: &Path, dir: &Path, format: &str) -> FioRun {
+    let mut cmd = if fio {
+        Command::new("fio")
+    } else {
+        let mut c = Command::new(fslab_path());
+        c.env_remove("RUST_LOG").arg("fio");
+        c
+    };
+    cmd.arg(job)
+        .arg(format!("--output-format={format}"))
+        .env("FSLAB_FIO_DIR", dir);
+    if !fio {
+        cmd.arg("--quiet");
+    }
+    let t = std::time::Instant::now();
+    let tool = if fio { "fio" } else { "fslab" };
+    let out = cmd.output().unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let wall = t.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json = serde_json::from_str(stdout.trim_start_matches(|c| c != '{')).ok();
+    FioRun {
+        tool,
+        json,
+        code: out.status.code().unwrap_or(-1),
+        stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        wall,
+    }
+}
+
+/// [`run_fio_format`] with JSON output.
+pub fn run_fio(fio: bool, job: &Path, dir: &Path) -> FioRun {
+    run_fio_format(fio, job, dir, "json")
+}
+
+/// Writes `text` to `dir/name`; its path.
+pub fn job_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Cells of a result file.
+pub fn cells(j: &serde_json::Value) -> &Vec<serde_json::Value> {
+    j["cells"].as_array().expect("cells")
+}
+
+/// Runs the built-in quick suite (`fslab run` without a plan) in `dir` for
+/// `runtime` a cell, with text on stdout and the JSON result in a file;
+/// checks it exited 0 and returns the text and the result.
+pub fn run_quick_suite(dir: &Path, runtime: &str) -> (String, serde_json::Value) {
+    let json = dir.join("quick.json");
+    let out = fslab()
+        .current_dir(dir)
+        .args(["run", "--runtime", runtime, "--quiet", "--output", "text", "--output"])
+        .arg(format!("json:{}", json.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    (String::from_utf8_lossy(&out.stdout).into_owned(), read_json(&json))
+}
+
 /// A fresh filesystem of `fs` on its own loop device, mounted in a temporary
 /// directory; unmounted, then detached, when dropped (fields drop in order).
 pub struct Scratch {

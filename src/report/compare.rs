@@ -148,6 +148,20 @@ pub struct Comparison {
     pub environment: Vec<(String, String)>,
 }
 
+impl Comparison {
+    /// The most repeats behind any one figure (0 with none): what decides
+    /// whether a reader is told of confidence intervals or of single runs.
+    pub fn max_repeats(&self) -> usize {
+        self.workloads
+            .iter()
+            .flat_map(|w| &w.rows)
+            .flat_map(|r| r.cols.iter().flatten())
+            .map(|c| c.est.n)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 /// Which filesystem and workload a cell belongs to: its lab tag, or for a
 /// single-command result, `label` (the file's name) and the cell's name.
 fn place(label: &str, c: &Cell) -> (String, String) {
@@ -447,14 +461,7 @@ pub fn write(s: &mut Doc, c: &Comparison) {
             );
         }
     }
-    let n = c
-        .workloads
-        .iter()
-        .flat_map(|w| &w.rows)
-        .flat_map(|r| r.cols.iter().flatten())
-        .map(|c| c.est.n)
-        .max()
-        .unwrap_or(0);
+    let n = c.max_repeats();
     if n > 1 {
         let _ = writeln!(
             s,

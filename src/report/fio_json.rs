@@ -325,7 +325,7 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
         opts = f.options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     }
     let mut j = json!({
-        "jobname": c.name, "groupid": id, "error": 0, "elapsed": secs.round() as u64,
+        "jobname": c.name, "groupid": id, "error": super::fio_terse::first_errno(c), "elapsed": secs.round() as u64,
         "job_runtime": c.elapsed_ns / 1_000_000, "job options": opts,
         "usr_cpu": pct(c.cpu.user_ns), "sys_cpu": pct(c.cpu.sys_ns), "ctx": 0, "majf": 0, "minf": 0,
         "iodepth_level": depth, "latency_ns": lns, "latency_us": lus, "latency_ms": lms,

@@ -145,21 +145,33 @@ pub fn line(c: &Cell, version: &str) -> String {
 }
 
 /// With fio's continue_on_error: the job's failed operations and the errno
-/// of the first kind (fslab keeps counts per errno, not their order).
+/// of the first kind ([`first_errno`]).
 pub(crate) fn errors_if_continued(c: &Cell) -> Option<(u64, i32)> {
     let v = c.plan.fio()?.options.get("continue_on_error")?;
     if matches!(v.as_str(), "none" | "0" | "false") {
         return None;
     }
-    let mut n = 0;
-    let mut first = None;
-    for d in &c.directions {
-        for (name, k) in &d.errors {
-            n += k;
-            first = first.or_else(|| (1..4096).find(|&e| crate::errno::errno_name(e) == *name));
-        }
-    }
-    Some((n, first.unwrap_or(0)))
+    let n = c.directions.iter().map(|d| d.errors.values().sum::<u64>()).sum();
+    Some((n, first_errno(c)))
+}
+
+/// fio's `ts->error`, the "error" of its JSON and the "err=" of its text:
+/// the errno that ended the job, or with continue_on_error the job's first
+/// (fio's `td->first_error`); 0 when no operation failed. fslab keeps
+/// counts per errno, not their order: where a job had several kinds, this
+/// is the first by name. A verification mismatch is fio's EILSEQ.
+pub(crate) fn first_errno(c: &Cell) -> i32 {
+    c.directions
+        .iter()
+        .flat_map(|d| d.errors.iter())
+        .filter(|(_, &k)| k > 0)
+        .find_map(|(name, _)| {
+            if *name == crate::errno::errno_name(crate::errno::VERIFY_MISMATCH) {
+                return Some(libc::EILSEQ);
+            }
+            (1..4096).find(|&e| crate::errno::errno_name(e) == *name)
+        })
+        .unwrap_or(0)
 }
 
 /// fio's job description, when the job file gave one.

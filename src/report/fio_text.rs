@@ -123,7 +123,8 @@ fn job(s: &mut String, c: &Cell) {
     let (groupid, jobs) = fio.map_or(("null".into(), "null".into()), |f| {
         (f.groupid.to_string(), f.jobs.to_string())
     });
-    let errors: u64 = c.directions.iter().map(|d| d.errors.values().sum::<u64>()).sum();
+    // fio prints its job's error number here, not a count
+    let errors = super::fio_terse::first_errno(c);
     let _ = writeln!(
         s,
         "{}: (groupid={}, jobs={}): err={:>2}: pid={}",

@@ -316,14 +316,7 @@ fn comparison_table(s: &mut String, cmp: &Comparison, w: &WorkloadCmp) {
 /// The comparison: a table per workload, then one grouped bar chart per
 /// metric (every workload that has it, every filesystem in each).
 fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
-    let repeats = cmp
-        .workloads
-        .iter()
-        .flat_map(|w| &w.rows)
-        .flat_map(|r| r.cols.iter().flatten())
-        .map(|c| c.est.n)
-        .max()
-        .unwrap_or(0);
+    let repeats = cmp.max_repeats();
     let how = if repeats > 1 {
         format!(
             "mean over up to {repeats} repeats ± the half-width of its 95% confidence interval (Student t); × {b}: the mean over {b}'s, marked * and coloured (<span class=\"better\">better</span>, <span class=\"worse\">worse</span>) where the difference is significant; p: Welch's t-test, * where p &lt; {a}",
