@@ -67,7 +67,7 @@ impl FaultControl {
         f.delays.clear();
     }
 
-    #[allow(dead_code)] // used by the telemetry test binary, not by tests/tests.rs
+    #[allow(dead_code)] // used by tests/tests.rs (fio_output) and the telemetry test binary
     /// Files opened (or created) from now on bypass the kernel's page cache
     /// (FOPEN_DIRECT_IO): each read(2)/write(2) on them is one request here.
     pub fn direct_io(&self, on: bool) {
