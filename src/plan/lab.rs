@@ -60,7 +60,8 @@ pub struct FsPlan {
     pub loop_direct_io: Option<bool>,
 }
 
-/// The order block-queue attributes are set and put back in. Switching the
+/// The `[[filesystem]]` keys that set the device's block queue (named as
+/// its sysfs files), in the order they are set and put back. Switching the
 /// scheduler resets nr_requests to the new one's default; writing
 /// max_sectors_kb or rotational recomputes the queue's limits, which resets
 /// read_ahead_kb (6.18 here: rotational=0 turned a read_ahead_kb of 64 into
@@ -104,20 +105,23 @@ impl QueueSettings {
         *self == QueueSettings::default()
     }
 
-    /// (sysfs attribute, value) in the order they are set (`QUEUE_ORDER`).
+    /// The value the plan gives sysfs attribute `name`, as it is written there.
+    fn value(&self, name: &str) -> Option<String> {
+        let n = |v: Option<u64>| v.map(|v| v.to_string());
+        match name {
+            "scheduler" => self.scheduler.clone(),
+            "nr_requests" => n(self.nr_requests),
+            "wbt_lat_usec" => n(self.wbt_lat_usec),
+            "max_sectors_kb" => n(self.max_sectors_kb),
+            "rotational" => self.rotational.map(|r| (r as u8).to_string()),
+            "read_ahead_kb" => n(self.read_ahead_kb),
+            _ => None,
+        }
+    }
+
+    /// (sysfs attribute, value) of what the plan sets, in `QUEUE_ORDER`.
     pub fn attrs(&self) -> Vec<(&'static str, String)> {
-        let n = |name, v: Option<u64>| v.map(|v| (name, v.to_string()));
-        [
-            self.scheduler.clone().map(|s| ("scheduler", s)),
-            n("nr_requests", self.nr_requests),
-            n("wbt_lat_usec", self.wbt_lat_usec),
-            n("max_sectors_kb", self.max_sectors_kb),
-            self.rotational.map(|r| ("rotational", (r as u8).to_string())),
-            n("read_ahead_kb", self.read_ahead_kb),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
+        QUEUE_ORDER.iter().filter_map(|&n| Some((n, self.value(n)?))).collect()
     }
 
     /// "scheduler=mq-deadline", ... as the plan set them.

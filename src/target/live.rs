@@ -1,6 +1,7 @@
 //! What fslab has made and not yet removed: work directories and scratch
-//! mounts, and block-queue settings it changed and has not yet put back. Guards remove their own on every normal path out; this list is for
-//! the one path where no guard runs, a signal that ends the process at once
+//! mounts, and block-queue settings it changed and has not yet put back.
+//! Guards undo their own on every normal path out; this list is for the one
+//! path where no guard runs, a signal that ends the process at once
 //! (`crate::interrupt::abort`, holding the lock every guard takes): it
 //! detaches the mounts and removes the directories before exiting, so even
 //! an impatient user is left with nothing of fslab's.

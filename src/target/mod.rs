@@ -337,7 +337,9 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         describe_mount(&mut info, &mounts);
     }
     lay_out_all(plan, &f, stop, progress)?;
-    if let Some(w) = overlapping_verify(plan, &f) {
+    // an existing file or device: all of it; fslab's files: as laid out
+    let file_len = if f.pct_base > 0 { f.pct_base } else { f.size + f.extra };
+    if let Some(w) = overlapping_verify(plan, &f, file_len) {
         warnings.push(w);
     }
     if plan.direct && plan.engine != crate::engine::EngineKind::Null {
@@ -347,8 +349,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         files: f.files,
         file_size: f.size,
         per_job: plan.nrfiles as usize,
-        // an existing file or device: all of it; fslab's files: as laid out
-        file_len: if f.pct_base > 0 { f.pct_base } else { f.size + f.extra },
+        file_len,
         pct_base: f.pct_base,
         region_base: f.region_base,
         info,
@@ -364,14 +365,13 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
 /// and count a mismatch that is no corruption: 2 CRC mismatches in 1.75 M
 /// reads of four 4 KiB randrw jobs on one 2 MiB file in 60 s (ext4, loaded
 /// machine); a distributed test of two such jobs per rank failed in CI so.
-fn overlapping_verify(plan: &IoPlan, f: &Files) -> Option<String> {
+fn overlapping_verify(plan: &IoPlan, f: &Files, file_len: u64) -> Option<String> {
     let shared = f.files.len() == plan.nrfiles as usize;
     if !(plan.verify && plan.writes() && plan.rw.random() && shared && plan.jobs > 1) {
         return None;
     }
-    let len = if f.pct_base > 0 { f.pct_base } else { f.size + f.extra };
-    let (a, alen) = plan.region.span(0, f.pct_base, len, f.size, plan.bs);
-    let (b, _) = plan.region.span(1, f.pct_base, len, f.size, plan.bs);
+    let (a, alen) = plan.region.span(0, f.pct_base, file_len, f.size, plan.bs);
+    let (b, _) = plan.region.span(1, f.pct_base, file_len, f.size, plan.bs);
     (b < a + alen).then(|| {
         format!(
             "--verify: the {} jobs write random blocks of one shared file's same region; a read racing \

@@ -3,16 +3,6 @@
 
 use super::*;
 
-/// The `[[filesystem]]` keys that set the device's block queue.
-const QUEUE_KEYS: [&str; 6] = [
-    "scheduler",
-    "read_ahead_kb",
-    "nr_requests",
-    "wbt_lat_usec",
-    "max_sectors_kb",
-    "rotational",
-];
-
 /// Line (1-based) of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
@@ -132,12 +122,12 @@ impl<'a> Reader<'a> {
                         format!(
                             "unknown key '{other}' in [[filesystem]] (known: name, type, mkfs, mount, size, path, \
                              device, {}, loop_direct_io)",
-                            QUEUE_KEYS.join(", ")
+                            QUEUE_ORDER.join(", ")
                         ),
                     ))
                 }
             }
-            if QUEUE_KEYS.contains(&k.get_ref().as_ref()) {
+            if QUEUE_ORDER.contains(&k.get_ref().as_ref()) {
                 queue_at.get_or_insert(k.span().start);
             }
         }
