@@ -10,6 +10,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 fn main() -> ExitCode {
+    // a guest cell's VM (fslab run with kernels): fslab is its /init
+    if fslab::target::vm::guest::is_guest_init() {
+        fslab::target::vm::guest::init();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),

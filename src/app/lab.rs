@@ -8,14 +8,19 @@
 
 use super::{run_one, AppError, IoCell, MetaCell, ProbeCell, ReplayCell};
 use crate::model::TargetInfo;
-use crate::model::{Cell, LabTag, Report};
+use crate::model::{Cell, KernelTag, LabTag, Report};
+use crate::plan::lab::KernelPlan;
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, WorkloadPlan};
+use crate::target::vm;
 use crate::target::scratch::{self, Scratch, ScratchSpec};
 use crate::target::TargetError;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
+
+/// Every cell of a kernel run under TCG carries this warning.
+pub const TCG_WARNING: &str = "timings are emulated (QEMU TCG, no KVM): they show that the cell works under this kernel, not how fast it is; they are not comparable with hardware or with KVM cells";
 
 /// A filesystem ready for cells: a scratch guard, or an existing directory.
 struct Ready {
@@ -133,6 +138,12 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
     if lab.drop_caches && !can_drop && !lab.quiet {
         eprintln!("fslab run: not root: the page cache is not dropped between cells");
     }
+    // no kernels: the host's, and no kernel dimension
+    let kernels: Vec<Option<KernelPlan>> = if lab.kernels.is_empty() {
+        vec![None]
+    } else {
+        lab.kernels.iter().cloned().map(Some).collect()
+    };
     let mut run = LabRun {
         lab: &lab,
         stop,
@@ -141,13 +152,15 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
         kept: lab.filesystems.iter().map(|_| None).collect(),
         can_drop,
         i: 0,
-        total: lab.repeat as usize * lab.filesystems.len() * lab.workloads.len(),
+        total: lab.repeat as usize * kernels.len() * lab.filesystems.len() * lab.workloads.len(),
     };
     'run: for rep in 1..=lab.repeat {
-        for fi in 0..lab.filesystems.len() {
-            for w in &lab.workloads {
-                if run.cell(rep, fi, w)?.is_break() {
-                    break 'run;
+        for k in &kernels {
+            for fi in 0..lab.filesystems.len() {
+                for w in &lab.workloads {
+                    if run.cell(rep, k.as_ref(), fi, w)?.is_break() {
+                        break 'run;
+                    }
                 }
             }
         }
@@ -162,7 +175,13 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
 impl LabRun<'_> {
     /// Cell `w` on filesystem `fi` in repeat `rep`, written with the cells
     /// before it. `Break`: the run stops here (interrupted).
-    fn cell(&mut self, rep: u32, fi: usize, w: &WorkloadPlan) -> Result<ControlFlow<()>, AppError> {
+    fn cell(
+        &mut self,
+        rep: u32,
+        kernel: Option<&KernelPlan>,
+        fi: usize,
+        w: &WorkloadPlan,
+    ) -> Result<ControlFlow<()>, AppError> {
         let (lab, fs) = (self.lab, &self.lab.filesystems[fi]);
         self.i += 1;
         if self.stop.load(Ordering::Relaxed) {
@@ -175,11 +194,14 @@ impl LabRun<'_> {
                 None => return Ok(ControlFlow::Continue(())), // only io runs on a bare device
             }
         }
-        let name = if lab.filesystems.len() == 1 {
+        let mut name = if lab.filesystems.len() == 1 {
             w.name.clone()
         } else {
             format!("{}/{}", fs.name, w.name)
         };
+        if let Some(k) = kernel.filter(|_| lab.kernels.len() > 1) {
+            name = format!("{}/{name}", k.name);
+        }
         if !lab.quiet {
             let rep_note = if lab.repeat > 1 {
                 format!(" (repeat {rep}/{})", lab.repeat)
@@ -195,6 +217,10 @@ impl LabRun<'_> {
             kind: w.kind.clone(),
             repeat: rep,
             scratch: None,
+            kernel: kernel.map(|k| KernelTag {
+                name: k.name.clone(),
+                ..Default::default()
+            }),
         };
         let cell_plan = crate::model::CellPlan::from(plan.clone());
         let fail = |msg: String, tag: LabTag| {
@@ -202,6 +228,9 @@ impl LabRun<'_> {
             c.lab = Some(tag);
             c
         };
+        if let Some(k) = kernel.filter(|k| !k.is_host()) {
+            return self.guest_cell(&name, k, fs, w, tag, cell_plan);
+        }
         let mut attempt: u32 = 1;
         let mut rerun_reasons: Vec<String> = Vec::new();
         let mut cell = loop {
@@ -227,6 +256,11 @@ impl LabRun<'_> {
                 self.kept[fi].as_ref().expect("made above")
             };
             tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
+            if let Some(k) = tag.kernel.as_mut() {
+                let u = rustix::system::uname();
+                k.release = u.release().to_string_lossy().into_owned();
+                k.version = u.version().to_string_lossy().into_owned();
+            }
             crate::app::abort::next_cell_tag(&tag);
             if lab.drop_caches && self.can_drop {
                 let _ = scratch::drop_caches();
@@ -286,6 +320,85 @@ impl LabRun<'_> {
         } else {
             ControlFlow::Continue(())
         })
+    }
+
+    /// A cell under kernel `k`, in a virtual machine (`target::vm`).
+    fn guest_cell(
+        &mut self,
+        name: &str,
+        k: &KernelPlan,
+        fs: &FsPlan,
+        w: &WorkloadPlan,
+        mut tag: LabTag,
+        cell_plan: crate::model::CellPlan,
+    ) -> Result<ControlFlow<()>, AppError> {
+        let lab = self.lab;
+        crate::app::abort::next_cell_tag(&tag);
+        let vc = vm::VmCell {
+            kernel: k,
+            vm: &lab.vm,
+            fs,
+            workload: &w.name,
+            guest_args: &lab.guest_args,
+            guest_files: &lab.guest_files,
+            scratch_dir: &lab.scratch_dir,
+        };
+        let cell = match vm::run_cell(&vc, self.stop) {
+            Ok(g) => {
+                let Some(mut cell) = g.report.cells.into_iter().next() else {
+                    let msg = format!("the guest under kernel {} sent a result without a cell (status {})", k.name, g.status);
+                    eprintln!("fslab run: {name} failed: {msg}");
+                    return self.push_failed(name, cell_plan, tag, msg);
+                };
+                cell.name = name.to_string();
+                tag.scratch = cell.lab.take().and_then(|l| l.scratch);
+                if g.vm.emulated {
+                    cell.warnings.push(format!("{TCG_WARNING} ({})", g.vm.accel_reason));
+                }
+                if !lab.quiet {
+                    eprintln!(
+                        "fslab run: {name}: under {} ({}, {}): boot to result {:.1} s, {:.1} s of it outside the cell (boot, modules, mkfs, power-off)",
+                        k.name,
+                        g.vm.guest.kernel,
+                        g.vm.accel,
+                        g.vm.boot_to_result_ns as f64 / 1e9,
+                        g.vm.overhead_ns as f64 / 1e9,
+                    );
+                }
+                tag.kernel = Some(KernelTag {
+                    name: k.name.clone(),
+                    release: g.vm.guest.kernel.clone(),
+                    version: g.vm.guest.kernel_version.clone(),
+                    vm: Some(g.vm),
+                });
+                cell.lab = Some(tag);
+                cell
+            }
+            Err(vm::VmError::Interrupted) => return Ok(self.interrupted()),
+            Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
+            Err(e) => {
+                let msg = format!("under kernel {}: {e}", k.name);
+                eprintln!("fslab run: {name} failed: {msg}");
+                return self.push_failed(name, cell_plan, tag, msg);
+            }
+        };
+        self.r.cells.push(cell);
+        write(&mut self.r, &mut self.outputs, false)?;
+        Ok(ControlFlow::Continue(()))
+    }
+
+    fn push_failed(
+        &mut self,
+        name: &str,
+        plan: crate::model::CellPlan,
+        tag: LabTag,
+        msg: String,
+    ) -> Result<ControlFlow<()>, AppError> {
+        let mut c = Cell::failed(name, plan, TargetInfo::default(), msg);
+        c.lab = Some(tag);
+        self.r.cells.push(c);
+        write(&mut self.r, &mut self.outputs, false)?;
+        Ok(ControlFlow::Continue(()))
     }
 
     /// The run was interrupted before this cell measured anything.

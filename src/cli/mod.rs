@@ -328,6 +328,17 @@ pub struct RunArgs {
     /// How the text report (stdout, --output text) draws its tables.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TableFormat::Text, help_heading = OUTPUT)]
     pub format: TableFormat,
+    /// Run every cell under this kernel: `host` (the running one) or
+    /// IMAGE[,modules=DIR][,name=NAME], booted in a QEMU virtual machine with
+    /// the cell's scratch image as its disk. Repeatable; replaces the plan's kernels.
+    #[arg(long = "kernel", value_name = "KERNEL", help_heading = TARGET)]
+    pub kernels: Vec<String>,
+    /// Inside a guest: run only this filesystem of the plan, on the VM's disk.
+    #[arg(long, hide = true, value_name = "NAME")]
+    pub guest_filesystem: Option<String>,
+    /// Inside a guest: run only this workload of the plan.
+    #[arg(long, hide = true, value_name = "NAME")]
+    pub guest_workload: Option<String>,
 }
 
 /// How tables are printed (`fslab compare --format`, `fslab run --format`).

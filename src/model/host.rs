@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostInfo {
     pub hostname: String,
     /// `uname -r` and `uname -v`.
@@ -42,4 +42,44 @@ impl HostInfo {
                 .unwrap_or(0),
         }
     }
+}
+
+/// The kernel a lab cell ran under (plans with `kernels` or `--kernel`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct KernelTag {
+    /// The kernel's name in the plan ("6.1", "host").
+    pub name: String,
+    /// `uname -r` of the kernel that ran the cell (the guest's, in a VM).
+    pub release: String,
+    /// `uname -v` of that kernel.
+    pub version: String,
+    /// How its virtual machine ran; None: the host's own kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<VmInfo>,
+}
+
+/// A guest cell's virtual machine, and what booting it cost.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct VmInfo {
+    /// The kernel image booted.
+    pub image: String,
+    /// "kvm" or "tcg".
+    pub accel: String,
+    /// Why this accelerator: the plan's choice or the probe boot's outcome.
+    pub accel_reason: String,
+    /// Under TCG every instruction is emulated: timings say what works, not how fast.
+    pub emulated: bool,
+    pub cpus: u32,
+    pub memory_bytes: u64,
+    /// How the guest's disk is attached ("virtio-blk, cache=none, raw image file").
+    pub disk: String,
+    /// `qemu-system-x86_64 --version`, first line.
+    pub qemu: String,
+    /// From QEMU's start to the guest's result on the host.
+    pub boot_to_result_ns: u64,
+    /// The part of it outside the cell's own elapsed time: boot, module
+    /// loading, mkfs, mount, power-off.
+    pub overhead_ns: u64,
+    /// The machine as the guest saw it.
+    pub guest: HostInfo,
 }

@@ -21,7 +21,7 @@ mod v1;
 
 pub use cell_plan::{CellKind, CellPlan, FioCellPlan, FioJob};
 pub use dir::{pct_key, DirResult, LatBucket, LatSummary};
-pub use host::HostInfo;
+pub use host::{HostInfo, KernelTag, VmInfo};
 pub use read::{parse_report, read_results};
 pub use schema::{result_schema, result_schema_text};
 pub use target::{QueueInfo, ScratchInfo, TargetInfo};
@@ -143,6 +143,9 @@ pub struct LabTag {
     /// How the scratch filesystem was made (None for an existing directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scratch: Option<ScratchInfo>,
+    /// The kernel it ran under, where the plan names kernels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelTag>,
 }
 
 /// CPU use: total and per job, as user/sys time and % of one core.

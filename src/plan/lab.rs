@@ -16,7 +16,9 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 mod read;
+pub mod vm;
 use read::Reader;
+pub use vm::{Accel, KernelPlan, VmPlan};
 
 /// Default scratch directory: on disk (not tmpfs), kept across reboots only
 /// by what fslab forgets, which `fslab cleanup` removes.
@@ -176,6 +178,19 @@ pub struct LabPlan {
     /// A disturbed cell runs again up to this many times (`retry-disturbed`,
     /// `--retry-disturbed`).
     pub retry_disturbed: u32,
+    /// The kernels every cell runs under (`kernels`, `--kernel`); empty: the
+    /// running kernel only, and no kernel dimension in the tables.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelPlan>,
+    /// The virtual machines of kernels other than host (`[vm]`).
+    pub vm: VmPlan,
+    /// The arguments of `fslab run` that rebuild this plan inside a guest
+    /// (the plan file's absolute path, the quick suite's flags).
+    #[serde(skip)]
+    pub guest_args: Vec<String>,
+    /// Files the guest needs at the same paths (the plan file, load files).
+    #[serde(skip)]
+    pub guest_files: Vec<PathBuf>,
 }
 
 /// Most reruns of a disturbed cell.
@@ -296,6 +311,10 @@ impl LabPlan {
             quiet: false,
             telemetry: TelemetryPlan::default(),
             retry_disturbed: 0,
+            kernels: Vec::new(),
+            vm: VmPlan::default(),
+            guest_args: Vec::new(),
+            guest_files: Vec::new(),
         };
         let mut baseline_at = 0;
         let mut keys = PlanTelemetryKeys::default();
@@ -346,6 +365,8 @@ impl LabPlan {
                         })?,
                     )
                 }
+                "kernels" => lab.kernels = r.kernels(k, v)?,
+                "vm" => lab.vm = r.vm(v)?,
                 "filesystem" => {
                     for (at, t) in r.tables(k, v)? {
                         lab.filesystems.push(r.filesystem(at, t)?);
@@ -360,7 +381,7 @@ impl LabPlan {
                 other => {
                     return Err(r.err_at(
                         k.span().start,
-                        format!("unknown key '{other}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, telemetry, profile, disturbed-cpu, retry-disturbed, [[filesystem]], [[workload]])"),
+                        format!("unknown key '{other}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, telemetry, profile, disturbed-cpu, retry-disturbed, kernels, [vm], [[filesystem]], [[workload]])"),
                     ))
                 }
             }
@@ -427,6 +448,26 @@ impl LabPlan {
         if let Some(d) = &a.scratch_dir {
             self.scratch_dir = PathBuf::from(d);
         }
+        if !a.kernels.is_empty() {
+            self.kernels.clear();
+            for k in &a.kernels {
+                let k = vm::kernel_from_arg(k)?;
+                if self.kernels.iter().any(|o| o.name == k.name) {
+                    return Err(PlanError::new(
+                        "--kernel",
+                        format!("two kernels are named '{}': add ,name=NAME to one", k.name),
+                    ));
+                }
+                self.kernels.push(k);
+            }
+        }
+        if a.guest_filesystem.is_some() || a.guest_workload.is_some() {
+            self.only_guest_cell(a)?;
+        }
+        vm::check_kernels(&mut self.kernels)?;
+        vm::check_vm_filesystems(self)?;
+        self.guest_args = vm::guest_args(a);
+        self.guest_files = vm::guest_files(a, &self.workloads);
         let needs_scratch = self.filesystems.iter().any(|f| !matches!(f.kind, FsKind::Dir { .. }));
         if needs_scratch && !crate::host_facts::is_root() {
             return Err(PlanError::new(
@@ -478,6 +519,40 @@ impl LabPlan {
         self.telemetry = merge_telemetry(&self.telemetry, &a.common.telemetry)?;
         self.outputs = Outputs::from_args(&a.common, "run")?.with_tables(a.format);
         self.quiet = a.common.quiet;
+        Ok(())
+    }
+}
+
+impl LabPlan {
+    /// Inside a guest: the one cell the host asked for, on the VM's disk,
+    /// once, under the guest's own kernel.
+    fn only_guest_cell(&mut self, a: &RunArgs) -> Result<()> {
+        let (Some(fs), Some(wl)) = (&a.guest_filesystem, &a.guest_workload) else {
+            return Err(PlanError::new("--guest-filesystem", "needs --guest-workload too"));
+        };
+        let mut f = self
+            .filesystems
+            .iter()
+            .find(|f| &f.name == fs)
+            .cloned()
+            .ok_or_else(|| PlanError::new("--guest-filesystem", format!("no filesystem '{fs}' in the plan")))?;
+        let w = self
+            .workloads
+            .iter()
+            .find(|w| &w.name == wl)
+            .cloned()
+            .ok_or_else(|| PlanError::new("--guest-workload", format!("no workload '{wl}' in the plan")))?;
+        match &mut f.kind {
+            FsKind::Mkfs { device, .. } | FsKind::Raw { device } => *device = Some(PathBuf::from(vm::GUEST_DISK)),
+            FsKind::Tmpfs | FsKind::Dir { .. } => {}
+        }
+        self.baseline = Some(f.name.clone());
+        self.filesystems = vec![f];
+        self.workloads = vec![w];
+        self.repeat = 1;
+        self.fresh = true;
+        self.retry_disturbed = 0;
+        self.kernels.clear();
         Ok(())
     }
 }

@@ -296,6 +296,10 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         quiet: false,
         telemetry: TelemetryPlan::default(),
         retry_disturbed: 0,
+        kernels: Vec::new(),
+        vm: lab::VmPlan::default(),
+        guest_args: Vec::new(),
+        guest_files: Vec::new(),
     };
     lab.apply_run_args(a)?;
     Ok(lab)

@@ -1,5 +1,6 @@
 //! What fslab has made and not yet removed: work directories and scratch
-//! mounts, and block-queue settings it changed and has not yet put back.
+//! mounts, block-queue settings it changed and has not yet put back, and
+//! the guests' QEMU processes it started.
 //! Guards undo their own on every normal path out; this list is for the one
 //! path where no guard runs, a signal that ends the process at once
 //! (`crate::interrupt::abort`, holding the lock every guard takes): it
@@ -15,6 +16,9 @@ enum Live {
     Mount(PathBuf),
     /// A queue attribute file and its value before fslab set it.
     Queue(PathBuf, String),
+    /// A child process fslab started and waits for (a guest's QEMU): killed
+    /// and reaped before its work directory goes.
+    Child(u32),
 }
 
 static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
@@ -37,6 +41,14 @@ pub fn add_mount(p: &Path) {
 
 pub fn remove_mount(p: &Path) {
     list().retain(|l| *l != Live::Mount(p.to_path_buf()));
+}
+
+pub fn add_child(pid: u32) {
+    list().push(Live::Child(pid));
+}
+
+pub fn remove_child(pid: u32) {
+    list().retain(|l| *l != Live::Child(pid));
 }
 
 pub fn add_queue(attr: &Path, old: &str) {
@@ -66,6 +78,15 @@ pub fn abort_cleanup() {
                     d.display()
                 );
                 vanished.push(d);
+            }
+        }
+    }
+    // fslab's own children (by the pid it started), before their files go
+    for l in live.iter() {
+        if let Live::Child(pid) = l {
+            if let Some(p) = rustix::process::Pid::from_raw(*pid as i32) {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+                let _ = rustix::process::waitpid(Some(p), rustix::process::WaitOptions::empty());
             }
         }
     }

@@ -197,7 +197,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A whole number of at least `min` (a block-queue setting).
-    fn count(&self, k: &Key, v: &Val, min: u64) -> Result<u64> {
+    pub(super) fn count(&self, k: &Key, v: &Val, min: u64) -> Result<u64> {
         match v.get_ref() {
             DeValue::Integer(i) => match i.as_str().parse::<u64>() {
                 Ok(n) if n >= min => Ok(n),

@@ -1,0 +1,482 @@
+//! A lab cell under another kernel, in a QEMU virtual machine: the cell's
+//! scratch image (or the plan's `device`) is the guest's virtio-blk disk
+//! with `cache=none`, the guest boots an initramfs fslab writes itself
+//! (`initramfs`, `modules`) with fslab as its init (`guest`), runs the one
+//! cell with the same plan code as on the host, and sends the result file
+//! back over a virtio-serial port. The host reads it as a normal result.
+//!
+//! Everything lives in a marked work directory (image, initramfs, console
+//! log, result), so the guard removes it and `fslab cleanup` finds it after
+//! a SIGKILL; QEMU is fslab's child with a parent-death signal, so it never
+//! outlives fslab, and the abort path kills it by its pid first.
+
+pub mod accel;
+pub mod guest;
+pub mod initramfs;
+pub mod modules;
+
+use crate::model::{Report, VmInfo};
+use crate::plan::lab::vm::{KernelPlan, VmPlan, QEMU};
+use crate::plan::{FsKind, FsPlan};
+use initramfs::{find_program, Initramfs};
+use std::io::{BufWriter, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub use crate::plan::lab::vm::GUEST_DISK;
+
+/// The name of the guest's result port (`/sys/class/virtio-ports/*/name`).
+pub const RESULT_PORT: &str = "fslab.result";
+
+/// How long a guest cell may take when the plan's `[vm] timeout` is not set.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// Lines of the guest's console a failed cell shows.
+pub const CONSOLE_TAIL: usize = 15;
+
+/// What the guest's init does (`/fslab/spec.json`).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct GuestSpec {
+    /// `fslab` arguments of the cell (`run PLAN --guest-filesystem ...`).
+    pub args: Vec<String>,
+    /// Modules to load, in order (`/fslab/modules/NNN-NAME.ko`).
+    pub modules: Vec<String>,
+    /// Wait for the disk before the cell starts.
+    pub disk: bool,
+    /// The filesystem the kernel must have (checked in /proc/filesystems).
+    pub fs_type: Option<String>,
+    /// The accelerator probe: say "up" and power off.
+    pub probe: bool,
+}
+
+/// One cell to run in a guest.
+pub struct VmCell<'a> {
+    pub kernel: &'a KernelPlan,
+    pub vm: &'a VmPlan,
+    pub fs: &'a FsPlan,
+    pub workload: &'a str,
+    /// `fslab run` arguments that rebuild the plan (LabPlan::guest_args).
+    pub guest_args: &'a [String],
+    /// Files the guest reads at the host's paths (LabPlan::guest_files).
+    pub guest_files: &'a [PathBuf],
+    pub scratch_dir: &'a Path,
+}
+
+/// Why a guest cell has no result.
+#[derive(Debug, thiserror::Error)]
+pub enum VmError {
+    #[error("{msg}{}", tail_text(.console))]
+    Failed { msg: String, console: Vec<String> },
+    #[error("interrupted")]
+    Interrupted,
+}
+
+fn tail_text(console: &[String]) -> String {
+    if console.is_empty() {
+        String::new()
+    } else {
+        format!("; the guest's console ended with:\n    {}", console.join("\n    "))
+    }
+}
+
+fn failed(msg: impl Into<String>) -> VmError {
+    VmError::Failed {
+        msg: msg.into(),
+        console: Vec::new(),
+    }
+}
+
+/// The guest's result and how its VM ran.
+pub struct GuestResult {
+    pub report: Report,
+    /// The guest fslab's exit status (1: its cell failed; the report says why).
+    pub status: i32,
+    pub vm: VmInfo,
+}
+
+/// The last `n` non-empty lines of the console log, control characters dropped.
+pub fn console_tail(path: &Path, n: usize) -> Vec<String> {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| l.chars().filter(|c| !c.is_control() || *c == '\t').collect::<String>())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
+}
+
+/// `qemu-system-x86_64 --version`'s first line.
+pub fn qemu_version() -> String {
+    Command::new(QEMU)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The tools a guest cell runs for a filesystem type.
+fn tools(fs: &FsPlan) -> Vec<String> {
+    let mut t: Vec<String> = ["blkid", "wipefs", "mount", "umount"].map(String::from).to_vec();
+    if let FsKind::Mkfs { fs_type, .. } = &fs.kind {
+        t.push(format!("mkfs.{fs_type}"));
+    }
+    t
+}
+
+/// The filesystem type the guest's kernel must have, if any.
+fn needed_fs(fs: &FsPlan) -> Option<String> {
+    match &fs.kind {
+        FsKind::Mkfs { fs_type, .. } => Some(fs_type.clone()),
+        FsKind::Tmpfs => Some("tmpfs".into()),
+        _ => None,
+    }
+}
+
+/// Writes the initramfs for `spec` to `path`: fslab as /init, the tools,
+/// the modules (named in `spec.modules`, in order), the files.
+fn write_initramfs(
+    path: &Path,
+    spec: &GuestSpec,
+    tools: &[String],
+    mods: &[modules::Module],
+    files: &[PathBuf],
+) -> Result<(), String> {
+    let f = std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+    let mut a = Initramfs::new(BufWriter::new(f));
+    let io = |e: std::io::Error| format!("writing the initramfs: {e}");
+    for d in ["dev", "proc", "sys", "tmp", "run", "var/tmp", "root", "mnt"] {
+        a.dir(Path::new(d)).map_err(io)?;
+    }
+    a.char_dev(Path::new("dev/console"), 5, 1).map_err(io)?;
+    a.char_dev(Path::new("dev/null"), 1, 3).map_err(io)?;
+    let me = std::env::current_exe().map_err(|e| format!("finding fslab's own binary: {e}"))?;
+    a.program(&me, Path::new("init")).map_err(io)?;
+    for t in tools {
+        let p = find_program(t).ok_or_else(|| format!("{t} is not installed on the host, and the guest cell runs it"))?;
+        // at its host path: fslab finds it on the guest's PATH as on the host's
+        a.program(&p, &initramfs::archive_path(&p)).map_err(io)?;
+    }
+    for (i, m) in mods.iter().enumerate() {
+        a.file(&guest::module_archive_path(i, &m.name), 0o644, &m.data).map_err(io)?;
+    }
+    for f in files {
+        a.host_file(f).map_err(io)?;
+    }
+    let json = serde_json::to_vec_pretty(spec).expect("the spec serialises");
+    a.file(&Path::new(initramfs::SPEC_DIR).join("spec.json"), 0o644, &json).map_err(io)?;
+    let mut w = a.finish().map_err(io)?;
+    std::io::Write::flush(&mut w).map_err(io)?;
+    Ok(())
+}
+
+/// The kernel command line: the console on the first serial port from the
+/// first instruction on (a kernel that prints nothing tells the probe it
+/// cannot boot), a panic ends the VM at once (QEMU runs with -no-reboot),
+/// and `FSLAB_VM_APPEND` adds the user's own (loglevel=8, say).
+fn append() -> String {
+    let mut s = "console=ttyS0 earlyprintk=serial,ttyS0 panic=-1 rdinit=/init".to_string();
+    if let Ok(extra) = std::env::var("FSLAB_VM_APPEND") {
+        s.push(' ');
+        s.push_str(&extra);
+    }
+    s
+}
+
+/// The QEMU command of a guest.
+struct Machine<'a> {
+    image: &'a Path,
+    initrd: &'a Path,
+    console: &'a Path,
+    result: &'a Path,
+    disk: Option<(&'a Path, &'a str)>,
+    kvm: bool,
+    cpus: u32,
+    memory: u64,
+}
+
+impl Machine<'_> {
+    fn command(&self) -> Command {
+        let mut c = Command::new(QEMU);
+        c.args(["-nodefaults", "-no-reboot", "-display", "none", "-monitor", "none"]);
+        if self.kvm {
+            c.args(["-accel", "kvm", "-cpu", "host"]);
+        } else {
+            c.args(["-accel", "tcg", "-cpu", "max"]);
+        }
+        c.arg("-smp").arg(self.cpus.to_string());
+        c.arg("-m").arg(format!("{}M", (self.memory >> 20).max(256)));
+        c.arg("-kernel").arg(self.image).arg("-initrd").arg(self.initrd);
+        c.arg("-append").arg(append());
+        c.arg("-chardev").arg(format!("file,id=console,path={}", self.console.display()));
+        c.args(["-serial", "chardev:console"]);
+        if let Some((disk, cache)) = self.disk {
+            c.arg("-drive").arg(format!(
+                "file={},format=raw,if=virtio,cache={cache},discard=unmap",
+                disk.display()
+            ));
+        }
+        c.args(["-device", "virtio-serial-pci"]);
+        c.arg("-chardev").arg(format!("file,id=result,path={}", self.result.display()));
+        c.args(["-device", &format!("virtserialport,chardev=result,name={RESULT_PORT}")]);
+        c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill
+        // QEMU when the thread that started it (fslab's main thread) ends, so
+        // a SIGKILLed fslab leaves no VM running.
+        unsafe {
+            c.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        c
+    }
+}
+
+/// A QEMU process that is killed and reaped when dropped.
+struct Vm {
+    child: Child,
+}
+
+impl Vm {
+    fn start(m: &Machine) -> Result<Vm, String> {
+        let _serial = crate::interrupt::serial();
+        let child = m.command().spawn().map_err(|e| format!("starting {QEMU}: {e}"))?;
+        super::live::add_child(child.id());
+        Ok(Vm { child })
+    }
+
+    /// Waits until QEMU exits, `until` passes or `stop` is set.
+    fn wait(&mut self, until: Instant, stop: &AtomicBool, mut early: impl FnMut() -> bool) -> Wait {
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(st)) => return Wait::Exited(st),
+                Ok(None) => {}
+                Err(e) => return Wait::Error(e.to_string()),
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Wait::Stopped;
+            }
+            if Instant::now() >= until || early() {
+                return Wait::TimedOut;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stderr(&mut self) -> String {
+        let mut s = String::new();
+        if let Some(e) = self.child.stderr.as_mut() {
+            let _ = e.read_to_string(&mut s);
+        }
+        s.trim().to_string()
+    }
+}
+
+enum Wait {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Stopped,
+    Error(String),
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        let _serial = crate::interrupt::serial();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        super::live::remove_child(self.child.id());
+    }
+}
+
+/// Whether the image can be opened with O_DIRECT (cache=none needs it; a
+/// tmpfs scratch directory refuses it).
+fn direct_ok(p: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(p)
+        .is_ok()
+}
+
+/// Runs one cell in a guest under `c.kernel`.
+pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
+    let image = c.kernel.image.as_deref().expect("a VM kernel has an image");
+    let dir = super::make_workdir(c.scratch_dir).map_err(|e| failed(e.to_string()))?;
+    let _guard = super::Guard::for_workdir(dir.clone());
+    // the disk: the plan's device, or a fresh sparse image of the plan's size
+    let disk: Option<PathBuf> = match &c.fs.kind {
+        FsKind::Mkfs { device: Some(d), .. } | FsKind::Raw { device: Some(d) } => Some(d.clone()),
+        FsKind::Tmpfs | FsKind::Dir { .. } => None,
+        _ => {
+            let p = dir.join("disk.img");
+            let f = std::fs::File::create(&p).map_err(|e| failed(format!("creating {}: {e}", p.display())))?;
+            f.set_len(c.fs.size)
+                .map_err(|e| failed(format!("sizing {} to {} bytes: {e}", p.display(), c.fs.size)))?;
+            Some(p)
+        }
+    };
+    let cache = match &disk {
+        Some(d) if !direct_ok(d) => "writeback",
+        _ => "none",
+    };
+    let accel = accel::choose(c.kernel, c.vm, &dir, stop)?;
+    let mut wanted: Vec<&str> = modules::BASE.to_vec();
+    if let Some(t) = needed_fs(c.fs) {
+        wanted.extend(modules::for_fs(&t));
+    }
+    let mods = match &c.kernel.modules {
+        Some(m) => modules::resolve(m, &wanted).map_err(failed)?,
+        None => Vec::new(),
+    };
+    let mut args = c.guest_args.to_vec();
+    args.extend([
+        "--guest-filesystem".to_string(),
+        c.fs.name.clone(),
+        "--guest-workload".to_string(),
+        c.workload.to_string(),
+        "--scratch-dir".to_string(),
+        "/var/tmp".to_string(),
+    ]);
+    if disk.is_some() {
+        args.push("--allow-device".into());
+    }
+    let spec = GuestSpec {
+        args,
+        modules: mods.iter().map(|m| m.name.clone()).collect(),
+        disk: disk.is_some(),
+        fs_type: needed_fs(c.fs),
+        probe: false,
+    };
+    let initrd = dir.join("initramfs.cpio");
+    write_initramfs(&initrd, &spec, &tools(c.fs), &mods, c.guest_files).map_err(failed)?;
+    let (console, result) = (dir.join("console.log"), dir.join("result.bin"));
+    let m = Machine {
+        image,
+        initrd: &initrd,
+        console: &console,
+        result: &result,
+        disk: disk.as_deref().map(|d| (d, cache)),
+        kvm: accel.kvm,
+        cpus: c.vm.cpus,
+        memory: c.vm.memory,
+    };
+    let started = Instant::now();
+    let mut vm = Vm::start(&m).map_err(failed)?;
+    let limit = c.vm.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let outcome = vm.wait(started + limit, stop, || false);
+    let boot_to_result = started.elapsed();
+    let tail = || console_tail(&console, CONSOLE_TAIL);
+    let status = match outcome {
+        Wait::Stopped => return Err(VmError::Interrupted),
+        Wait::TimedOut => {
+            return Err(VmError::Failed {
+                msg: format!(
+                    "the guest gave no result within {} (a hang, or set [vm] timeout)",
+                    humantime::format_duration(limit)
+                ),
+                console: tail(),
+            })
+        }
+        Wait::Error(e) => return Err(failed(format!("waiting for {QEMU}: {e}"))),
+        Wait::Exited(st) => st,
+    };
+    let frame = std::fs::read(&result).unwrap_or_default();
+    let (gstatus, body) = match parse_frame(&frame) {
+        Some(f) => f,
+        None => {
+            let console = tail();
+            let why = if console.iter().any(|l| l.contains("Kernel panic")) {
+                "the guest kernel panicked".to_string()
+            } else if !status.success() {
+                format!("{QEMU} failed ({status}): {}", vm.stderr())
+            } else {
+                "the guest powered off without a result".to_string()
+            };
+            return Err(VmError::Failed { msg: why, console });
+        }
+    };
+    let body = match body {
+        Ok(json) => json,
+        Err(msg) => return Err(VmError::Failed { msg, console: tail() }),
+    };
+    let text = String::from_utf8_lossy(body);
+    let report = crate::model::parse_report(&text)
+        .map_err(|e| VmError::Failed {
+            msg: format!("the guest's result does not read: {e:?}"),
+            console: tail(),
+        })?;
+    let cell_ns = report.cells.iter().map(|c| c.elapsed_ns).sum::<u64>();
+    let boot_ns = boot_to_result.as_nanos() as u64;
+    let info = VmInfo {
+        image: image.display().to_string(),
+        accel: if accel.kvm { "kvm" } else { "tcg" }.into(),
+        accel_reason: accel.reason,
+        emulated: !accel.kvm,
+        cpus: c.vm.cpus,
+        memory_bytes: c.vm.memory,
+        disk: match &disk {
+            Some(d) if d.starts_with(&dir) => format!("virtio-blk, cache={cache}, a sparse raw image file"),
+            Some(d) => format!("virtio-blk, cache={cache}, the host's {}", d.display()),
+            None => "none (tmpfs in the guest's memory)".into(),
+        },
+        qemu: qemu_version(),
+        boot_to_result_ns: boot_ns,
+        overhead_ns: boot_ns.saturating_sub(cell_ns),
+        guest: report.host.clone(),
+    };
+    Ok(GuestResult {
+        report,
+        status: gstatus,
+        vm: info,
+    })
+}
+
+/// The guest's frame (`guest::frame`): its status and the JSON, or the
+/// guest's error message. None: no whole frame arrived.
+fn parse_frame(b: &[u8]) -> Option<(i32, Result<&[u8], String>)> {
+    let start = b.windows(13).position(|w| w == b"FSLAB-RESULT ")?;
+    let b = &b[start..];
+    let nl = b.iter().position(|&c| c == b'\n')?;
+    let head = std::str::from_utf8(&b[..nl]).ok()?;
+    let field = |k: &str| head.split_whitespace().find_map(|f| f.strip_prefix(k));
+    let status: i32 = field("status=")?.parse().ok()?;
+    let len: usize = field("len=")?.parse().ok()?;
+    let body = b.get(nl + 1..nl + 1 + len)?;
+    if !b[nl + 1 + len..].starts_with(b"\nFSLAB-END\n") {
+        return None;
+    }
+    Some((
+        status,
+        if field("kind=") == Some("error") {
+            Err(String::from_utf8_lossy(body).into_owned())
+        } else {
+            Ok(body)
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_reads_back_and_a_cut_one_does_not() {
+        let f = guest::frame(1, b"{\"a\":1}", false);
+        let mut noisy = b"garbage before".to_vec();
+        noisy.extend_from_slice(&f);
+        let (st, body) = parse_frame(&noisy).unwrap();
+        assert_eq!(st, 1);
+        assert_eq!(body.unwrap(), b"{\"a\":1}");
+        assert!(parse_frame(&f[..f.len() - 3]).is_none());
+        let e = guest::frame(125, b"no disk", true);
+        assert_eq!(parse_frame(&e).unwrap().1.unwrap_err(), "no disk");
+    }
+}
