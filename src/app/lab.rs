@@ -107,6 +107,7 @@ fn lab_info(lab: &LabPlan) -> crate::model::LabInfo {
         fresh: lab.fresh,
         filesystems: lab.filesystems.iter().map(|f| f.name.clone()).collect(),
         workloads: lab.workloads.iter().map(|w| w.name.clone()).collect(),
+        kernels: lab.kernels.iter().map(|k| k.name.clone()).collect(),
         plan: serde_json::to_value(lab).expect("plans serialise"),
     }
 }

@@ -76,6 +76,9 @@ pub struct LabInfo {
     pub fresh: bool,
     pub filesystems: Vec<String>,
     pub workloads: Vec<String>,
+    /// The kernels every cell ran under (plans with `kernels`); empty: the host's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<String>,
     /// The validated plan, so the run can be repeated (as `plan::LabPlan`
     /// serialises it; kept untyped: no reporter reads it).
     pub plan: serde_json::Value,
@@ -146,6 +149,45 @@ pub struct LabTag {
     /// The kernel it ran under, where the plan names kernels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelTag>,
+}
+
+impl LabTag {
+    /// The comparison's column of this cell: its filesystem, or with
+    /// kernels in the plan `filesystem@kernel` (a column group per filesystem).
+    pub fn column(&self) -> String {
+        match &self.kernel {
+            Some(k) => column(&self.filesystem, &k.name),
+            None => self.filesystem.clone(),
+        }
+    }
+}
+
+/// The column of filesystem `fs` under kernel `kernel`.
+pub fn column(fs: &str, kernel: &str) -> String {
+    format!("{fs}@{kernel}")
+}
+
+impl LabInfo {
+    /// The comparison's columns in plan order: each filesystem, or each
+    /// filesystem under each kernel.
+    pub fn columns(&self) -> Vec<String> {
+        if self.kernels.is_empty() {
+            return self.filesystems.clone();
+        }
+        self.filesystems
+            .iter()
+            .flat_map(|f| self.kernels.iter().map(move |k| column(f, k)))
+            .collect()
+    }
+
+    /// The baseline's column: the baseline filesystem under the first kernel.
+    pub fn baseline_column(&self) -> Option<String> {
+        let b = self.baseline.clone()?;
+        Some(match self.kernels.first() {
+            Some(k) => column(&b, k),
+            None => b,
+        })
+    }
 }
 
 /// CPU use: total and per job, as user/sys time and % of one core.

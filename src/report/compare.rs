@@ -166,7 +166,7 @@ impl Comparison {
 /// single-command result, `label` (the file's name) and the cell's name.
 fn place(label: &str, c: &Cell) -> (String, String) {
     match &c.lab {
-        Some(t) => (t.filesystem.clone(), t.workload.clone()),
+        Some(t) => (t.column(), t.workload.clone()),
         None => (label.to_string(), c.name.clone()),
     }
 }
@@ -201,7 +201,24 @@ fn describe_fs(c: &Cell) -> String {
     if let Some(o) = &t.mount_options {
         let _ = write!(d, ", mounted {o}");
     }
+    if let Some(k) = kernel_note(c) {
+        let _ = write!(d, ", {k}");
+    }
     d
+}
+
+/// The kernel a cell ran under, where the plan names kernels: its release,
+/// its VM, and whether the timings are emulated.
+pub fn kernel_note(c: &Cell) -> Option<String> {
+    let k = c.lab.as_ref()?.kernel.as_ref()?;
+    let mut d = format!("kernel {}", k.release);
+    if let Some(vm) = &k.vm {
+        let _ = write!(d, " in a VM ({}, {} vCPUs, {})", vm.accel, vm.cpus, Bytes(vm.memory_bytes));
+        if vm.emulated {
+            d.push_str(": timings emulated (TCG), they show the cell works, not how fast; not comparable");
+        }
+    }
+    Some(d)
 }
 
 /// Values of one workload: per metric (name, unit, higher is better, values
@@ -222,9 +239,9 @@ fn collect(sources: &[(String, &Report)]) -> (Vec<String>, Vec<(String, String)>
     let mut workloads: Vec<Samples> = Vec::new();
     for (label, r) in sources {
         if let Some(l) = &r.lab {
-            for f in &l.filesystems {
-                if !filesystems.contains(f) {
-                    filesystems.push(f.clone());
+            for f in l.columns() {
+                if !filesystems.contains(&f) {
+                    filesystems.push(f);
                 }
             }
         }
@@ -320,7 +337,7 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
     let (filesystems, environment, workloads) = collect(sources);
     let baseline = baseline
         .map(String::from)
-        .or_else(|| sources.iter().find_map(|(_, r)| r.lab.as_ref()?.baseline.clone()))
+        .or_else(|| sources.iter().find_map(|(_, r)| r.lab.as_ref()?.baseline_column()))
         .filter(|b| filesystems.contains(b))
         .or_else(|| filesystems.first().cloned())
         .unwrap_or_default();

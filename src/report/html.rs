@@ -75,7 +75,7 @@ fn figure(s: &mut String, n: &mut usize, kind: &str, svg: &str, caption: &str) {
 /// Filesystem (or file label) and workload of a cell, as the comparison names them.
 fn place(label: &str, c: &Cell) -> (String, String) {
     match &c.lab {
-        Some(t) => (t.filesystem.clone(), t.workload.clone()),
+        Some(t) => (t.column(), t.workload.clone()),
         None => (label.to_string(), c.name.clone()),
     }
 }
@@ -163,6 +163,9 @@ fn environment(s: &mut String, sources: &[(String, &Report)], cmp: &Comparison) 
         }
         if let Some(q) = &t.queue {
             let _ = write!(dev, ", scheduler {}", q.scheduler);
+        }
+        if let Some(k) = super::compare::kernel_note(c) {
+            let _ = write!(dev, ", {k}");
         }
         let direct = sources
             .iter()

@@ -28,7 +28,7 @@ impl Reporter for TextAs {
         if self.0 != TableFormat::Csv {
             return render_as(r, self.0).into_bytes();
         }
-        if r.lab.as_ref().is_some_and(|l| l.filesystems.len() > 1) {
+        if r.lab.as_ref().is_some_and(|l| l.columns().len() > 1) {
             let c = super::compare::build(&[(String::new(), r)], None);
             super::compare_csv::render(&c).into_bytes()
         } else {
@@ -41,11 +41,16 @@ impl Reporter for TextAs {
 fn render_as(r: &Report, f: TableFormat) -> String {
     let mut s = Doc::new();
     let s = &mut s;
-    if let Some(l) = r.lab.as_ref().filter(|l| l.filesystems.len() > 1) {
+    if let Some(l) = r.lab.as_ref().filter(|l| l.columns().len() > 1) {
         // A lab run: the comparison; every cell's detail is in the JSON.
+        let kernels = if l.kernels.is_empty() {
+            String::new()
+        } else {
+            format!(" x {} kernel(s)", l.kernels.len())
+        };
         let _ = writeln!(
             s,
-            "fslab run {}: {} filesystem(s) x {} workload(s) x {} repeat(s)",
+            "fslab run {}: {} filesystem(s) x {} workload(s){kernels} x {} repeat(s)",
             l.file.as_deref().unwrap_or("(quick suite)"),
             l.filesystems.len(),
             l.workloads.len(),
