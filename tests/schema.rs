@@ -69,7 +69,7 @@ fn violations(schema: &Value, doc: &Value) -> Vec<String> {
 }
 
 /// `doc` (named `what`) validates against the schema, open and strict.
-fn assert_valid(what: &str, doc: &Value) {
+pub(crate) fn assert_valid(what: &str, doc: &Value) {
     let schema = checked_in();
     for (how, s) in [("schema", schema.clone()), ("strict schema", strict(&schema))] {
         let errs = violations(&s, doc);

@@ -37,4 +37,5 @@ mod stdout_table;
 mod telemetry_core;
 mod uring;
 mod verify;
+mod vm;
 mod xattr_placement;

@@ -11,8 +11,8 @@ use crate::model::TargetInfo;
 use crate::model::{Cell, KernelTag, LabTag, Report};
 use crate::plan::lab::KernelPlan;
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, WorkloadPlan};
-use crate::target::vm;
 use crate::target::scratch::{self, Scratch, ScratchSpec};
+use crate::target::vm;
 use crate::target::TargetError;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -347,7 +347,10 @@ impl LabRun<'_> {
         let cell = match vm::run_cell(&vc, self.stop) {
             Ok(g) => {
                 let Some(mut cell) = g.report.cells.into_iter().next() else {
-                    let msg = format!("the guest under kernel {} sent a result without a cell (status {})", k.name, g.status);
+                    let msg = format!(
+                        "the guest under kernel {} sent a result without a cell (status {})",
+                        k.name, g.status
+                    );
                     eprintln!("fslab run: {name} failed: {msg}");
                     return self.push_failed(name, cell_plan, tag, msg);
                 };
@@ -358,7 +361,7 @@ impl LabRun<'_> {
                 }
                 if !lab.quiet {
                     eprintln!(
-                        "fslab run: {name}: under {} ({}, {}): boot to result {:.1} s, {:.1} s of it outside the cell (boot, modules, mkfs, power-off)",
+                        "fslab run: {name}: under {} ({}, {}): boot to result {:.1} s, {:.1} s of it outside the timed cell (boot, modules, mkfs, layout, power-off)",
                         k.name,
                         g.vm.guest.kernel,
                         g.vm.accel,

@@ -78,7 +78,7 @@ pub struct VmInfo {
     /// From QEMU's start to the guest's result on the host.
     pub boot_to_result_ns: u64,
     /// The part of it outside the cell's own elapsed time: boot, module
-    /// loading, mkfs, mount, power-off.
+    /// loading, mkfs, mount, laying out files, power-off.
     pub overhead_ns: u64,
     /// The machine as the guest saw it.
     pub guest: HostInfo,

@@ -213,7 +213,13 @@ pub fn kernel_note(c: &Cell) -> Option<String> {
     let k = c.lab.as_ref()?.kernel.as_ref()?;
     let mut d = format!("kernel {}", k.release);
     if let Some(vm) = &k.vm {
-        let _ = write!(d, " in a VM ({}, {} vCPUs, {})", vm.accel, vm.cpus, Bytes(vm.memory_bytes));
+        let _ = write!(
+            d,
+            " in a VM ({}, {} vCPUs, {})",
+            vm.accel,
+            vm.cpus,
+            Bytes(vm.memory_bytes)
+        );
         if vm.emulated {
             d.push_str(": timings emulated (TCG), they show the cell works, not how fast; not comparable");
         }

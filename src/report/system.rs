@@ -426,7 +426,7 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
         return prev_stack.to_string();
     };
     let place = match &c.lab {
-        Some(l) => format!("{} #{} {}", l.filesystem, l.repeat, l.workload),
+        Some(l) => format!("{} #{} {}", l.column(), l.repeat, l.workload),
         None => c.name.clone(),
     };
     let head = format!("{place}: {}", interference(sys, false));

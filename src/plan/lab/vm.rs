@@ -57,7 +57,9 @@ pub struct VmPlan {
 impl Default for VmPlan {
     fn default() -> Self {
         VmPlan {
-            cpus: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+            cpus: std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(1),
             memory: 2 << 30,
             timeout: None,
             accel: Accel::Auto,
@@ -75,21 +77,34 @@ fn on_path(prog: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// The modules of kernel `image` where Debian's package and a
-/// `make install`/`modules_install` into one root put them:
-/// `.../boot/vmlinuz-VERSION` -> `.../lib/modules/VERSION`.
+/// The modules of kernel `image` where examples/fetch-kernels.sh, Debian's
+/// package and a `make install`/`modules_install` into one root put them:
+/// `DIR/modules` beside `DIR/vmlinuz`, or `.../boot/vmlinuz-VERSION` ->
+/// `.../lib/modules/VERSION`.
 pub fn default_modules(image: &Path) -> Option<PathBuf> {
+    // examples/fetch-kernels.sh: `modules` beside `vmlinuz`
+    if let Some(m) = image.parent().map(|d| d.join("modules")).filter(|m| m.is_dir()) {
+        return Some(m);
+    }
     let name = image.file_name()?.to_str()?;
-    let version = name.strip_prefix("vmlinuz-").or_else(|| name.strip_prefix("bzImage-"))?;
+    let version = name
+        .strip_prefix("vmlinuz-")
+        .or_else(|| name.strip_prefix("bzImage-"))?;
     let root = image.parent()?.parent()?;
-    [root.join("lib/modules").join(version), root.join("usr/lib/modules").join(version)]
-        .into_iter()
-        .find(|d| d.is_dir())
+    [
+        root.join("lib/modules").join(version),
+        root.join("usr/lib/modules").join(version),
+    ]
+    .into_iter()
+    .find(|d| d.is_dir())
 }
 
 /// A kernel's default name: the version in `vmlinuz-VERSION`, else the file name.
 fn default_name(image: &Path) -> String {
-    let name = image.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = image
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     name.strip_prefix("vmlinuz-").map(str::to_string).unwrap_or(name)
 }
 
@@ -111,7 +126,10 @@ pub fn check_kernels(kernels: &mut [KernelPlan]) -> Result<()> {
         let Some(image) = &k.image else { continue };
         let err = |m: String| PlanError::new(k.origin.clone(), m);
         if !image.is_file() {
-            return Err(err(format!("kernel image '{}' is not a readable file", image.display())));
+            return Err(err(format!(
+                "kernel image '{}' is not a readable file",
+                image.display()
+            )));
         }
         if let Some(m) = &k.modules {
             if !m.is_dir() {
@@ -140,7 +158,10 @@ pub fn kernel_from_arg(s: &str) -> Result<KernelPlan> {
         return Ok(entry(None, None, None, "--kernel".into()));
     }
     let mut parts = s.split(',');
-    let image = parts.next().filter(|i| !i.is_empty()).ok_or_else(|| err("give IMAGE[,modules=DIR][,name=NAME] or host".into()))?;
+    let image = parts
+        .next()
+        .filter(|i| !i.is_empty())
+        .ok_or_else(|| err("give IMAGE[,modules=DIR][,name=NAME] or host".into()))?;
     let (mut modules, mut name) = (None, None);
     for p in parts {
         match p.split_once('=') {
@@ -193,17 +214,26 @@ impl Reader<'_> {
                 other => {
                     return Err(self.err_at(
                         at,
-                        format!("each kernel must be a table {{ name, image, modules }} or \"host\", not {}", other.type_str()),
+                        format!(
+                            "each kernel must be a table {{ name, image, modules }} or \"host\", not {}",
+                            other.type_str()
+                        ),
                     ))
                 }
             };
             if out.iter().any(|o| o.name == kp.name) {
-                return Err(self.err_at(at, format!("two kernels are named '{}': give each a distinct name", kp.name)));
+                return Err(self.err_at(
+                    at,
+                    format!("two kernels are named '{}': give each a distinct name", kp.name),
+                ));
             }
             out.push(kp);
         }
         if out.is_empty() {
-            return Err(self.err_at(k.span().start, "kernels is empty: leave it out to run on the host's kernel"));
+            return Err(self.err_at(
+                k.span().start,
+                "kernels is empty: leave it out to run on the host's kernel",
+            ));
         }
         Ok(out)
     }
@@ -211,16 +241,27 @@ impl Reader<'_> {
     /// `[vm]`: cpus, memory, timeout, accel.
     pub(super) fn vm(&self, v: &Spanned<DeValue>) -> Result<VmPlan> {
         let DeValue::Table(t) = v.get_ref() else {
-            return Err(self.err_at(v.span().start, "vm must be a table ([vm] with cpus, memory, timeout, accel)"));
+            return Err(self.err_at(
+                v.span().start,
+                "vm must be a table ([vm] with cpus, memory, timeout, accel)",
+            ));
         };
         let mut vm = VmPlan::default();
         for (k, v) in t {
             match k.get_ref().as_ref() {
-                "cpus" => vm.cpus = u32::try_from(self.count(k, v, 1)?).ok().filter(|&n| n <= 256).ok_or_else(|| self.err_at(v.span().start, "cpus must be from 1 to 256"))?,
+                "cpus" => {
+                    vm.cpus = u32::try_from(self.count(k, v, 1)?)
+                        .ok()
+                        .filter(|&n| n <= 256)
+                        .ok_or_else(|| self.err_at(v.span().start, "cpus must be from 1 to 256"))?
+                }
                 "memory" => {
                     vm.memory = self.size(k, v)?;
                     if vm.memory < 256 << 20 {
-                        return Err(self.err_at(v.span().start, "memory must be at least 256m (the guest holds fslab, its tools and modules in RAM)"));
+                        return Err(self.err_at(
+                            v.span().start,
+                            "memory must be at least 256m (the guest holds fslab, its tools and modules in RAM)",
+                        ));
                     }
                 }
                 "timeout" => {
@@ -229,7 +270,12 @@ impl Reader<'_> {
                         units::parse_duration(&s)
                             .ok()
                             .filter(|d| !d.is_zero() && *d <= units::MAX_DURATION)
-                            .ok_or_else(|| self.err_at(v.span().start, format!("timeout: '{s}' is not a duration such as \"10m\"")))?,
+                            .ok_or_else(|| {
+                                self.err_at(
+                                    v.span().start,
+                                    format!("timeout: '{s}' is not a duration such as \"10m\""),
+                                )
+                            })?,
                     );
                 }
                 "accel" => {
@@ -237,7 +283,11 @@ impl Reader<'_> {
                         "auto" => Accel::Auto,
                         "kvm" => Accel::Kvm,
                         "tcg" => Accel::Tcg,
-                        o => return Err(self.err_at(v.span().start, format!("accel: unknown '{o}' (known: auto, kvm, tcg)"))),
+                        o => {
+                            return Err(
+                                self.err_at(v.span().start, format!("accel: unknown '{o}' (known: auto, kvm, tcg)"))
+                            )
+                        }
                     }
                 }
                 other => {
@@ -290,7 +340,12 @@ pub const GUEST_DISK: &str = "/dev/vda";
 pub fn guest_args(a: &RunArgs) -> Vec<String> {
     let mut v = vec!["run".to_string()];
     if let Some(p) = &a.plan {
-        v.push(std::path::absolute(p).unwrap_or_else(|_| PathBuf::from(p)).display().to_string());
+        v.push(
+            std::path::absolute(p)
+                .unwrap_or_else(|_| PathBuf::from(p))
+                .display()
+                .to_string(),
+        );
     }
     if let Some(r) = &a.runtime {
         v.extend(["--runtime".to_string(), r.clone()]);

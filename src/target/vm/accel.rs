@@ -35,8 +35,18 @@ fn cache_dir() -> PathBuf {
 /// The probe's cache entry for an image.
 fn cache_file(image: &Path) -> Option<PathBuf> {
     let md = std::fs::metadata(image).ok()?;
-    let mtime = md.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
-    let key = format!("{}\0{}\0{}", std::fs::canonicalize(image).ok()?.display(), md.len(), mtime);
+    let mtime = md
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    let key = format!(
+        "{}\0{}\0{}",
+        std::fs::canonicalize(image).ok()?.display(),
+        md.len(),
+        mtime
+    );
     Some(cache_dir().join(format!("kvm-probe-{:08x}", crc32c::crc32c(key.as_bytes()))))
 }
 
@@ -55,7 +65,9 @@ pub fn choose(k: &KernelPlan, vm: &VmPlan, dir: &Path, stop: &AtomicBool) -> Res
                     kvm: true,
                     reason: "the plan asks for kvm".into(),
                 }),
-                Err(e) => Err(failed(format!("[vm] accel = \"kvm\", but /dev/kvm cannot be opened: {e}"))),
+                Err(e) => Err(failed(format!(
+                    "[vm] accel = \"kvm\", but /dev/kvm cannot be opened: {e}"
+                ))),
             }
         }
         Accel::Auto => {}
@@ -132,7 +144,10 @@ fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<Chosen, VmError>
         Wait::TimedOut => match vm.wait(started + UP_LIMIT, stop, up) {
             Wait::Stopped => return Err(VmError::Interrupted),
             _ if up() => Ok(()),
-            _ => Err(format!("a KVM probe boot did not reach fslab's init in {} s", UP_LIMIT.as_secs())),
+            _ => Err(format!(
+                "a KVM probe boot did not reach fslab's init in {} s",
+                UP_LIMIT.as_secs()
+            )),
         },
         Wait::Exited(_) if up() => Ok(()),
         Wait::Exited(st) => Err(format!(
@@ -145,8 +160,14 @@ fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<Chosen, VmError>
     Ok(match verdict {
         Ok(()) => Chosen {
             kvm: true,
-            reason: format!("a KVM probe boot reached fslab's init in {:.1} s", started.elapsed().as_secs_f64()),
+            reason: format!(
+                "a KVM probe boot reached fslab's init in {:.1} s",
+                started.elapsed().as_secs_f64()
+            ),
         },
-        Err(why) => Chosen { kvm: false, reason: why },
+        Err(why) => Chosen {
+            kvm: false,
+            reason: why,
+        },
     })
 }

@@ -64,6 +64,19 @@ fn run() -> Result<i32, String> {
             .map_err(|e| format!("reading the cell's spec: {e}"))?,
     )
     .map_err(|e| format!("the cell's spec: {e}"))?;
+    // the failure tests' hooks (tests/vm.rs, through FSLAB_VM_APPEND): a
+    // real kernel panic (sysrq crash) or an init that never ends
+    let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+    if cmdline.split_whitespace().any(|w| w == "fslab.test=panic") {
+        say("crashing the kernel (fslab.test=panic)");
+        let _ = std::fs::write("/proc/sysrq-trigger", "c");
+    }
+    if cmdline.split_whitespace().any(|w| w == "fslab.test=hang") {
+        say("hanging (fslab.test=hang)");
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
     if spec.probe {
         // the accelerator probe: "up" on the console was all it asked
         return Ok(0);
@@ -77,13 +90,19 @@ fn run() -> Result<i32, String> {
         }
     }
     if spec.disk {
-        wait_for(Path::new(super::GUEST_DISK), Duration::from_secs(20))
-            .map_err(|_| format!("no disk {} after 20 s: does the kernel have virtio_blk?", super::GUEST_DISK))?;
+        wait_for(Path::new(super::GUEST_DISK), Duration::from_secs(20)).map_err(|_| {
+            format!(
+                "no disk {} after 20 s: does the kernel have virtio_blk?",
+                super::GUEST_DISK
+            )
+        })?;
     }
     if let Some(t) = &spec.fs_type {
         let have = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
         if !have.lines().any(|l| l.split_whitespace().last() == Some(t.as_str())) {
-            return Err(format!("this kernel has no {t} filesystem (neither built in nor among the modules given)"));
+            return Err(format!(
+                "this kernel has no {t} filesystem (neither built in nor among the modules given)"
+            ));
         }
     }
     say(&format!("running fslab {}", spec.args.join(" ")));
@@ -97,8 +116,13 @@ fn run() -> Result<i32, String> {
         .env("LC_ALL", "C")
         .status()
         .map_err(|e| format!("starting the cell: {e}"))?;
-    let code = status.code().unwrap_or(128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0));
-    say(&format!("the cell ended with status {code} after {:.1} s", started.elapsed().as_secs_f64()));
+    let code = status
+        .code()
+        .unwrap_or(128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0));
+    say(&format!(
+        "the cell ended with status {code} after {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
     match std::fs::read(RESULT_FILE) {
         Ok(json) => send(&frame(code, &json, false))?,
         Err(_) => send(&frame(
@@ -111,7 +135,9 @@ fn run() -> Result<i32, String> {
 }
 
 fn module_path(i: usize, name: &str) -> PathBuf {
-    Path::new("/").join(super::initramfs::SPEC_DIR).join(format!("modules/{i:03}-{name}.ko"))
+    Path::new("/")
+        .join(super::initramfs::SPEC_DIR)
+        .join(format!("modules/{i:03}-{name}.ko"))
 }
 
 /// The archive path of the i-th module (loaded in this order).
@@ -162,8 +188,12 @@ fn port() -> Result<PathBuf, String> {
 fn send(bytes: &[u8]) -> Result<(), String> {
     let p = port()?;
     wait_for(&p, Duration::from_secs(10)).map_err(|_| format!("{} did not appear", p.display()))?;
-    let mut f = std::fs::OpenOptions::new().write(true).open(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-    f.write_all(bytes).map_err(|e| format!("writing the result to {}: {e}", p.display()))?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .map_err(|e| format!("{}: {e}", p.display()))?;
+    f.write_all(bytes)
+        .map_err(|e| format!("writing the result to {}: {e}", p.display()))?;
     f.flush().map_err(|e| e.to_string())?;
     let _ = f.sync_all();
     Ok(())

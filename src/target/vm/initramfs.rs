@@ -97,7 +97,8 @@ impl<W: Write> Initramfs<W> {
 
     /// Host file `host` at its own path in the guest, its permissions kept.
     pub fn host_file(&mut self, host: &Path) -> std::io::Result<()> {
-        let data = std::fs::read(host).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", host.display())))?;
+        let data =
+            std::fs::read(host).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", host.display())))?;
         let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(host)?.permissions());
         self.file(&archive_path(host), mode, &data)
     }
@@ -167,7 +168,10 @@ mod tests {
     #[test]
     fn archive_paths_are_relative_and_lexically_resolved() {
         assert_eq!(archive_path(Path::new("/a/b/../c/d")), PathBuf::from("a/c/d"));
-        assert_eq!(archive_path(Path::new("/usr/sbin/mkfs.xfs")), PathBuf::from("usr/sbin/mkfs.xfs"));
+        assert_eq!(
+            archive_path(Path::new("/usr/sbin/mkfs.xfs")),
+            PathBuf::from("usr/sbin/mkfs.xfs")
+        );
     }
 
     #[test]

@@ -97,7 +97,12 @@ pub struct GuestResult {
     pub vm: VmInfo,
 }
 
-/// The last `n` non-empty lines of the console log, control characters dropped.
+/// The line a panicking kernel prints first.
+const PANIC: &str = "Kernel panic";
+
+/// The last `n` non-empty lines of the console log, control characters
+/// dropped; after a kernel panic, the panic's line and the `n - 1` after it
+/// (the backtrace that follows would push it out of a plain tail).
 pub fn console_tail(path: &Path, n: usize) -> Vec<String> {
     let text = std::fs::read(path).unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
@@ -106,7 +111,11 @@ pub fn console_tail(path: &Path, n: usize) -> Vec<String> {
         .map(|l| l.chars().filter(|c| !c.is_control() || *c == '\t').collect::<String>())
         .filter(|l| !l.trim().is_empty())
         .collect();
-    lines[lines.len().saturating_sub(n)..].to_vec()
+    let from = match lines.iter().position(|l| l.contains(PANIC)) {
+        Some(p) => p.min(lines.len().saturating_sub(n)),
+        None => lines.len().saturating_sub(n),
+    };
+    lines[from..(from + n).min(lines.len())].to_vec()
 }
 
 /// `qemu-system-x86_64 --version`'s first line.
@@ -157,18 +166,21 @@ fn write_initramfs(
     let me = std::env::current_exe().map_err(|e| format!("finding fslab's own binary: {e}"))?;
     a.program(&me, Path::new("init")).map_err(io)?;
     for t in tools {
-        let p = find_program(t).ok_or_else(|| format!("{t} is not installed on the host, and the guest cell runs it"))?;
+        let p =
+            find_program(t).ok_or_else(|| format!("{t} is not installed on the host, and the guest cell runs it"))?;
         // at its host path: fslab finds it on the guest's PATH as on the host's
         a.program(&p, &initramfs::archive_path(&p)).map_err(io)?;
     }
     for (i, m) in mods.iter().enumerate() {
-        a.file(&guest::module_archive_path(i, &m.name), 0o644, &m.data).map_err(io)?;
+        a.file(&guest::module_archive_path(i, &m.name), 0o644, &m.data)
+            .map_err(io)?;
     }
     for f in files {
         a.host_file(f).map_err(io)?;
     }
     let json = serde_json::to_vec_pretty(spec).expect("the spec serialises");
-    a.file(&Path::new(initramfs::SPEC_DIR).join("spec.json"), 0o644, &json).map_err(io)?;
+    a.file(&Path::new(initramfs::SPEC_DIR).join("spec.json"), 0o644, &json)
+        .map_err(io)?;
     let mut w = a.finish().map_err(io)?;
     std::io::Write::flush(&mut w).map_err(io)?;
     Ok(())
@@ -212,7 +224,8 @@ impl Machine<'_> {
         c.arg("-m").arg(format!("{}M", (self.memory >> 20).max(256)));
         c.arg("-kernel").arg(self.image).arg("-initrd").arg(self.initrd);
         c.arg("-append").arg(append());
-        c.arg("-chardev").arg(format!("file,id=console,path={}", self.console.display()));
+        c.arg("-chardev")
+            .arg(format!("file,id=console,path={}", self.console.display()));
         c.args(["-serial", "chardev:console"]);
         if let Some((disk, cache)) = self.disk {
             c.arg("-drive").arg(format!(
@@ -221,7 +234,8 @@ impl Machine<'_> {
             ));
         }
         c.args(["-device", "virtio-serial-pci"]);
-        c.arg("-chardev").arg(format!("file,id=result,path={}", self.result.display()));
+        c.arg("-chardev")
+            .arg(format!("file,id=result,path={}", self.result.display()));
         c.args(["-device", &format!("virtserialport,chardev=result,name={RESULT_PORT}")]);
         c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill
@@ -393,7 +407,7 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         Some(f) => f,
         None => {
             let console = tail();
-            let why = if console.iter().any(|l| l.contains("Kernel panic")) {
+            let why = if console.iter().any(|l| l.contains(PANIC)) {
                 "the guest kernel panicked".to_string()
             } else if !status.success() {
                 format!("{QEMU} failed ({status}): {}", vm.stderr())
@@ -408,11 +422,10 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         Err(msg) => return Err(VmError::Failed { msg, console: tail() }),
     };
     let text = String::from_utf8_lossy(body);
-    let report = crate::model::parse_report(&text)
-        .map_err(|e| VmError::Failed {
-            msg: format!("the guest's result does not read: {e:?}"),
-            console: tail(),
-        })?;
+    let report = crate::model::parse_report(&text).map_err(|e| VmError::Failed {
+        msg: format!("the guest's result does not read: {e:?}"),
+        console: tail(),
+    })?;
     let cell_ns = report.cells.iter().map(|c| c.elapsed_ns).sum::<u64>();
     let boot_ns = boot_to_result.as_nanos() as u64;
     let info = VmInfo {
@@ -466,6 +479,23 @@ fn parse_frame(b: &[u8]) -> Option<(i32, Result<&[u8], String>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_console_tail_keeps_a_panics_line() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("console.log");
+        let mut text = String::from("boot\n");
+        text.push_str("[ 3.4] Kernel panic - not syncing: sysrq triggered crash\n");
+        for i in 0..40 {
+            text.push_str(&format!("[ 3.5] trace {i}\n"));
+        }
+        std::fs::write(&p, &text).unwrap();
+        let t = console_tail(&p, 5);
+        assert_eq!(t.len(), 5);
+        assert!(t[0].contains("Kernel panic"), "{t:?}");
+        std::fs::write(&p, "a\n\nb\x1b\nc\n").unwrap();
+        assert_eq!(console_tail(&p, 2), vec!["b", "c"]);
+    }
 
     #[test]
     fn a_frame_reads_back_and_a_cut_one_does_not() {

@@ -19,7 +19,14 @@ pub const BASE: &[&str] = &["virtio_pci", "virtio_blk", "virtio_console"];
 pub fn for_fs(fs_type: &str) -> Vec<&'static str> {
     match fs_type {
         "xfs" => vec!["xfs", "crc32c_generic", "crc32c_intel"],
-        "btrfs" => vec!["btrfs", "crc32c_generic", "crc32c_intel", "xxhash_generic", "blake2b_generic", "sha256_generic"],
+        "btrfs" => vec![
+            "btrfs",
+            "crc32c_generic",
+            "crc32c_intel",
+            "xxhash_generic",
+            "blake2b_generic",
+            "sha256_generic",
+        ],
         "ext4" => vec!["ext4", "crc32c_generic", "crc32c_intel"],
         _ => vec![],
     }
@@ -145,7 +152,9 @@ pub fn resolve(dir: &Path, wanted: &[&str]) -> Result<Vec<Module>, String> {
 
 /// The kernel release a modules directory is for (its name).
 pub fn release_of(dir: &Path) -> String {
-    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -162,7 +171,10 @@ mod tests {
 
     #[test]
     fn names_drop_the_extension_and_use_underscores() {
-        assert_eq!(module_name("crc32c-intel.ko.xz"), Some(("crc32c_intel".to_string(), ".ko.xz")));
+        assert_eq!(
+            module_name("crc32c-intel.ko.xz"),
+            Some(("crc32c_intel".to_string(), ".ko.xz"))
+        );
         assert_eq!(module_name("xfs.ko"), Some(("xfs".to_string(), ".ko")));
         assert_eq!(module_name("modules.dep"), None);
     }
@@ -174,7 +186,11 @@ mod tests {
         std::fs::write(d.path().join("kernel/fs/a.ko"), b"\0depends=b,c\0").unwrap();
         std::fs::write(d.path().join("kernel/fs/b.ko"), b"\0depends=c\0").unwrap();
         std::fs::write(d.path().join("kernel/fs/c.ko"), b"\0depends=\0").unwrap();
-        let order: Vec<String> = resolve(d.path(), &["a", "missing"]).unwrap().into_iter().map(|m| m.name).collect();
+        let order: Vec<String> = resolve(d.path(), &["a", "missing"])
+            .unwrap()
+            .into_iter()
+            .map(|m| m.name)
+            .collect();
         assert_eq!(order, vec!["c", "b", "a"]);
     }
 }

@@ -1,0 +1,346 @@
+//! Kernels as a plan dimension (issue 24): cells under Debian's kernels in
+//! QEMU virtual machines, beside the host's. The kernels are Debian's cloud
+//! packages, fetched by examples/fetch-kernels.sh (apt-get download,
+//! dpkg-deb -x) into $FSLAB_KERNELS (default /var/cache/fslab/kernels).
+//! Failure tests use the guest's test hooks (`fslab.test=panic|hang` on the
+//! kernel command line, through FSLAB_VM_APPEND) and `accel = "tcg"`, so no
+//! probe boot runs.
+
+use crate::util::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn kernels_dir() -> PathBuf {
+    std::env::var_os("FSLAB_KERNELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/fslab/kernels"))
+}
+
+/// The kernel `name` (6.1, 6.12) fetched by examples/fetch-kernels.sh, fetching it if missing.
+fn kernel(name: &str) -> Option<PathBuf> {
+    if !require_root_with(&["qemu-system-x86_64", "mkfs.ext4", "apt-get", "dpkg-deb"]) {
+        return None;
+    }
+    let d = kernels_dir().join(name);
+    if !d.join("vmlinuz").exists() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fetch-kernels.sh");
+        let ok = std::process::Command::new(script)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !require("Debian's cloud kernels (examples/fetch-kernels.sh)", ok) {
+            return None;
+        }
+    }
+    Some(d)
+}
+
+/// QEMU processes whose command line names `dir` (the test's own scratch directory).
+fn qemus_under(dir: &Path) -> Vec<String> {
+    let needle = dir.display().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            (cmd.contains("qemu-system") && cmd.contains(&needle)).then_some(cmd)
+        })
+        .collect()
+}
+
+fn plan(dir: &Path, kernels: &str, vm: &str, runtime: &str) -> PathBuf {
+    let p = dir.join("plan.toml");
+    std::fs::write(
+        &p,
+        format!(
+            r#"name = "vm-test"
+repeat = 1
+kernels = [{kernels}]
+
+[vm]
+cpus = 1
+memory = "1g"
+{vm}
+
+[[filesystem]]
+name = "ext4"
+type = "ext4"
+size = "256m"
+
+[[workload]]
+name = "randread"
+type = "io"
+rw = "randread"
+bs = "4k"
+size = "8m"
+direct = true
+runtime = "{runtime}"
+"#
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn kernel_entry(name: &str, d: &Path) -> String {
+    format!(
+        r#"{{ name = "{name}", image = "{}", modules = "{}" }}"#,
+        d.join("vmlinuz").display(),
+        d.join("modules").display()
+    )
+}
+
+fn run(plan: &Path, scratch: &Path, json: &Path, append: &str) -> std::process::Output {
+    std::process::Command::new(fslab_path())
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--scratch-dir",
+            scratch.to_str().unwrap(),
+        ])
+        .args(["--output", &format!("json:{}", json.display())])
+        .env("FSLAB_VM_APPEND", append)
+        .output()
+        .unwrap()
+}
+
+fn cells(j: &Value) -> &Vec<Value> {
+    j["cells"].as_array().unwrap()
+}
+
+#[test]
+fn a_guest_cell_runs_under_its_kernel_and_reads_as_a_host_cell_does() {
+    let Some(k) = kernel("6.12") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let p = plan(dir.path(), &format!("{}, \"host\"", kernel_entry("6.12", &k)), "", "1s");
+    let json = dir.path().join("r.json");
+    let out = run(&p, scratch.path(), &json, "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let j = read_json(&json);
+    crate::schema::assert_valid("a result with a guest cell", &j);
+    let c = cells(&j);
+    assert_eq!(c.len(), 2, "{j}");
+    let (guest, host) = (&c[0], &c[1]);
+    assert!(guest["error"].is_null(), "{}", guest["error"]);
+    assert_eq!(guest["name"], "6.12/randread");
+    let gk = &guest["lab"]["kernel"];
+    assert_eq!(gk["name"], "6.12");
+    assert!(gk["release"].as_str().unwrap().starts_with("6.12."), "{gk}");
+    let vm = &gk["vm"];
+    assert!(["kvm", "tcg"].contains(&vm["accel"].as_str().unwrap()), "{vm}");
+    assert_eq!(vm["cpus"], 1);
+    assert_eq!(vm["memory_bytes"], 1u64 << 30);
+    assert!(vm["disk"].as_str().unwrap().contains("cache=none"), "{vm}");
+    assert_eq!(vm["guest"]["kernel"], gk["release"]);
+    let (boot, over) = (
+        vm["boot_to_result_ns"].as_u64().unwrap(),
+        vm["overhead_ns"].as_u64().unwrap(),
+    );
+    assert!(boot > over && over > 0, "boot to result {boot} ns, overhead {over} ns");
+    if vm["accel"] == "tcg" {
+        assert!(vm["emulated"].as_bool().unwrap());
+        let w = guest["warnings"].to_string();
+        assert!(w.contains("emulated"), "{w}");
+    }
+    // the guest measured its own virtio disk, with the same figures as the host's cell
+    assert_eq!(guest["target"]["device"], "/dev/vda", "{}", guest["target"]);
+    assert_eq!(guest["target"]["fs_type"], "ext4");
+    let reads = guest["directions"][0]["ops"].as_u64().unwrap();
+    assert!(reads > 0, "{}", guest["directions"]);
+    // the host's cell names the running kernel and no VM
+    let uname = std::process::Command::new("uname").arg("-r").output().unwrap();
+    assert_eq!(
+        host["lab"]["kernel"]["release"],
+        String::from_utf8_lossy(&uname.stdout).trim()
+    );
+    assert!(host["lab"]["kernel"]["vm"].is_null());
+    // boot to result is said per cell
+    assert!(err.contains("boot to result"), "{err}");
+    // compare and report treat the guest's cell as any other
+    let cmp = fslab().args(["compare", json.to_str().unwrap()]).output().unwrap();
+    let text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp.status.success(), "{}", String::from_utf8_lossy(&cmp.stderr));
+    assert!(text.contains("ext4@6.12") && text.contains("ext4@host"), "{text}");
+    assert!(text.contains("kernel 6.12."), "{text}");
+    let html = dir.path().join("r.html");
+    let rep = fslab()
+        .args(["report", json.to_str().unwrap(), "-o", html.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(rep.status.success(), "{}", String::from_utf8_lossy(&rep.stderr));
+    assert!(std::fs::read_to_string(&html).unwrap().contains("ext4@6.12"));
+    assert!(
+        scratch_leftovers(scratch.path()).is_empty(),
+        "{:?}",
+        scratch_leftovers(scratch.path())
+    );
+    assert!(qemus_under(scratch.path()).is_empty());
+}
+
+#[test]
+fn a_guest_that_panics_fails_its_cell_with_the_console_tail_and_the_others_run() {
+    let Some(k) = kernel("6.12") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let p = plan(
+        dir.path(),
+        &format!("{}, \"host\"", kernel_entry("6.12", &k)),
+        "accel = \"tcg\"\ntimeout = \"5m\"",
+        "1s",
+    );
+    let json = dir.path().join("r.json");
+    let out = run(&p, scratch.path(), &json, "fslab.test=panic");
+    let j = read_json(&json);
+    let c = cells(&j);
+    assert_eq!(c.len(), 2, "{j}");
+    let e = c[0]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("the guest kernel panicked"), "{e}");
+    assert!(e.contains("Kernel panic"), "the console's tail: {e}");
+    assert!(c[1]["error"].is_null(), "the host's cell ran: {}", c[1]["error"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        scratch_leftovers(scratch.path()).is_empty(),
+        "{:?}",
+        scratch_leftovers(scratch.path())
+    );
+    assert!(qemus_under(scratch.path()).is_empty());
+}
+
+#[test]
+fn a_guest_that_hangs_fails_at_its_timeout_and_leaves_nothing() {
+    let Some(k) = kernel("6.12") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let p = plan(
+        dir.path(),
+        &kernel_entry("6.12", &k),
+        "accel = \"tcg\"\ntimeout = \"20s\"",
+        "1s",
+    );
+    let json = dir.path().join("r.json");
+    let t = Instant::now();
+    let out = run(&p, scratch.path(), &json, "fslab.test=hang");
+    let took = t.elapsed();
+    let j = read_json(&json);
+    let e = cells(&j)[0]["error"].as_str().unwrap_or_default().to_string();
+    assert!(e.contains("no result within 20s"), "{e}");
+    assert!(e.contains("hanging (fslab.test=hang)"), "the console's tail: {e}");
+    assert!(took >= Duration::from_secs(20), "{took:?}");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        scratch_leftovers(scratch.path()).is_empty(),
+        "{:?}",
+        scratch_leftovers(scratch.path())
+    );
+    assert!(qemus_under(scratch.path()).is_empty());
+}
+
+#[test]
+fn ctrl_c_during_a_guest_cell_stops_its_vm_and_cleans_up() {
+    let Some(k) = kernel("6.12") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let p = plan(
+        dir.path(),
+        &kernel_entry("6.12", &k),
+        "accel = \"tcg\"\ntimeout = \"10m\"",
+        "1s",
+    );
+    let json = dir.path().join("r.json");
+    let mut child = std::process::Command::new(fslab_path())
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--scratch-dir",
+            scratch.path().to_str().unwrap(),
+        ])
+        .args(["--output", &format!("json:{}", json.display())])
+        .env("FSLAB_VM_APPEND", "fslab.test=hang")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // the guest is up and hanging: its console says so
+    let t = Instant::now();
+    loop {
+        let up = std::fs::read_dir(scratch.path()).unwrap().flatten().any(|e| {
+            std::fs::read_to_string(e.path().join("console.log"))
+                .map(|c| c.contains("hanging (fslab.test=hang)"))
+                .unwrap_or(false)
+        });
+        if up {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "fslab ended before the guest was up"
+        );
+        assert!(t.elapsed() < Duration::from_secs(300), "the guest never came up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!qemus_under(scratch.path()).is_empty(), "QEMU runs");
+    let out = signal_and_wait(child, libc::SIGINT);
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(read_json(&json)["interrupted"].as_bool().unwrap());
+    assert!(
+        qemus_under(scratch.path()).is_empty(),
+        "{:?}",
+        qemus_under(scratch.path())
+    );
+    assert!(
+        scratch_leftovers(scratch.path()).is_empty(),
+        "{:?}",
+        scratch_leftovers(scratch.path())
+    );
+}
+
+#[test]
+fn bad_kernel_input_is_refused_in_one_line() {
+    if !require_root_with(&["mkfs.ext4"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let write = |name: &str, text: &str| {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let fs =
+        "[[filesystem]]\nname = \"e\"\ntype = \"ext4\"\n[[workload]]\nname = \"w\"\ntype = \"io\"\nruntime = \"1s\"\n";
+    let missing = write(
+        "missing.toml",
+        &format!("kernels = [{{ name = \"x\", image = \"/nonexistent/vmlinuz\" }}]\n{fs}"),
+    );
+    let unknown = write(
+        "unknown.toml",
+        &format!("kernels = [{{ name = \"x\", img = \"/boot/x\" }}]\n{fs}"),
+    );
+    let accel = write(
+        "accel.toml",
+        &format!("kernels = [\"host\"]\n[vm]\naccel = \"hvf\"\n{fs}"),
+    );
+    let twice = write("twice.toml", &format!("kernels = [\"host\", \"host\"]\n{fs}"));
+    let image = write("image", "not a kernel");
+    let dirplan = write(
+        "dir.toml",
+        &format!(
+            "kernels = [{{ name = \"x\", image = \"{image}\" }}]\n[[filesystem]]\nname = \"d\"\ntype = \"dir\"\npath = \"{}\"\n[[workload]]\nname = \"w\"\ntype = \"io\"\nruntime = \"1s\"\n",
+            d.display()
+        ),
+    );
+    expect_usage(&["run", &missing, "--kernel", "/nonexistent/bzImage"], "--kernel");
+    expect_usage(&["run", &missing], "missing.toml:1");
+    expect_usage(&["run", &unknown], "unknown.toml:1: unknown key 'img' in a kernel");
+    expect_usage(&["run", &accel], "accel.toml:3: accel: unknown 'hvf'");
+    expect_usage(&["run", &twice], "twice.toml:1: two kernels are named 'host'");
+    expect_usage(&["run", &dirplan], "which a kernel in a virtual machine cannot reach");
+    expect_usage(
+        &["run", &missing, "--kernel", &format!("{image},color=red")],
+        "--kernel",
+    );
+}
