@@ -391,3 +391,71 @@ fn bad_kernel_input_is_refused_in_one_line() {
         "--kernel",
     );
 }
+
+#[test]
+fn a_plan_device_runs_under_a_guest_and_a_mounted_one_is_refused_untouched() {
+    let Some(k) = kernel("6.12") else { return };
+    if !require_root_with(&["losetup"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let write = |name: &str, dev: &str, repeat: u32| {
+        let p = dir.path().join(name);
+        std::fs::write(
+            &p,
+            format!(
+                "repeat = {repeat}\nkernels = [{}]\n[vm]\ncpus = 1\nmemory = \"1g\"\naccel = \"tcg\"\n\
+                 [[filesystem]]\nname = \"ext4\"\ntype = \"ext4\"\ndevice = \"{dev}\"\n\
+                 [[workload]]\nname = \"w\"\ntype = \"io\"\nrw = \"randread\"\nsize = \"8m\"\nruntime = \"1s\"\n",
+                kernel_entry("6.12", &k)
+            ),
+        )
+        .unwrap();
+        p
+    };
+    // fslab's claim on the device and its record of what the guest made:
+    // the second cell on the same device is not refused as someone else's
+    let blank = LoopDev::new(256);
+    let p = write("dev.toml", &blank.dev, 2);
+    let json = dir.path().join("r.json");
+    let out = std::process::Command::new(fslab_path())
+        .args(["run", p.to_str().unwrap(), "--allow-device", "--scratch-dir"])
+        .arg(scratch.path())
+        .args(["--output", &format!("json:{}", json.display())])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = read_json(&json);
+    for c in cells(&j) {
+        assert!(c["error"].is_null(), "{}", c["error"]);
+        assert!(c["lab"]["kernel"]["vm"]["disk"].as_str().unwrap().contains(&blank.dev));
+    }
+    assert_eq!(cells(&j).len(), 2);
+    // a mounted device with data on it: refused before any VM, its data as it was
+    let used = LoopDev::new(64);
+    used.mkfs("ext4");
+    let m = Mount::new(&used.dev, "ext4", "");
+    let decoy = m.path().join("decoy");
+    std::fs::write(&decoy, b"someone else's data").unwrap();
+    let p = write("mounted.toml", &used.dev, 1);
+    let out = std::process::Command::new(fslab_path())
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--allow-device",
+            "--force-overwrite",
+            "--scratch-dir",
+        ])
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&decoy).unwrap(), b"someone else's data");
+    assert!(qemus_under(scratch.path()).is_empty());
+    assert!(
+        scratch_leftovers(scratch.path()).is_empty(),
+        "{:?}",
+        scratch_leftovers(scratch.path())
+    );
+}

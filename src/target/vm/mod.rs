@@ -325,13 +325,23 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
     let image = c.kernel.image.as_deref().expect("a VM kernel has an image");
     let dir = super::make_workdir(c.scratch_dir).map_err(|e| failed(e.to_string()))?;
     let _guard = super::Guard::for_workdir(dir.clone());
-    // the disk: the plan's device, or a fresh sparse image of the plan's size
+    // the disk: the plan's device, claimed and checked again as on the host
+    // (its O_EXCL claim, held until QEMU is gone, keeps anyone from mounting
+    // it under the guest; QEMU's own open is not exclusive), or a fresh
+    // sparse image of the plan's size in fslab's own new directory
+    let mut claim = None;
     let disk: Option<PathBuf> = match &c.fs.kind {
-        FsKind::Mkfs { device: Some(d), .. } | FsKind::Raw { device: Some(d) } => Some(d.clone()),
+        FsKind::Mkfs { device: Some(d), .. } | FsKind::Raw { device: Some(d) } => {
+            claim = Some(
+                super::safety::claim_consented(d, &super::info::mounts())
+                    .map_err(|e| failed(format!("refusing to use {} for a guest cell: {e}", d.display())))?,
+            );
+            Some(d.clone())
+        }
         FsKind::Tmpfs | FsKind::Dir { .. } => None,
         _ => {
             let p = dir.join("disk.img");
-            let f = std::fs::File::create(&p).map_err(|e| failed(format!("creating {}: {e}", p.display())))?;
+            let f = std::fs::File::create_new(&p).map_err(|e| failed(format!("creating {}: {e}", p.display())))?;
             f.set_len(c.fs.size)
                 .map_err(|e| failed(format!("sizing {} to {} bytes: {e}", p.display(), c.fs.size)))?;
             Some(p)
@@ -361,6 +371,12 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
     ]);
     if disk.is_some() {
         args.push("--allow-device".into());
+    }
+    // The host's check above decided for the plan's device (what is on it is
+    // fslab's own from an earlier cell, or forced); the guest sees only a
+    // signature on /dev/vda and would refuse the second cell on it.
+    if claim.is_some() && !args.iter().any(|a| a == "--force-overwrite") {
+        args.push("--force-overwrite".into());
     }
     let spec = GuestSpec {
         args,
@@ -426,6 +442,15 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         msg: format!("the guest's result does not read: {e:?}"),
         console: tail(),
     })?;
+    drop(vm);
+    if let (Some(d), Some(_)) = (&disk, claim.take()) {
+        // fslab's own filesystem now: the next cell's check lets it be
+        let ty = match &c.fs.kind {
+            FsKind::Mkfs { fs_type, .. } => fs_type.as_str(),
+            _ => "raw",
+        };
+        super::safety::made(d, ty);
+    }
     let cell_ns = report.cells.iter().map(|c| c.elapsed_ns).sum::<u64>();
     let boot_ns = boot_to_result.as_nanos() as u64;
     let info = VmInfo {

@@ -150,13 +150,6 @@ pub fn resolve(dir: &Path, wanted: &[&str]) -> Result<Vec<Module>, String> {
     Ok(out)
 }
 
-/// The kernel release a modules directory is for (its name).
-pub fn release_of(dir: &Path) -> String {
-    dir.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
