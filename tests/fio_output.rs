@@ -178,6 +178,64 @@ fn per_io_logs_have_an_entry_per_io() {
     assert!(bw.windows(2).all(|w| w[0][0] <= w[1][0]), "times in order");
 }
 
+#[test]
+fn log_offset_puts_each_ios_offset_in_the_fifth_column_as_fio_does() {
+    let data = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", data.path().display());
+    // a random read of a 1 MiB file with fio's random map touches every
+    // 4 KiB block once: both tools' offsets are the same set, in some order
+    let args = [
+        "--name=lo",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=1m",
+        "--ioengine=psync",
+        "--write_lat_log=lo",
+        "--write_iops_log=lo",
+        "--log_offset=1",
+        "--output-format=json",
+        &d,
+    ];
+    let ours = tempfile::tempdir_in("/var/tmp").unwrap();
+    fslab_fio(ours.path(), &args);
+    let offsets = |dir: &Path, kind: &str| -> Vec<u64> {
+        let r = rows(&dir.join(format!("lo_{kind}.1.log")));
+        assert!(
+            r.iter().all(|row| row.len() == 6 && row[3] == 4096 && row[5] == 0),
+            "{kind}: {r:?}"
+        );
+        let mut o: Vec<u64> = r.iter().map(|row| row[4]).collect();
+        o.sort_unstable();
+        o
+    };
+    let want: Vec<u64> = (0..256).map(|b| b * 4096).collect();
+    for kind in ["clat", "lat", "iops"] {
+        assert_eq!(offsets(ours.path(), kind), want, "{kind}");
+    }
+    // the lat and clat lines of one I/O name the same offset
+    let lat = rows(&ours.path().join("lo_lat.1.log"));
+    let clat = rows(&ours.path().join("lo_clat.1.log"));
+    assert_eq!(
+        lat.iter().map(|r| r[4]).collect::<Vec<_>>(),
+        clat.iter().map(|r| r[4]).collect::<Vec<_>>()
+    );
+    if have("fio") {
+        let theirs = tempfile::tempdir_in("/var/tmp").unwrap();
+        fio(theirs.path(), &args);
+        assert_eq!(offsets(theirs.path(), "clat"), want, "fio's own");
+    }
+    // averaged windows carry no offset, as fio's
+    let avg = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut windowed = args.to_vec();
+    windowed.extend(["--log_avg_msec=10", "--time_based", "--runtime=200ms"]);
+    fslab_fio(avg.path(), &windowed);
+    let r = rows(&avg.path().join("lo_clat.1.log"));
+    assert!(
+        !r.is_empty() && r.iter().all(|row| row.len() == 6 && row[3] == 0 && row[4] == 0),
+        "{r:?}"
+    );
+}
+
 /// The fields of terse lines.
 fn terse_fields(s: &str) -> Vec<String> {
     let line = s.lines().next().unwrap_or("");

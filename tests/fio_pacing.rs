@@ -216,6 +216,58 @@ fn thinktime_blocks_thinks_a_full_thinktime_every_eighth_operation() {
 }
 
 #[test]
+fn thinktime_iotime_thinks_after_each_stretch_of_io_time_as_fio_does() {
+    // job file 128 with a per-I/O log: the completions come in stretches,
+    // each followed by a gap of at least the 200 ms think. fio 3.33 counts
+    // iotime + thinktime from the start of the last think (the job's start
+    // for the first): the first stretch lasts 300 ms, the others 100 ms
+    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-jobs/128-pacing-thinktime-iotime.fio");
+    let text = std::fs::read_to_string(&job).unwrap();
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let logged = job_file(
+        tmp.path(),
+        "iotime.fio",
+        &text.replace("time_based\n", "time_based\nwrite_iops_log=${FSLAB_FIO_DIR}/tio\n"),
+    );
+    let mut tools = vec![false];
+    if require("fio", have("fio")) {
+        tools.push(true);
+    }
+    for fio in tools {
+        let work = tempfile::tempdir_in("/var/tmp").unwrap();
+        let (j, _, code) = run(fio, &logged, work.path());
+        let tool = if fio { "fio" } else { "fslab" };
+        assert_eq!(code, 0, "{tool}: {j}");
+        let log = std::fs::read_to_string(work.path().join("tio_iops.1.log")).unwrap();
+        let times: Vec<u64> = log
+            .lines()
+            .map(|l| l.split(", ").next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(times.len() as f64, fig(&j, "iotime", "read", "total_ios"), "{tool}");
+        // the stretches of I/O between thinks (a gap of 190 ms or more)
+        let mut stretches = vec![(times[0], times[0])];
+        for w in times.windows(2) {
+            if w[1] - w[0] >= 190 {
+                assert!(w[1] - w[0] >= 199, "{tool}: a think shorter than 200 ms: {w:?}");
+                stretches.push((w[1], w[1]));
+            }
+            stretches.last_mut().unwrap().1 = w[1];
+        }
+        eprintln!("128 {tool}: stretches (ms) {stretches:?}");
+        // 1.5 s: a 300 ms stretch, then 100 ms ones between 200 ms thinks,
+        // so four thinks; fewer when a loaded machine wakes the sleeper late
+        assert!((3..=5).contains(&stretches.len()), "{tool}: {stretches:?}");
+        let len = |s: &(u64, u64)| s.1 - s.0;
+        assert!(len(&stretches[0]) >= 295, "{tool}: the first stretch: {stretches:?}");
+        // every later stretch but the last (cut by the runtime): the iotime,
+        // less what the think overslept (fio measures from the think's start)
+        for s in &stretches[1..stretches.len() - 1] {
+            assert!((30..=200).contains(&len(s)), "{tool}: {stretches:?}");
+        }
+    }
+}
+
+#[test]
 fn flow_weights_share_the_operations_between_jobs_as_fio_does() {
     // counts, not rates: a job ahead of its weight's share waits for the others
     for (tool, j) in both("124-pacing-flow.fio") {

@@ -260,10 +260,7 @@ mod tests {
 
         fn step(&mut self, _engine: &mut dyn Engine) -> Option<Step> {
             self.0 += 1;
-            (self.0 <= 3).then_some(Step {
-                dir: OpKind::Read,
-                result: 0,
-            })
+            (self.0 <= 3).then_some(Step::new(OpKind::Read, 0))
         }
 
         fn queues(&self) -> bool {

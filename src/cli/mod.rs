@@ -701,13 +701,13 @@ from fio):
             do_verify, verify_backlog, verify_fatal, verify_only
   pacing    rate, rate_iops, rate_min, rate_iops_min, rate_process,
             rate_cycle, rate_ignore_thinktime, thinktime, thinktime_spin,
-            thinktime_blocks(_type)
+            thinktime_blocks(_type), thinktime_iotime
   control   startdelay, exitall, exitall_on_error, exit_what, wait_for,
             continue_on_error, ignore_error, stonewall, wait_for_previous,
             new_group, group_reporting
   output    write_bw_log, write_lat_log, write_iops_log, write_hist_log,
             log_avg_msec, log_max_value, log_hist_msec, per_job_logs,
-            clat/lat/slat_percentiles, percentile_list,
+            log_offset, clat/lat/slat_percentiles, percentile_list,
             disable_lat/clat/slat/bw_measurement, gtod_reduce;
             --output-format normal, json, json+, terse (comma lists),
             --minimal

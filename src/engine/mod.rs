@@ -101,6 +101,17 @@ pub enum Op {
     },
 }
 
+impl Op {
+    /// The file offset of a read or write (fio's log_offset column), else 0.
+    #[inline]
+    pub fn offset(&self) -> u64 {
+        match *self {
+            Op::Read { offset, .. } | Op::Write { offset, .. } => offset,
+            _ => 0,
+        }
+    }
+}
+
 /// Runs one operation to completion on any engine (queueing engines at depth 1).
 ///
 /// # Safety

@@ -54,7 +54,7 @@ pub(super) fn sync_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &
         if rec.recording {
             let lat = ns(end - start);
             let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
-            rec.record(step.dir, step.result, lat, sched, end);
+            rec.record(step, lat, sched, end);
             let counts = step.result >= 0 && matches!(step.dir, OpKind::Read | OpKind::Write);
             match search.complete(counts, lat, end, 0) {
                 Action::Keep | Action::Limit(_) => {}

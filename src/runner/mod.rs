@@ -407,7 +407,7 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
         }
         if rec.recording {
             let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
-            rec.record(step.dir, step.result, ns(end - start), sched, end);
+            rec.record(step, ns(end - start), sched, end);
         }
     }
     rec.finish(None)

@@ -33,6 +33,9 @@ pub struct LogSpec {
     pub max_value: bool,
     /// log_hist_msec; 0 = no histogram entries.
     pub hist_ms: u64,
+    /// log_offset: per-I/O entries carry their file offset (written as
+    /// fio's fifth column).
+    pub offset: bool,
 }
 
 impl LogSpec {
@@ -42,7 +45,7 @@ impl LogSpec {
     }
 }
 
-/// One log entry: fio's `time, value, direction, block size`.
+/// One log entry: fio's `time, value, direction, block size[, offset]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sample {
     pub t_ms: u64,
@@ -50,6 +53,8 @@ pub struct Sample {
     /// 0 read, 1 write.
     pub dir: u8,
     pub bs: u64,
+    /// The I/O's file offset; 0 in a window's entry (as fio's).
+    pub offset: u64,
 }
 
 /// One histogram entry: the window's clat counts per fio bin (sparse).
@@ -71,6 +76,8 @@ pub struct Recorded {
     pub clat: Vec<Sample>,
     pub slat: Vec<Sample>,
     pub hist: Vec<HistRow>,
+    /// log_offset: the files get the offset column.
+    pub offset: bool,
 }
 
 pub use crate::stats::plat::{plat_idx_to_val, plat_val_to_idx, PLAT_NR};
@@ -113,6 +120,8 @@ pub struct OpLog {
     hist: [Vec<u64>; 2],
     hist_last: [u64; 2],
     hist_bs: [u64; 2],
+    /// The offset of the operation `record` saw last (`split` follows it).
+    last_offset: u64,
 }
 
 fn dir_of(d: OpKind) -> Option<usize> {
@@ -131,7 +140,10 @@ impl OpLog {
             spec: spec.clone(),
             start,
             split,
-            out: Recorded::default(),
+            out: Recorded {
+                offset: spec.offset,
+                ..Default::default()
+            },
             win: Default::default(),
             rate_end: spec.avg_ms,
             rate_bytes: [0; 2],
@@ -143,6 +155,7 @@ impl OpLog {
             },
             hist_last: [0; 2],
             hist_bs: [0; 2],
+            last_offset: 0,
         }
     }
 
@@ -159,6 +172,7 @@ impl OpLog {
                 val: ns,
                 dir: d as u8,
                 bs,
+                offset: self.last_offset,
             };
             match k {
                 0 => self.out.lat.push(s),
@@ -179,6 +193,7 @@ impl OpLog {
             val: w.value(self.spec.max_value),
             dir: d as u8,
             bs: 0,
+            offset: 0,
         };
         *w = Window {
             last_ms: t_ms - t_ms % avg,
@@ -218,6 +233,7 @@ impl OpLog {
                     val: self.rate_bytes[d] * 1000 / spent / 1024,
                     dir: d as u8,
                     bs: 0,
+                    offset: 0,
                 });
             }
             if self.spec.iops {
@@ -226,6 +242,7 @@ impl OpLog {
                     val: self.rate_ios[d] * 1000 / spent,
                     dir: d as u8,
                     bs: 0,
+                    offset: 0,
                 });
             }
         }
@@ -271,11 +288,12 @@ impl OpLog {
     /// A completed operation: `result` bytes (or a negated errno), total
     /// latency `lat` ns, completed at `end`.
     #[inline(never)]
-    pub fn record(&mut self, dir: OpKind, result: i64, lat: u64, end: Instant) {
+    pub fn record(&mut self, dir: OpKind, result: i64, offset: u64, lat: u64, end: Instant) {
         let Some(d) = dir_of(dir) else { return };
         if result < 0 {
             return;
         }
+        self.last_offset = offset;
         let bs = result as u64;
         let t = self.ms(end);
         if self.spec.avg_ms == 0 {
@@ -287,6 +305,7 @@ impl OpLog {
                     val,
                     dir: d as u8,
                     bs,
+                    offset,
                 });
             }
             if self.spec.iops {
@@ -295,6 +314,7 @@ impl OpLog {
                     val: 1,
                     dir: d as u8,
                     bs,
+                    offset,
                 });
             }
         } else if self.spec.bw || self.spec.iops {
@@ -338,6 +358,7 @@ impl OpLog {
                             val: w.value(self.spec.max_value),
                             dir: d as u8,
                             bs: 0,
+                            offset: 0,
                         };
                         self.push_lat(k, s);
                     }
@@ -374,8 +395,8 @@ mod tests {
             ..Default::default()
         };
         let mut l = OpLog::new(&spec, t0, false);
-        l.record(OpKind::Read, 4096, 1_000_000, t0 + Duration::from_millis(3));
-        l.record(OpKind::Fsync, 0, 1_000, t0 + Duration::from_millis(4));
+        l.record(OpKind::Read, 4096, 8192, 1_000_000, t0 + Duration::from_millis(3));
+        l.record(OpKind::Fsync, 0, 0, 1_000, t0 + Duration::from_millis(4));
         let r = l.finish(t0 + Duration::from_millis(5));
         assert_eq!(
             r.bw,
@@ -383,12 +404,15 @@ mod tests {
                 t_ms: 3,
                 val: 4096,
                 dir: 0,
-                bs: 4096
+                bs: 4096,
+                offset: 8192,
             }]
         );
         assert_eq!(r.iops[0].val, 1);
         assert_eq!(r.lat.len(), 1);
         assert_eq!(r.clat[0].val, 1_000_000);
+        // every per-I/O entry carries the I/O's offset
+        assert!([&r.iops, &r.lat, &r.clat].iter().all(|v| v[0].offset == 8192));
         assert!(r.slat.is_empty());
 
         let spec = LogSpec {
@@ -401,14 +425,19 @@ mod tests {
         let mut l = OpLog::new(&spec, t0, false);
         for i in 0..300u64 {
             // 1 ms apart, 4 KiB writes of 10 us
-            l.record(OpKind::Write, 4096, 10_000, t0 + Duration::from_millis(i));
+            l.record(OpKind::Write, 4096, i * 4096, 10_000, t0 + Duration::from_millis(i));
         }
         let r = l.finish(t0 + Duration::from_millis(300));
         let times: Vec<u64> = r.iops.iter().map(|s| s.t_ms).collect();
         assert_eq!(times, vec![100, 200, 300]);
         assert_eq!(r.iops[0].val, 1000);
         assert_eq!(r.bw[0].val, 4000);
-        assert!(r.lat.iter().all(|s| s.val == 10_000 && s.bs == 0 && s.dir == 1));
+        // a window's entry has neither block size nor offset, as fio's
+        assert!(r
+            .lat
+            .iter()
+            .all(|s| s.val == 10_000 && s.bs == 0 && s.dir == 1 && s.offset == 0));
+        assert!(r.bw.iter().chain(&r.iops).all(|s| s.offset == 0));
         assert_eq!(r.lat[0].t_ms, 100);
     }
 
@@ -422,7 +451,7 @@ mod tests {
         };
         let mut l = OpLog::new(&spec, t0, true);
         for i in 1..=200u64 {
-            l.record(OpKind::Read, 4096, 2_000, t0 + Duration::from_millis(i));
+            l.record(OpKind::Read, 4096, 0, 2_000, t0 + Duration::from_millis(i));
             l.split(OpKind::Read, 4096, 100, 1_900, t0 + Duration::from_millis(i));
         }
         let r = l.finish(t0 + Duration::from_millis(201));

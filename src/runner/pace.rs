@@ -13,7 +13,7 @@ use super::{ns, Ctx, Instant, WorkerOut};
 use crate::engine::{Engine, Submit};
 use crate::plan::PacingPlan;
 use crate::stats::OpKind;
-use crate::workload::Workload;
+use crate::workload::{Step, Workload};
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -224,7 +224,7 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
             break;
         }
         if rec.recording {
-            rec.record(step.dir, step.result, lat, Some(sched), t_end);
+            rec.record(step, lat, Some(sched), t_end);
             if step.result >= 0 {
                 // each skipped slot waited until this end
                 for j in k + 1..k + 1 + missed {
@@ -286,6 +286,21 @@ pub(crate) struct FioPacer {
     issues: u64,
     completions: u64,
     last_think: u64,
+    /// thinktime_iotime plus thinktime (zero without thinktime_iotime), and
+    /// whether thinktime_blocks was given beside it (else the time alone
+    /// triggers a think, as fio's handle_thinktime).
+    ///
+    /// fio 3.33 thinks once iotime + thinktime have passed since the last
+    /// think began (its `now` is taken before the sleep), the job's start
+    /// for the first: so its first stretch of I/O lasts iotime + thinktime
+    /// and the later ones iotime. Seen with fio 3.33: 100 ms/200 ms gave
+    /// stretches of 300, 100, 100... ms; 300/100 and 100/500 first thought
+    /// at 400 and 600 ms. fslab does the same (a later fio counts iotime
+    /// from the think's end and the start).
+    iotime_cycle: Duration,
+    iotime_and_blocks: bool,
+    /// When the last think began (fio's last_thinktime; the epoch at first).
+    last_think_at: Instant,
     min: MinRate,
     /// fio's flow: this job's share of its flow_id's operations.
     flow: Option<FlowShare>,
@@ -478,6 +493,13 @@ impl FioPacer {
             issues: 0,
             completions: 0,
             last_think: 0,
+            iotime_cycle: if p.thinktime_iotime_us > 0 {
+                Duration::from_micros(p.thinktime_iotime_us + p.thinktime_us)
+            } else {
+                Duration::ZERO
+            },
+            iotime_and_blocks: p.thinktime_blocks > 0,
+            last_think_at: t0,
             min: MinRate {
                 min_bps: p.rate_min,
                 min_iops: p.rate_iops_min,
@@ -659,10 +681,22 @@ impl FioPacer {
     }
 
     /// Whether a think is due now (fio's handle_thinktime: every
-    /// thinktime_blocks operations, completed or issued).
+    /// thinktime_blocks operations, completed or issued, and with
+    /// thinktime_iotime once that long has passed since the last think).
     #[inline]
     pub fn think_due(&self) -> bool {
-        self.think_us > 0 && self.think_count() >= self.last_think + self.think_blocks
+        if self.think_us == 0 {
+            return false;
+        }
+        if !self.iotime_cycle.is_zero() {
+            if self.last_think_at.elapsed() >= self.iotime_cycle {
+                return true;
+            }
+            if !self.iotime_and_blocks {
+                return false;
+            }
+        }
+        self.think_count() >= self.last_think + self.think_blocks
     }
 
     fn think_count(&self) -> u64 {
@@ -678,6 +712,7 @@ impl FioPacer {
     pub fn think(&mut self, dir: OpKind, deadline: Option<Instant>, stopped: &dyn Fn() -> bool) -> bool {
         self.last_think = self.think_count();
         let start = Instant::now();
+        self.last_think_at = start;
         let left = |us: u64| {
             let d = Duration::from_micros(us);
             match deadline {
@@ -734,7 +769,7 @@ pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &m
         if !pacer.flow_wait(&stopped) {
             break;
         }
-        let (dir, result, start) = if queues {
+        let (step, start) = if queues {
             if pacer.switches {
                 if let Some(d) = wl.next_dir() {
                     let s = pacer.steer(d, Instant::now());
@@ -758,7 +793,7 @@ pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &m
                 Submit::Done(r) => r,
                 _ => crate::engine::exec_pending(engine),
             };
-            (next.dir, wl.on_complete(&next, r), start)
+            (Step::of(&next, wl.on_complete(&next, r)), start)
         } else {
             if let Some(t) = pacer.due_any() {
                 if !wait_until(t, Duration::ZERO, &stopped) {
@@ -768,14 +803,15 @@ pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &m
             let start = Instant::now();
             let Some(step) = wl.step(engine) else { break };
             pacer.issue(step.dir, pacer.bs(step.dir));
-            (step.dir, step.result, start)
+            (step, start)
         };
+        let (dir, result) = (step.dir, step.result);
         let end = Instant::now();
         if !rec.tick(end) {
             break;
         }
         if rec.recording {
-            rec.record(dir, result, ns(end - start), None, end);
+            rec.record(step, ns(end - start), None, end);
         }
         if let Some(e) = pacer.complete(dir, result, rec.recording, end) {
             error = Some(e);

@@ -15,7 +15,7 @@ use super::pace::{wait_until, FioPacer, Grid, Pacing};
 use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
 use crate::engine::{Completion, Engine, Submit};
-use crate::workload::{NextOp, Workload};
+use crate::workload::{NextOp, Step, Workload};
 
 struct Slot {
     next: NextOp,
@@ -253,7 +253,7 @@ impl<L: LatencyHook> Queue<'_, L> {
                         self.done = true;
                     } else if self.rec.recording {
                         let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
-                        self.rec.record(next.dir, result, ns(end - t_prep), sched, end);
+                        self.rec.record(Step::of(&next, result), ns(end - t_prep), sched, end);
                         if L::ON {
                             self.searched(ctx, next.dir, result, ns(end - t_prep), end);
                         }
@@ -282,7 +282,8 @@ impl<L: LatencyHook> Queue<'_, L> {
             self.finish_taking();
         } else if self.rec.recording {
             let sched = s.intended.map(|t| ns(end.saturating_duration_since(t)));
-            self.rec.record(s.next.dir, result, ns(end - s.t_prep), sched, end);
+            self.rec
+                .record(Step::of(&s.next, result), ns(end - s.t_prep), sched, end);
             self.rec
                 .record_split(s.next.dir, result, ns(s.t_sub - s.t_prep), ns(end - s.t_sub));
             if L::ON {

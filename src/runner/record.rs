@@ -6,6 +6,7 @@ use super::{ns, Counter, Ctx, Instant, WorkerOut};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::series::{IntervalTracker, SeriesCollector};
 use crate::stats::{KindStats, OpKind, OpStats};
+use crate::workload::Step;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -142,7 +143,8 @@ impl<'a> Recorder<'a> {
 
     /// Records one completed operation (call only while `recording`).
     #[inline]
-    pub fn record(&mut self, dir: OpKind, result: i64, lat: u64, sched: Option<u64>, end: Instant) {
+    pub fn record(&mut self, step: Step, lat: u64, sched: Option<u64>, end: Instant) {
+        let (dir, result) = (step.dir, step.result);
         let st = &mut self.stats[dir.idx()];
         if result >= 0 {
             let moved = result as u64;
@@ -164,7 +166,7 @@ impl<'a> Recorder<'a> {
             st.record_sched(s);
         }
         if let Some(l) = &mut self.log {
-            l.record(dir, result, lat, end);
+            l.record(dir, result, step.offset, lat, end);
         }
         self.ops += 1;
         self.counter.ops.store(self.ops, Ordering::Relaxed);

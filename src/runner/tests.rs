@@ -21,10 +21,7 @@ impl Workload for Boom {
         if self.panics && self.n == 3 {
             panic!("boom in a step");
         }
-        Some(Step {
-            dir: OpKind::Read,
-            result: 0,
-        })
+        Some(Step::new(OpKind::Read, 0))
     }
 
     fn queues(&self) -> bool {
@@ -105,10 +102,7 @@ impl Workload for Steps {
 
     fn step(&mut self, _engine: &mut dyn Engine) -> Option<Step> {
         self.0 = self.0.checked_sub(1)?;
-        Some(Step {
-            dir: OpKind::Read,
-            result: 0,
-        })
+        Some(Step::new(OpKind::Read, 0))
     }
 
     fn queues(&self) -> bool {

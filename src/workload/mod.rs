@@ -28,11 +28,30 @@ pub struct NextOp {
 }
 
 /// One unit of work done by `Workload::step`: its kind and its result
-/// (bytes moved, or a negated errno).
+/// (bytes moved, or a negated errno), and for a read or write its file
+/// offset (fio's log_offset; 0 for everything else).
 #[derive(Clone, Copy, Debug)]
 pub struct Step {
     pub dir: OpKind,
     pub result: i64,
+    pub offset: u64,
+}
+
+impl Step {
+    /// A step that is not a read or write of one offset.
+    pub fn new(dir: OpKind, result: i64) -> Self {
+        Step { dir, result, offset: 0 }
+    }
+
+    /// The step of `next`'s operation, which returned `result`.
+    #[inline]
+    pub fn of(next: &NextOp, result: i64) -> Self {
+        Step {
+            dir: next.dir,
+            result,
+            offset: next.op.offset(),
+        }
+    }
 }
 
 /// A per-worker stream of operations.
@@ -74,7 +93,7 @@ pub trait Workload {
             _ => crate::engine::exec_pending(engine),
         };
         let result = self.on_complete(&next, result);
-        Some(Step { dir: next.dir, result })
+        Some(Step::of(&next, result))
     }
 
     /// The direction of the next read or write as the mix draws it (kept

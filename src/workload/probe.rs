@@ -141,10 +141,7 @@ impl Workload for ProbeWorkload {
     #[inline]
     fn step(&mut self, engine: &mut dyn Engine) -> Option<Step> {
         let result = self.probe(engine);
-        Some(Step {
-            dir: kind(self.op),
-            result,
-        })
+        Some(Step::new(kind(self.op), result))
     }
 
     fn queues(&self) -> bool {
@@ -242,10 +239,7 @@ impl Workload for StreamWrite {
                 return self.failed("writing", r);
             }
             self.off += r as u64;
-            return Some(Step {
-                dir: OpKind::Write,
-                result: r,
-            });
+            return Some(Step::new(OpKind::Write, r));
         }
         if self.fsync_end && !self.synced {
             self.synced = true;
@@ -253,10 +247,7 @@ impl Workload for StreamWrite {
             if r < 0 {
                 return self.failed("fsync", r);
             }
-            return Some(Step {
-                dir: OpKind::Fsync,
-                result: r,
-            });
+            return Some(Step::new(OpKind::Fsync, r));
         }
         None
     }

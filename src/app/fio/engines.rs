@@ -184,15 +184,9 @@ impl Workload for FioMeta {
                 self.op.name(),
                 std::io::Error::from_raw_os_error((-r).min(i32::MAX as i64) as i32)
             ));
-            return Some(Step {
-                dir: self.dir,
-                result: r,
-            });
+            return Some(Step::new(self.dir, r));
         }
-        Some(Step {
-            dir: self.dir,
-            result: self.per_file,
-        })
+        Some(Step::new(self.dir, self.per_file))
     }
 }
 

@@ -27,12 +27,19 @@ pub(super) fn spec(j: &FioJobPlan) -> LogSpec {
         avg_ms: l.avg_msec,
         max_value: l.max_value,
         hist_ms: l.hist_msec,
+        offset: l.offset,
     }
 }
 
-fn samples(out: &mut String, v: &[Sample]) {
+/// fio 3.33's lines: `time, value, direction, bs, prio`, with log_offset
+/// `time, value, direction, bs, offset, prio` (fio's own output, checked).
+fn samples(out: &mut String, v: &[Sample], offset: bool) {
     for s in v {
-        let _ = writeln!(out, "{}, {}, {}, {}, 0", s.t_ms, s.val, s.dir, s.bs);
+        let _ = if offset {
+            writeln!(out, "{}, {}, {}, {}, {}, 0", s.t_ms, s.val, s.dir, s.bs, s.offset)
+        } else {
+            writeln!(out, "{}, {}, {}, {}, 0", s.t_ms, s.val, s.dir, s.bs)
+        };
     }
 }
 
@@ -57,11 +64,11 @@ fn hist(out: &mut String, v: &[HistRow]) {
 /// One log kind of one worker, as fio writes it.
 fn text(kind: &str, r: &Recorded, out: &mut String) {
     match kind {
-        "bw" => samples(out, &r.bw),
-        "iops" => samples(out, &r.iops),
-        "lat" => samples(out, &r.lat),
-        "clat" => samples(out, &r.clat),
-        "slat" => samples(out, &r.slat),
+        "bw" => samples(out, &r.bw, r.offset),
+        "iops" => samples(out, &r.iops, r.offset),
+        "lat" => samples(out, &r.lat, r.offset),
+        "clat" => samples(out, &r.clat, r.offset),
+        "slat" => samples(out, &r.slat, r.offset),
         _ => hist(out, &r.hist),
     }
 }
@@ -110,6 +117,7 @@ mod tests {
                 val: 47,
                 dir: 0,
                 bs: 4096,
+                offset: 12288,
             }],
             hist: vec![HistRow {
                 t_ms: 186,
@@ -122,6 +130,16 @@ mod tests {
         let mut s = String::new();
         text("bw", &r, &mut s);
         assert_eq!(s, "86, 47, 0, 4096, 0\n");
+        let mut o = String::new();
+        text(
+            "bw",
+            &Recorded {
+                offset: true,
+                ..r.clone()
+            },
+            &mut o,
+        );
+        assert_eq!(o, "86, 47, 0, 4096, 12288, 0\n");
         let mut h = String::new();
         text("clat_hist", &r, &mut h);
         let cols: Vec<&str> = h.trim_end().split(", ").collect();

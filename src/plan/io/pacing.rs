@@ -48,6 +48,12 @@ pub struct PacingPlan {
     /// thinktime_blocks_type=issue: count issued operations, not completed ones.
     #[serde(default, skip_serializing_if = "is_false")]
     pub thinktime_issue: bool,
+    /// fio's `thinktime_iotime` in µs (0: none): a think also comes after
+    /// this long of I/O (fio 3.33: once iotime + thinktime have passed since
+    /// the last think began, or the job began). Without `thinktime_blocks`
+    /// it is the only trigger, as in fio.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub thinktime_iotime_us: u64,
     /// A mixed job (rw/randrw) that issues both directions: when one
     /// direction is ahead of its rate the other is issued (fio's rate_ddir).
     #[serde(default, skip_serializing_if = "is_false")]

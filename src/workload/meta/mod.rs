@@ -242,6 +242,6 @@ impl Workload for MetaWorkload {
             // (a file that was not created can't be stat'ed).
             self.failed = true;
         }
-        Some(Step { dir, result })
+        Some(Step::new(dir, result))
     }
 }

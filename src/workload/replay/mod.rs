@@ -525,7 +525,7 @@ impl Workload for ReplayClient {
                 }
             ));
         }
-        Some(Step { dir, result })
+        Some(Step::new(dir, result))
     }
 
     fn error(&self) -> Option<String> {

@@ -53,13 +53,7 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
         }
         "log_max_value" | "log_max" => logs.max_value = on(o),
         "per_job_logs" => logs.shared = !on(o),
-        "log_offset" => {
-            if on(o) {
-                return Some(Err(
-                    "log_offset=1: fslab's logs have no offset column (its recorder does not see the offset)".into(),
-                ));
-            }
-        }
+        "log_offset" => logs.offset = on(o),
         "log_hist_coarseness" => match o.value.as_deref() {
             Some("0") | None => {}
             Some(v) => {

@@ -1,7 +1,8 @@
 //! The pacing options of a fio job (see `plan/io/pacing.rs` for what they
 //! become): rate, rate_iops, rate_min, rate_iops_min (each per direction,
 //! `read,write[,trim]`), rate_process, rate_cycle, rate_ignore_thinktime,
-//! thinktime, thinktime_spin, thinktime_blocks, thinktime_blocks_type;
+//! thinktime, thinktime_spin, thinktime_blocks, thinktime_blocks_type,
+//! thinktime_iotime;
 //! flow, flow_id, flow_sleep (fio's weighted flow between jobs).
 
 use super::{checked_time, on, val, State};
@@ -37,9 +38,10 @@ fn count(p: &str) -> Result<u64, String> {
     p.parse::<u64>().map_err(|_| format!("'{p}' is not a whole number"))
 }
 
-/// A fio time in µs (a bare number is µs).
-fn micros(v: &str) -> Result<u64, String> {
-    let t = checked_time(v, "us")?;
+/// A fio time in µs, a bare number in `bare` units (thinktime_iotime's are
+/// seconds: fio's is_seconds).
+fn micros_in(v: &str, bare: &str) -> Result<u64, String> {
+    let t = checked_time(v, bare)?;
     crate::units::parse_duration(&t)
         .map(|d| d.as_micros() as u64)
         .map_err(|e| e.to_string())
@@ -115,21 +117,23 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
             p.ignore_thinktime = on(o);
             Ok(())
         }
-        "thinktime" | "thinktime_spin" => match val(o).map(micros) {
-            Ok(Ok(us)) => {
-                if key == "thinktime" {
-                    p.thinktime_us = us;
-                } else {
-                    p.thinktime_spin_us = us;
+        "thinktime" | "thinktime_spin" | "thinktime_iotime" => {
+            match val(o).map(|v| micros_in(v, if key == "thinktime_iotime" { "s" } else { "us" })) {
+                Ok(Ok(us)) => {
+                    match key {
+                        "thinktime" => p.thinktime_us = us,
+                        "thinktime_spin" => p.thinktime_spin_us = us,
+                        _ => p.thinktime_iotime_us = us,
+                    }
+                    Ok(())
                 }
-                Ok(())
+                Ok(Err(e)) => {
+                    st.m.bad.push((o.at.clone(), format!("{key}: {e}")));
+                    Ok(())
+                }
+                Err(e) => Err(e),
             }
-            Ok(Err(e)) => {
-                st.m.bad.push((o.at.clone(), format!("{key}: {e}")));
-                Ok(())
-            }
-            Err(e) => Err(e),
-        },
+        }
         "thinktime_blocks" => match val(o).map(|v| (v, count(v))) {
             Ok((_, Ok(n))) if n > 0 && n <= u32::MAX as u64 => {
                 p.thinktime_blocks = n as u32;
