@@ -2,17 +2,17 @@
 //! small_content_scramble; lib/rand.c fill_random_buf_percentage):
 //!
 //! - random buffers, filled once, and scrambled before each write (the
-//!   default, fio's scramble_buffers=1): every 512-byte chunk gets a word
-//!   in one of its 64-byte lines and two in bytes 48..64, mixed from its
-//!   offset and a write counter (fio writes the raw offset and the time,
+//!   default, fio's scramble_buffers=1): every 512-byte chunk gets two
+//!   words in bytes 48..64, mixed from its offset and a write counter (fio writes the raw offset and the time,
 //!   whose zero high bytes compress; see `scramble`), so no two chunks
 //!   written are equal: nothing deduplicates. Each
 //!   slot's buffer also holds several random slices, one taken per write in
-//!   turn, so that a job cycles through 1 MiB of distinct data and the
+//!   turn, so that a job cycles through 256 KiB of distinct data and the
 //!   file does not compress either (fio's files do: gzip -1 takes a fio
 //!   file written with bs=4k to 7% of its size; fslab's stays above 99%,
 //!   from bs=4k to 4m).
-//!   The scramble touches 3 words per 512 bytes and copies nothing.
+//!   The scramble touches 2 words (one cache line) per 512 bytes and
+//!   copies nothing.
 //! - refill_buffers: new contents before every write.
 //! - zero_buffers, buffer_pattern: zeros or the pattern repeated.
 //! - buffer_compress_percentage: in each chunk (buffer_compress_chunk, or
@@ -29,8 +29,14 @@ use crate::plan::IoPlan;
 use std::os::fd::RawFd;
 
 /// Bytes of distinct random data a scrambled job cycles through (over all
-/// its slots): more than the window of gzip (32 KiB) and of zstd -1 (512 KiB).
-const DISTINCT: usize = 1 << 20;
+/// its slots): 8 times gzip's window (32 KiB) and twice the unit btrfs
+/// compresses (128 KiB extents), so neither finds a repeat. Not more: the
+/// slices are the writes' source, and at 1 MiB they left the cache, which
+/// cost 5-7% of a 128 KiB write's throughput on tmpfs (0.929-0.951x the
+/// identical buffer's; 256 KiB: 1.007x; bench/io-write-tmpfs.sh). A
+/// stream compressor with a window above 256 KiB (zstd -1 on a whole file)
+/// does find the repeats.
+const DISTINCT: usize = 1 << 18;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -253,26 +259,25 @@ impl Fill {
 }
 
 /// fio's small_content_scramble, with every word it writes mixed: in each
-/// 512-byte chunk, one word in one of its 64-byte lines (which one varies
-/// by write) and two at 48..64, all three from the chunk's offset and
-/// `stamp` (fio: the time) through splitmix64's finalizer (a bijection, so
-/// the chunks of one write never repeat each other). fio stores the raw
-/// offset and time, whose high bytes are zeros; when one buffer is written
-/// block after block (bs >= 1 MiB: one slice) the line moves every write,
-/// so after 8 writes every line of every chunk held a stale offset, 10% of
-/// the bytes were zeros and gzip -1 took the file to 94% (measured: 64 MiB
-/// at bs=1m). Mixed words leave the bytes uniform (99.5% at every bs).
+/// 512-byte chunk, two words at 48..64 from the chunk's offset and `stamp`
+/// (fio: the time) through splitmix64's finalizer (a bijection, so the
+/// chunks of one write never repeat each other, and a new stamp makes new
+/// chunks). fio stores the raw offset and time, whose high bytes are
+/// zeros, in two lines of the chunk; when one buffer is written block
+/// after block its offset line moves every write, and after 8 writes 10%
+/// of the bytes were zeros and gzip -1 took the file to 94% (measured: 64
+/// MiB at bs=1m). Mixed words leave the bytes uniform (99.5% at every bs).
+/// One cache line and one finalizer per chunk (fio touches two lines).
 #[inline]
 fn scramble(block: &mut [u8], offset: u64, stamp: u64) {
-    let line = ((stamp ^ offset) & 7) as usize * 64;
     let key = mix(stamp);
     let mut o = offset;
     for c in block.chunks_exact_mut(512) {
         let a = mix(o ^ key);
-        let b = mix(a);
+        // a multiply by an odd constant: a bijection of a's uniform bits
+        let b = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key;
         c[48..56].copy_from_slice(&a.to_le_bytes());
         c[56..64].copy_from_slice(&b.to_le_bytes());
-        c[line..line + 8].copy_from_slice(&mix(b).to_le_bytes());
         o += 512;
     }
 }
@@ -332,7 +337,7 @@ mod tests {
     #[test]
     fn large_blocks_written_again_and_again_stay_uniform() {
         // bs=1m with one slot: one slice, the same buffer every write, its
-        // scrambled line moving; the stale words must not pile up zeros
+        // scrambled words rewritten; the stale words must not pile up zeros
         // (raw offsets did: 10% zero bytes after 8 writes, gzip -1 took 6%)
         let bs = 1 << 20;
         let p = plan(|p| {
