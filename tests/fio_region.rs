@@ -227,3 +227,54 @@ fn zipf_and_pareto_offsets_distributed_as_fio() {
         }
     }
 }
+
+/// Bytes the block device `dev` (/dev/loopN) has read so far.
+fn device_read_bytes(dev: &str) -> u64 {
+    let name = dev.trim_start_matches("/dev/");
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    // field 3: sectors read (512 bytes each)
+    stat.split_whitespace().nth(2).unwrap().parse::<u64>().unwrap() * 512
+}
+
+#[test]
+fn a_timed_buffered_reader_reads_the_device_on_every_pass_as_fio_does() {
+    if !require_root_with(&["losetup", "mkfs.ext4"]) {
+        return;
+    }
+    // A 4 MiB file read at random in 4 KiB blocks for a second: many passes.
+    // fio drops the file's cached pages before the job and at each new pass
+    // (invalidate=1, loop_cache_invalidate) and advises RANDOM
+    // (fadvise_hint=1), so every read is a miss of exactly its block: the
+    // device reads what the job reads. Without the per-pass drop the later
+    // passes come from the page cache; without the advice the kernel reads
+    // ahead of misses whose neighbours are cached.
+    let fs = Scratch::new("ext4", 64);
+    let tmp = tempfile::tempdir().unwrap();
+    let job = job_file(
+        tmp.path(),
+        "passes.fio",
+        &format!(
+            "[passes]\ndirectory={}\nioengine=psync\nrw=randread\nbs=4k\nsize=4m\ntime_based\nruntime=1\n",
+            fs.path().display()
+        ),
+    );
+    let mut tools = vec![false];
+    if require("fio", have("fio")) {
+        tools.push(true);
+    }
+    for fio in tools {
+        let tool = if fio { "fio" } else { "fslab" };
+        let before = device_read_bytes(&fs.lo.dev);
+        let r = run_fio_format(fio, &job, tmp.path(), "json");
+        let after = device_read_bytes(&fs.lo.dev);
+        assert_eq!(r.code, 0, "{tool}: {}", r.stderr);
+        let read = r.json()["jobs"][0]["read"]["io_bytes"].as_f64().unwrap();
+        let dev = (after - before) as f64;
+        eprintln!("{tool}: the job read {read} bytes, the device {dev}");
+        assert!(read > 3.0 * (4 << 20) as f64, "{tool}: {read} bytes is under 3 passes");
+        assert!(
+            dev / read > 0.9 && dev / read < 1.3,
+            "{tool}: the device read {dev} bytes for {read}"
+        );
+    }
+}

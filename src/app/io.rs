@@ -5,7 +5,7 @@ use super::pipeline::{self, CellWork};
 use super::AppError;
 use crate::engine::{Engine, EngineKind};
 use crate::model::Cell;
-use crate::plan::io::region::SyncMode;
+use crate::plan::io::region::{Fadvise, SyncMode};
 use crate::plan::IoPlan;
 use crate::runner::{Progress, RunConfig, RunOut};
 use crate::target::{self, Guard, Prepared};
@@ -63,6 +63,17 @@ pub(crate) fn io_worker(
             } else if r.invalidate {
                 // fio's invalidate: drop the region's cached pages before the job
                 let _ = rustix::fs::fadvise(&f, at, std::num::NonZeroU64::new(len), rustix::fs::Advice::DontNeed);
+            }
+            // fio's fadvise_hint (td_io_open_file): readahead off for random
+            // I/O, doubled for sequential
+            let hint = match r.fadvise {
+                Fadvise::None => None,
+                Fadvise::Pattern if plan.rw.random() => Some(rustix::fs::Advice::Random),
+                Fadvise::Pattern | Fadvise::Sequential => Some(rustix::fs::Advice::Sequential),
+                Fadvise::Random => Some(rustix::fs::Advice::Random),
+            };
+            if let Some(a) = hint {
+                let _ = rustix::fs::fadvise(&f, at, std::num::NonZeroU64::new(len), a);
             }
             files.push(f);
         }

@@ -46,6 +46,10 @@ pub struct IoWorkload {
     file_size: u64,
     /// Added to every offset: a rank's region of a file all ranks share.
     base: u64,
+    /// fio's loop_cache_invalidate: a buffered job with invalidate drops
+    /// its region's cached pages at each new pass (a wrap of a timed job, a
+    /// new loop), as fio does, so that later passes read what fio's read.
+    invalidate_passes: bool,
     /// Next sequential offset per file and direction.
     seq: Vec<[u64; 2]>,
     fsync_every: u64,
@@ -136,6 +140,7 @@ impl IoWorkload {
             split,
             file_size: file_size.max(plan.bs_max),
             base: 0,
+            invalidate_passes: plan.region.invalidate && !plan.direct && !plan.region.pre_read,
             seq: vec![[start, start]; n],
             fsync_every: plan.fsync_every,
             fdatasync_every: plan.fdatasync_every,
@@ -266,16 +271,15 @@ impl IoWorkload {
         }
         let last = (size - len) / self.bs;
         if !self.random {
-            let s = &mut self.seq[f][!read as usize];
-            if *s + len > size {
-                if self.region.wrap {
-                    *s = 0;
-                } else {
+            let mut o = self.seq[f][!read as usize];
+            if o + len > size {
+                if !self.region.wrap {
                     return None;
                 }
+                o = 0;
+                self.drop_cache(f);
             }
-            let o = *s;
-            *s += len;
+            self.seq[f][!read as usize] = o + len;
             return Some(o);
         }
         let b = match (&self.region.dist, &mut self.region.maps) {
@@ -294,7 +298,10 @@ impl IoWorkload {
                     None if self.region.size_based => return None,
                     None => {
                         m.clear();
-                        self.rng.u64(0..=last)
+                        let b = self.rng.u64(0..=last);
+                        maps[f].mark(b, len.div_ceil(self.bs));
+                        self.drop_cache(f);
+                        return Some(self.bs * b);
                     }
                 };
                 m.mark(b, len.div_ceil(self.bs));
@@ -312,6 +319,21 @@ impl IoWorkload {
             maps.iter_mut().for_each(|m| m.clear());
         }
         self.seq.iter_mut().for_each(|s| *s = [0, 0]);
+        for f in 0..self._files.len() {
+            self.drop_cache(f);
+        }
+    }
+
+    /// fio's loop_cache_invalidate of file `f`'s region, when the job has it.
+    #[cold]
+    fn drop_cache(&self, f: usize) {
+        if !self.invalidate_passes {
+            return;
+        }
+        if let Some(file) = self._files.get(f) {
+            let len = std::num::NonZeroU64::new(self.file_size);
+            let _ = rustix::fs::fadvise(file, self.base, len, rustix::fs::Advice::DontNeed);
+        }
     }
 }
 

@@ -74,6 +74,24 @@ pub enum SyncMode {
     Dsync,
 }
 
+/// fio's fadvise_hint: the advice posix_fadvise gets on each file as the
+/// job opens it. The advice matters to buffered random reads: without
+/// POSIX_FADV_RANDOM the kernel reads ahead of a miss whose preceding pages
+/// are cached (mm/readahead.c: "traces a sequential stream would leave
+/// behind"), so a random pass reads more than it asks for as the cache fills.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Fadvise {
+    /// No advice (`fslab io`, fio's fadvise_hint=0).
+    #[default]
+    None,
+    /// The job's pattern: RANDOM for random I/O, SEQUENTIAL otherwise
+    /// (fio's default, fadvise_hint=1).
+    Pattern,
+    Sequential,
+    Random,
+}
+
 /// How a job's offsets and amount of work are shaped. `Default` is what
 /// `fslab io` does without these options.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -118,9 +136,14 @@ pub struct RegionPlan {
     /// The job's clones share their files (a filename_format without $jobnum).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shared_files: bool,
-    /// Drop each file's page cache before the job (posix_fadvise DONTNEED).
+    /// Drop each file's page cache before the job (posix_fadvise DONTNEED),
+    /// and again at each new pass of a buffered job (fio's
+    /// loop_cache_invalidate), so every pass reads what fio's does.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub invalidate: bool,
+    /// fio's fadvise_hint.
+    #[serde(skip_serializing_if = "is_no_advice")]
+    pub fadvise: Fadvise,
     /// Read each file's region once (into the page cache) before the job.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub pre_read: bool,
@@ -140,6 +163,10 @@ fn is_default_service(s: &FileService) -> bool {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+fn is_no_advice(a: &Fadvise) -> bool {
+    *a == Fadvise::None
 }
 
 fn is_no_sync(s: &SyncMode) -> bool {

@@ -6,7 +6,7 @@
 use super::{on, val, State};
 use crate::cli::FioArgs;
 use crate::plan::fiojob::{Job, Opt};
-use crate::plan::io::region::{Amount, Distribution, FileService, SyncMode};
+use crate::plan::io::region::{Amount, Distribution, Fadvise, FileService, SyncMode};
 use crate::units;
 
 /// fio's `N` or `N%` (a size, or a percentage of the file).
@@ -254,6 +254,14 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
         "create_only" => r.create_only = on(o),
         "pre_read" => r.pre_read = on(o),
         "invalidate" => r.invalidate = on(o),
+        // fio 3.33's values: 0, 1 (the job's pattern), sequential, random
+        "fadvise_hint" => match o.value.as_deref().map(str::trim).unwrap_or("1") {
+            "0" => r.fadvise = Fadvise::None,
+            "1" => r.fadvise = Fadvise::Pattern,
+            "sequential" => r.fadvise = Fadvise::Sequential,
+            "random" => r.fadvise = Fadvise::Random,
+            x => bad = Some(format!("'{x}' is not one of 0, 1, sequential, random")),
+        },
         "fsync_on_close" => {
             r.fsync_on_close = on(o);
             if r.fsync_on_close {
@@ -298,6 +306,10 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     // fio's default invalidate=1; pre_read clears it
     if !given("invalidate") {
         r.invalidate = true;
+    }
+    // fio's default fadvise_hint=1
+    if !given("fadvise_hint") {
+        r.fadvise = Fadvise::Pattern;
     }
     if r.pre_read {
         r.invalidate = false;
