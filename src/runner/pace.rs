@@ -494,7 +494,7 @@ impl FioPacer {
             completions: 0,
             last_think: 0,
             iotime_cycle: if p.thinktime_iotime_us > 0 {
-                Duration::from_micros(p.thinktime_iotime_us + p.thinktime_us)
+                Duration::from_micros(p.thinktime_iotime_us.saturating_add(p.thinktime_us))
             } else {
                 Duration::ZERO
             },
