@@ -147,7 +147,7 @@ impl IoWorkload {
             split,
             file_size: file_size.max(plan.bs_max),
             base: 0,
-            invalidate_passes: plan.region.invalidate && !plan.direct && !plan.region.pre_read,
+            invalidate_passes: plan.region.invalidate && !plan.direct,
             read_skew,
             seq: vec![[start, start]; n],
             fsync_every: plan.fsync_every,
@@ -290,6 +290,7 @@ impl IoWorkload {
             self.seq[f][!read as usize] = o + len;
             return Some(o);
         }
+        let mut wrapped = false;
         let b = match (&self.region.dist, &mut self.region.maps) {
             (Some(d), _) => {
                 let b = d.next(&mut self.rng);
@@ -306,10 +307,8 @@ impl IoWorkload {
                     None if self.region.size_based => return None,
                     None => {
                         m.clear();
-                        let b = self.rng.u64(0..=last);
-                        maps[f].mark(b, len.div_ceil(self.bs));
-                        self.drop_cache(f);
-                        return Some(self.bs * b);
+                        wrapped = true;
+                        self.rng.u64(0..=last)
                     }
                 };
                 m.mark(b, len.div_ceil(self.bs));
@@ -317,6 +316,9 @@ impl IoWorkload {
             }
             (None, None) => self.rng.u64(0..=last),
         };
+        if wrapped {
+            self.drop_cache(f);
+        }
         Some(self.bs * b)
     }
 
