@@ -22,6 +22,7 @@
 //! The worker loops are generic over `LatencyHook`: without a target they
 //! use `NoSearch`, whose calls compile to nothing.
 
+use super::pace;
 use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
 use crate::engine::Engine;
@@ -40,9 +41,10 @@ pub(super) fn sync_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &
     while !ctx.stopped() {
         let intended = wl.next_due();
         if let Some(t) = intended {
-            let now = Instant::now();
-            if t > now {
-                std::thread::sleep(t - now);
+            // a replay's timestamps wait too, never past the deadline
+            if !pace::wait_due(t, rec.deadline(), Duration::ZERO, &|| ctx.stopped()) {
+                rec.waited_out();
+                break;
             }
         }
         let start = Instant::now();

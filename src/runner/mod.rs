@@ -394,9 +394,10 @@ fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> Worker
     while !ctx.stopped() {
         let intended = wl.next_due();
         if let Some(t) = intended {
-            let now = Instant::now();
-            if t > now {
-                std::thread::sleep(t - now);
+            // a replay's timestamps wait too, never past the deadline
+            if !pace::wait_due(t, rec.deadline(), Duration::ZERO, &|| ctx.stopped()) {
+                rec.waited_out();
+                break;
             }
         }
         let start = Instant::now();

@@ -145,10 +145,10 @@ impl Grid {
         self.period_ns.saturating_mul(j)
     }
 
-    /// Waits until `t` (see `wait_until`).
+    /// Waits until `t`, never past `deadline` (see `wait_due`).
     #[inline]
-    pub fn wait(&self, t: Instant, stopped: &dyn Fn() -> bool) -> bool {
-        wait_until(t, self.spin, stopped)
+    pub fn wait(&self, t: Instant, deadline: Option<Instant>, stopped: &dyn Fn() -> bool) -> bool {
+        wait_due(t, deadline, self.spin, stopped)
     }
 }
 
@@ -176,6 +176,22 @@ pub(crate) fn wait_until(t: Instant, spin: Duration, stopped: &dyn Fn() -> bool)
     }
 }
 
+/// Waits until `t`, but never past `deadline` (the end of the runtime):
+/// true when `t` came; false when `stopped` ended the wait, or when `t` lies
+/// at or past the deadline (then it waits for the deadline itself, so that
+/// a slow rate still runs its whole runtime and no longer). Every pacing
+/// wait goes through here: a rate of 100 bytes/s with 4 KiB blocks must not
+/// hold a worker 40 s past a 2 s runtime.
+pub(crate) fn wait_due(t: Instant, deadline: Option<Instant>, spin: Duration, stopped: &dyn Fn() -> bool) -> bool {
+    match deadline {
+        Some(d) if t >= d => {
+            wait_until(d, spin, stopped);
+            false
+        }
+        _ => wait_until(t, spin, stopped),
+    }
+}
+
 /// Wake up on time: the default 50 µs timer slack would show in every
 /// latency measured from the schedule. Per thread: each paced worker sets its own.
 pub(crate) fn wake_on_time() {
@@ -197,11 +213,13 @@ pub(super) fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W
         if let Some(e) = end.filter(|&e| due >= e) {
             // no slot left: the grid's time runs out (a load beside it runs its time)
             if p.count.is_none() {
-                grid.wait(e, &stopped);
+                grid.wait(e, rec.deadline(), &stopped);
+                rec.waited_out();
             }
             break;
         }
-        if !grid.wait(due, &stopped) || ctx.stopped() {
+        if !grid.wait(due, rec.deadline(), &stopped) || ctx.stopped() {
+            rec.waited_out();
             break;
         }
         let start = Instant::now();
@@ -376,11 +394,15 @@ impl FlowShare {
 
     /// Held back: fio sleeps flow_sleep, or goes round its loop at once
     /// (here: lets the others run).
-    fn hold(&self) {
-        if self.sleep.is_zero() {
+    fn hold(&self, deadline: Option<Instant>) {
+        let sleep = match deadline {
+            Some(d) => self.sleep.min(d.saturating_duration_since(Instant::now())),
+            None => self.sleep,
+        };
+        if sleep.is_zero() {
             std::thread::yield_now();
         } else {
-            std::thread::sleep(self.sleep);
+            std::thread::sleep(sleep);
         }
     }
 }
@@ -556,18 +578,20 @@ impl FioPacer {
         self.flow.as_mut().is_none_or(FlowShare::admit)
     }
 
-    /// Held back by the flow: waits a little (flow_sleep, or a yield).
-    pub fn flow_hold(&self) {
+    /// Held back by the flow: waits a little (flow_sleep, or a yield),
+    /// never past `deadline`.
+    pub fn flow_hold(&self, deadline: Option<Instant>) {
         if let Some(f) = &self.flow {
-            f.hold();
+            f.hold(deadline);
         }
     }
 
-    /// Waits until the flow lets the next operation go; false when `stopped`.
-    pub fn flow_wait(&mut self, stopped: &dyn Fn() -> bool) -> bool {
+    /// Waits until the flow lets the next operation go; false when
+    /// `stopped` or once `deadline` has passed.
+    pub fn flow_wait(&mut self, deadline: Option<Instant>, stopped: &dyn Fn() -> bool) -> bool {
         while !self.flow_admit() {
-            self.flow_hold();
-            if stopped() {
+            self.flow_hold(deadline);
+            if stopped() || deadline.is_some_and(|d| Instant::now() >= d) {
                 return false;
             }
         }
@@ -758,15 +782,17 @@ impl FioPacer {
 pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> WorkerOut {
     let cfg = ctx.cfg;
     let measure_start = ctx.t0 + cfg.ramp;
-    let deadline = cfg.deadline().map(|r| measure_start + r);
     let mut pacer = FioPacer::new(&cfg.pacing, ctx.j, ctx.t0, measure_start);
     let mut rec = Recorder::new(ctx, false);
     let stopped = || ctx.stopped();
     let mut error = None;
     let queues = wl.queues();
     while !ctx.stopped() {
+        // the recorder's deadline: a latency_target search's reset moves it
+        let deadline = rec.deadline();
         // fio checks its flow first, at the top of its loop
-        if !pacer.flow_wait(&stopped) {
+        if !pacer.flow_wait(deadline, &stopped) {
+            rec.waited_out();
             break;
         }
         let (step, start) = if queues {
@@ -780,7 +806,8 @@ pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &m
             }
             let Some(next) = wl.next_op(0) else { break };
             if let Some(t) = pacer.due(next.dir) {
-                if !wait_until(t, Duration::ZERO, &stopped) {
+                if !wait_due(t, deadline, Duration::ZERO, &stopped) {
+                    rec.waited_out();
                     break;
                 }
             }
@@ -796,7 +823,8 @@ pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &m
             (Step::of(&next, wl.on_complete(&next, r)), start)
         } else {
             if let Some(t) = pacer.due_any() {
-                if !wait_until(t, Duration::ZERO, &stopped) {
+                if !wait_due(t, deadline, Duration::ZERO, &stopped) {
+                    rec.waited_out();
                     break;
                 }
             }

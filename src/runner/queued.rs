@@ -11,7 +11,7 @@
 //! built with `latency::NoSearch`, which adds nothing to it.
 
 use super::latency::{Action, LatencyHook, NoSearch, Search};
-use super::pace::{wait_until, FioPacer, Grid, Pacing};
+use super::pace::{wait_due, FioPacer, Grid, Pacing};
 use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
 use crate::engine::{Completion, Engine, Submit};
@@ -36,7 +36,6 @@ struct Queue<'a, L: LatencyHook> {
     grid: Option<Grid>,
     /// fio's pacing (rate per direction, poisson, thinktime, rate_min).
     pacer: Option<FioPacer>,
-    deadline: Option<Instant>,
     rec: Recorder<'a>,
     slots: Vec<Option<Slot>>,
     free: Vec<usize>,
@@ -74,7 +73,6 @@ fn run<W: Workload, L: LatencyHook>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut
             .pacing
             .paces()
             .then(|| FioPacer::new(&cfg.pacing, ctx.j, ctx.t0, ctx.t0 + cfg.ramp)),
-        deadline: cfg.deadline().map(|r| ctx.t0 + cfg.ramp + r),
         rec: Recorder::new(ctx, true),
         slots: (0..depth).map(|_| None).collect(),
         free: (0..depth).rev().collect(),
@@ -172,7 +170,7 @@ impl<L: LatencyHook> Queue<'_, L> {
         if self.inflight > 0 {
             return false;
         }
-        let deadline = self.deadline;
+        let deadline = self.rec.deadline();
         if let Some(p) = &mut self.pacer {
             if !p.think(dir, deadline, &|| ctx.stopped()) {
                 self.finish_taking();
@@ -192,10 +190,12 @@ impl<L: LatencyHook> Queue<'_, L> {
                 if self.inflight > 0 {
                     break;
                 }
+                let deadline = self.rec.deadline();
                 if let Some(p) = &self.pacer {
-                    p.flow_hold();
+                    p.flow_hold(deadline);
                 }
-                if ctx.stopped() {
+                if ctx.stopped() || deadline.is_some_and(|d| Instant::now() >= d) {
+                    self.rec.waited_out();
                     self.finish_taking();
                 }
                 continue;
@@ -210,10 +210,17 @@ impl<L: LatencyHook> Queue<'_, L> {
                         self.held = Some((slot, next, intended));
                         break;
                     }
-                    if let Some(g) = &self.grid {
-                        g.wait(t, &|| ctx.stopped());
-                    } else {
-                        wait_until(t, std::time::Duration::ZERO, &|| ctx.stopped());
+                    // never past the deadline: an operation due after it is not issued
+                    let deadline = self.rec.deadline();
+                    let due = match &self.grid {
+                        Some(g) => g.wait(t, deadline, &|| ctx.stopped()),
+                        None => wait_due(t, deadline, std::time::Duration::ZERO, &|| ctx.stopped()),
+                    };
+                    if !due {
+                        self.rec.waited_out();
+                        self.held = Some((slot, next, intended));
+                        self.finish_taking();
+                        break;
                     }
                 }
             }

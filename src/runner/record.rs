@@ -106,6 +106,22 @@ impl<'a> Recorder<'a> {
         self.next_event = self.deadline.map_or(next, |d| next.min(d));
     }
 
+    /// When measurement ends (the runtime's end, moved by `reset`): no
+    /// pacing wait may go past it.
+    #[inline]
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// A pacing wait ended (at the deadline, or stopped): the events due
+    /// now are handled, so a worker that waited out its runtime reports
+    /// the whole runtime as its time, as fio does (1 I/O in a 2 s run of
+    /// `rate=100` is 2048 B/s, not one I/O's bandwidth).
+    #[inline]
+    pub fn waited_out(&mut self) {
+        let _ = self.tick(Instant::now());
+    }
+
     /// Handles the events due at `now`; false once the deadline has passed
     /// (the operation that completed at `now` is then not recorded).
     #[inline]
