@@ -110,6 +110,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Man(a) => return man(a),
         Command::Run(a) => match plan::quick_suite(a)
             .and_then(|s| fslab::target::safety::check_plan_devices(&s, a.force_overwrite).map(|()| s))
+            .and_then(|s| fslab::target::vm::check_plan(&s).map(|()| s))
         {
             Ok(s) => app::run_lab(s, &stop),
             Err(e) => return usage(e),

@@ -31,6 +31,7 @@ mod quick_suite;
 mod replay;
 mod results;
 mod safety_output;
+mod safety_vm;
 mod schema;
 mod signals;
 mod snapshots;

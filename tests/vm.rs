@@ -36,16 +36,24 @@ fn kernel(name: &str) -> Option<PathBuf> {
     Some(d)
 }
 
-/// QEMU processes whose command line names `dir` (the test's own scratch directory).
+/// QEMU processes with a file open under `dir` (the test's own scratch
+/// directory): fslab gives QEMU its files as descriptors, so its command
+/// line names none of them.
 fn qemus_under(dir: &Path) -> Vec<String> {
-    let needle = dir.display().to_string();
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter_map(|e| {
             let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            (cmd.contains("qemu-system") && cmd.contains(&needle)).then_some(cmd)
+            if !cmd.contains("qemu-system") {
+                return None;
+            }
+            let under = std::fs::read_dir(e.path().join("fd"))
+                .ok()?
+                .flatten()
+                .any(|f| std::fs::read_link(f.path()).is_ok_and(|t| t.starts_with(dir)));
+            under.then_some(cmd)
         })
         .collect()
 }

@@ -47,6 +47,11 @@ pub enum Accel {
 pub struct VmPlan {
     pub cpus: u32,
     pub memory: u64,
+    /// Where `memory` was set ("plan.toml:9"); empty: the default. Checked
+    /// against the host's memory on the host only (`check_vm_filesystems`):
+    /// a guest re-reads the plan with less.
+    #[serde(skip)]
+    pub memory_at: String,
     /// Longest a guest cell may take from boot to result; None: the cell's
     /// own duration plus a boot allowance (`target::vm::timeout_for`).
     #[serde(skip_serializing_if = "Option::is_none", with = "crate::plan::io::opt_dur")]
@@ -61,10 +66,28 @@ impl Default for VmPlan {
                 .map(|n| n.get() as u32)
                 .unwrap_or(1),
             memory: 2 << 30,
+            memory_at: String::new(),
             timeout: None,
             accel: Accel::Auto,
         }
     }
+}
+
+/// The most vCPUs QEMU's default x86 machine (pc) takes.
+pub const MAX_CPUS: u32 = 255;
+
+/// The host's memory (MemTotal), if /proc/meminfo says.
+fn host_memory() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = m
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib << 10)
 }
 
 /// The QEMU binary fslab runs.
@@ -252,11 +275,17 @@ impl Reader<'_> {
                 "cpus" => {
                     vm.cpus = u32::try_from(self.count(k, v, 1)?)
                         .ok()
-                        .filter(|&n| n <= 256)
-                        .ok_or_else(|| self.err_at(v.span().start, "cpus must be from 1 to 256"))?
+                        .filter(|&n| n <= MAX_CPUS)
+                        .ok_or_else(|| {
+                            self.err_at(
+                                v.span().start,
+                                format!("cpus must be from 1 to {MAX_CPUS} (QEMU's pc machine)"),
+                            )
+                        })?
                 }
                 "memory" => {
                     vm.memory = self.size(k, v)?;
+                    vm.memory_at = self.err_at(v.span().start, "").flag;
                     if vm.memory < 256 << 20 {
                         return Err(self.err_at(
                             v.span().start,
@@ -309,6 +338,21 @@ pub fn check_vm_filesystems(lab: &LabPlan) -> Result<()> {
         return Ok(());
     }
     let flag = if lab.file.is_some() { "PLAN" } else { "--kernel" };
+    if let Some(host) = host_memory().filter(|&h| lab.vm.memory > h) {
+        let at = if lab.vm.memory_at.is_empty() {
+            "[vm] memory (default 2g)"
+        } else {
+            &lab.vm.memory_at
+        };
+        return Err(PlanError::new(
+            at,
+            format!(
+                "memory = {} is more than this host's {} of memory: each guest's memory is the host's",
+                crate::units::Bytes(lab.vm.memory),
+                crate::units::Bytes(host)
+            ),
+        ));
+    }
     for f in &lab.filesystems {
         if let FsKind::Dir { path } = &f.kind {
             return Err(PlanError::new(

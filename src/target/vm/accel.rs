@@ -4,11 +4,19 @@
 //! the kernel once under KVM with an init that only says it is up: a
 //! console still empty after a few seconds, or no "up" in time, means TCG.
 //! The verdict is kept per kernel image (path, size, mtime) in the cache
-//! directory, so later runs do not pay for the probe.
+//! directory, so later runs do not pay for the probe: only a verdict the
+//! probe reached, and only in a directory of the running user's alone,
+//! written without following a symlink (`cache_dir`, `write_cached`).
 
-use super::{failed, Machine, Vm, VmError, Wait};
+use super::{failed, open_for_qemu, Machine, Vm, VmError, Wait};
 use crate::plan::lab::vm::{Accel, KernelPlan, VmPlan};
-use std::path::{Path, PathBuf};
+use rustix::fs::{fstat, mkdirat, openat, renameat, unlinkat, AtFlags, FileType, Mode, OFlags, CWD};
+use rustix::io::Errno;
+use rustix::process::geteuid;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -24,16 +32,57 @@ pub struct Chosen {
     pub reason: String,
 }
 
-fn cache_dir() -> PathBuf {
-    std::env::var_os("XDG_CACHE_HOME")
+/// The cache directory, opened: `$XDG_CACHE_HOME/fslab`, `$HOME/.cache/fslab`
+/// or `/var/cache/fslab`, each component opened without following a
+/// symlink. None (no cache: the probe runs every time) unless the directory
+/// is owned by the user fslab runs as and writable by no one else: under
+/// `sudo -E`, HOME is another user's, who could otherwise plant a verdict
+/// or a symlink for root to write through. A missing component is made
+/// (mode 0700) only inside a directory that passes the same test.
+fn cache_dir() -> Option<OwnedFd> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(|| PathBuf::from("/var/cache"))
-        .join("fslab")
+        .unwrap_or_else(|| PathBuf::from("/var/cache"));
+    open_private_dir(&base.join("fslab"))
 }
 
-/// The probe's cache entry for an image.
-fn cache_file(image: &Path) -> Option<PathBuf> {
+/// `path` (absolute) opened as a directory of this user's alone (see `cache_dir`).
+fn open_private_dir(path: &Path) -> Option<OwnedFd> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut fd = openat(CWD, "/", flags, Mode::empty()).ok()?;
+    for c in path.components() {
+        let name = match c {
+            Component::RootDir => continue,
+            Component::Normal(n) => n,
+            _ => return None,
+        };
+        fd = match openat(&fd, name, flags, Mode::empty()) {
+            Ok(next) => next,
+            Err(Errno::NOENT) if private(&fd) => {
+                match mkdirat(&fd, name, Mode::from_raw_mode(0o700)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(_) => return None,
+                }
+                openat(&fd, name, flags, Mode::empty()).ok()?
+            }
+            Err(_) => return None,
+        };
+    }
+    private(&fd).then_some(fd)
+}
+
+/// Owned by the user fslab runs as, and no one else may write in it.
+fn private(fd: &OwnedFd) -> bool {
+    fstat(fd).is_ok_and(|st| st.st_uid == geteuid().as_raw() && st.st_mode & 0o022 == 0)
+}
+
+/// The probe's cache entry for an image: its name in the cache directory
+/// (public for the tests that plant one).
+pub fn cache_name(image: &Path) -> Option<String> {
     let md = std::fs::metadata(image).ok()?;
     let mtime = md
         .modified()
@@ -47,7 +96,50 @@ fn cache_file(image: &Path) -> Option<PathBuf> {
         md.len(),
         mtime
     );
-    Some(cache_dir().join(format!("kvm-probe-{:08x}", crc32c::crc32c(key.as_bytes()))))
+    Some(format!("kvm-probe-{:08x}", crc32c::crc32c(key.as_bytes())))
+}
+
+/// A cached verdict: a regular file (never through a symlink) owned by
+/// this user, and short.
+fn read_cached(dir: &OwnedFd, name: &str) -> Option<String> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = openat(dir, name, flags, Mode::empty()).ok()?;
+    let st = fstat(&fd).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile
+        || st.st_uid != geteuid().as_raw()
+        || st.st_size > 4096
+    {
+        return None;
+    }
+    let mut text = String::new();
+    std::io::Read::take(File::from(fd), 4096)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+/// Writes a verdict as fslab writes its results: a new temporary file
+/// (O_EXCL, O_NOFOLLOW) in the cache directory, synced, renamed over the
+/// entry. Errors are ignored: the cache only saves a probe.
+fn write_cached(dir: &OwnedFd, name: &str, text: &str) {
+    let tmp = format!("{name}.{}.tmp", std::process::id());
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mode = Mode::from_raw_mode(0o644);
+    // a temporary file of a killed run with this pid (the directory is this user's alone)
+    let fd = match openat(dir, &tmp, flags, mode) {
+        Err(Errno::EXIST) => {
+            let _ = unlinkat(dir, &tmp, AtFlags::empty());
+            openat(dir, &tmp, flags, mode)
+        }
+        r => r,
+    };
+    let Ok(fd) = fd else { return };
+    let mut f = File::from(fd);
+    let ok = f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).is_ok();
+    drop(f);
+    if !ok || renameat(dir, &tmp, dir, name).is_err() {
+        let _ = unlinkat(dir, &tmp, AtFlags::empty());
+    }
 }
 
 pub fn choose(k: &KernelPlan, vm: &VmPlan, dir: &Path, stop: &AtomicBool) -> Result<Chosen, VmError> {
@@ -79,8 +171,8 @@ pub fn choose(k: &KernelPlan, vm: &VmPlan, dir: &Path, stop: &AtomicBool) -> Res
         });
     }
     let image = k.image.as_deref().expect("a VM kernel");
-    let cache = cache_file(image);
-    if let Some(text) = cache.as_ref().and_then(|c| std::fs::read_to_string(c).ok()) {
+    let cache = cache_dir().zip(cache_name(image));
+    if let Some(text) = cache.as_ref().and_then(|(d, n)| read_cached(d, n)) {
         if let Some(r) = text.strip_prefix("kvm\n") {
             return Ok(Chosen {
                 kvm: true,
@@ -94,20 +186,21 @@ pub fn choose(k: &KernelPlan, vm: &VmPlan, dir: &Path, stop: &AtomicBool) -> Res
             });
         }
     }
-    let chosen = probe(image, dir, stop)?;
-    if let Some(c) = cache {
-        let _ = std::fs::create_dir_all(c.parent().expect("in the cache dir"));
-        let tmp = c.with_extension("tmp");
+    let (chosen, verdict) = probe(image, dir, stop)?;
+    // only what the probe found of the kernel: not a QEMU that failed to
+    // start, an error, or a boot too slow to tell on a busy host
+    if let (Some((d, n)), true) = (cache, verdict) {
         let text = format!("{}\n{}\n", if chosen.kvm { "kvm" } else { "tcg" }, chosen.reason);
-        if std::fs::write(&tmp, text).is_ok() {
-            let _ = std::fs::rename(&tmp, &c);
-        }
+        write_cached(&d, &n, &text);
     }
     Ok(chosen)
 }
 
 /// Boots `image` under KVM with an init that says "up" and powers off.
-fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<Chosen, VmError> {
+/// The bool: whether the choice is a verdict on the kernel under this
+/// /dev/kvm (it reached fslab's init, or printed nothing at all while QEMU
+/// ran), which may be cached.
+fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<(Chosen, bool), VmError> {
     let initrd = dir.join("probe.cpio");
     let spec = super::GuestSpec {
         probe: true,
@@ -115,11 +208,15 @@ fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<Chosen, VmError>
     };
     super::write_initramfs(&initrd, &spec, &[], &[], &[]).map_err(failed)?;
     let (console, result) = (dir.join("probe-console.log"), dir.join("probe-result.bin"));
+    let (image_f, initrd_f) = (open_for_qemu(image, false), open_for_qemu(&initrd, false));
+    let (image_f, initrd_f) = (image_f.map_err(failed)?, initrd_f.map_err(failed)?);
+    let console_f = open_for_qemu(&console, true).map_err(failed)?;
+    let result_f = open_for_qemu(&result, true).map_err(failed)?;
     let m = Machine {
-        image,
-        initrd: &initrd,
-        console: &console,
-        result: &result,
+        image: &image_f,
+        initrd: &initrd_f,
+        console: &console_f,
+        result: &result_f,
         disk: None,
         kvm: true,
         cpus: 1,
@@ -135,6 +232,7 @@ fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<Chosen, VmError>
     };
     // the console must show something within SILENT_LIMIT and "up" within UP_LIMIT
     let w = vm.wait(started + SILENT_LIMIT, stop, || !silent());
+    let mut reached = true;
     let verdict = match w {
         Wait::Stopped => return Err(VmError::Interrupted),
         Wait::TimedOut if silent() => Err(format!(
@@ -144,20 +242,29 @@ fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<Chosen, VmError>
         Wait::TimedOut => match vm.wait(started + UP_LIMIT, stop, up) {
             Wait::Stopped => return Err(VmError::Interrupted),
             _ if up() => Ok(()),
-            _ => Err(format!(
-                "a KVM probe boot did not reach fslab's init in {} s",
-                UP_LIMIT.as_secs()
-            )),
+            _ => {
+                reached = false;
+                Err(format!(
+                    "a KVM probe boot did not reach fslab's init in {} s",
+                    UP_LIMIT.as_secs()
+                ))
+            }
         },
         Wait::Exited(_) if up() => Ok(()),
-        Wait::Exited(st) => Err(format!(
-            "a KVM probe boot ended without reaching fslab's init ({st}){}",
-            vm.stderr().lines().next().map(|l| format!(": {l}")).unwrap_or_default()
-        )),
-        Wait::Error(e) => Err(e),
+        Wait::Exited(st) => {
+            reached = false;
+            Err(format!(
+                "a KVM probe boot ended without reaching fslab's init ({st}){}",
+                vm.stderr().lines().next().map(|l| format!(": {l}")).unwrap_or_default()
+            ))
+        }
+        Wait::Error(e) => {
+            reached = false;
+            Err(e)
+        }
     };
     drop(vm);
-    Ok(match verdict {
+    let chosen = match verdict {
         Ok(()) => Chosen {
             kvm: true,
             reason: format!(
@@ -169,5 +276,47 @@ fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<Chosen, VmError>
             kvm: false,
             reason: why,
         },
-    })
+    };
+    Ok((chosen, reached))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{chown, symlink, PermissionsExt};
+
+    #[test]
+    fn the_cache_is_used_only_in_a_private_directory() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let c = d.path().join("a/fslab");
+        let fd = open_private_dir(&c).expect("made in a private parent");
+        write_cached(&fd, "kvm-probe-1", "tcg\nwhy\n");
+        assert_eq!(read_cached(&fd, "kvm-probe-1").unwrap(), "tcg\nwhy\n");
+        assert_eq!(std::fs::read_dir(&c).unwrap().count(), 1, "no temporary file is left");
+        // writable by others, or reached through a symlink: no cache
+        std::fs::set_permissions(&c, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(open_private_dir(&c).is_none());
+        std::fs::set_permissions(&c, std::fs::Permissions::from_mode(0o700)).unwrap();
+        symlink(d.path().join("a"), d.path().join("link")).unwrap();
+        assert!(open_private_dir(&d.path().join("link/fslab")).is_none());
+        assert!(open_private_dir(Path::new("relative/fslab")).is_none());
+        // an entry that is a symlink is neither read nor written through
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "kvm\nplanted\n").unwrap();
+        symlink(&victim, c.join("kvm-probe-2")).unwrap();
+        assert!(read_cached(&fd, "kvm-probe-2").is_none());
+        write_cached(&fd, "kvm-probe-2", "tcg\nmine\n");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "kvm\nplanted\n");
+        assert_eq!(read_cached(&fd, "kvm-probe-2").unwrap(), "tcg\nmine\n");
+        if geteuid().is_root() {
+            // another user's directory (sudo -E's HOME): neither read nor made into
+            let other = d.path().join("other");
+            std::fs::create_dir(&other).unwrap();
+            chown(&other, Some(65534), Some(65534)).unwrap();
+            assert!(open_private_dir(&other).is_none());
+            assert!(open_private_dir(&other.join("fslab")).is_none());
+            assert!(!other.join("fslab").exists());
+        }
+    }
 }

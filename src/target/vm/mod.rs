@@ -19,7 +19,9 @@ use crate::model::{Report, VmInfo};
 use crate::plan::lab::vm::{KernelPlan, VmPlan, QEMU};
 use crate::plan::{FsKind, FsPlan};
 use initramfs::{find_program, Initramfs};
+use std::fs::File;
 use std::io::{BufWriter, Read};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -199,13 +201,38 @@ fn append() -> String {
     s
 }
 
-/// The QEMU command of a guest.
+/// A value inside a QEMU option string (`-chardev file,path=VALUE,...`):
+/// QEMU's option parser ends a value at a comma and reads `,,` as one
+/// comma, so every comma is doubled. A value that is not UTF-8 keeps its
+/// bytes.
+pub fn qemu_opt_value(v: &std::ffi::OsStr) -> std::ffi::OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let mut out = Vec::with_capacity(v.len());
+    for &b in v.as_bytes() {
+        out.push(b);
+        if b == b',' {
+            out.push(b',');
+        }
+    }
+    std::ffi::OsString::from_vec(out)
+}
+
+/// The path QEMU opens to reach a descriptor fslab passes it.
+fn fd_path(f: &impl AsRawFd) -> String {
+    format!("/proc/self/fd/{}", f.as_raw_fd())
+}
+
+/// The QEMU command of a guest. Every file is one fslab opened itself and
+/// QEMU inherits, named `/proc/self/fd/N` in QEMU's options: no path from
+/// a plan, a flag or a directory name reaches QEMU's option parser (a
+/// scratch directory named `D,path=/any/file` made QEMU write its console
+/// into `/any/file`), and nothing is resolved again after fslab checked it.
 struct Machine<'a> {
-    image: &'a Path,
-    initrd: &'a Path,
-    console: &'a Path,
-    result: &'a Path,
-    disk: Option<(&'a Path, &'a str)>,
+    image: &'a File,
+    initrd: &'a File,
+    console: &'a File,
+    result: &'a File,
+    disk: Option<(&'a File, &'a str)>,
     kvm: bool,
     cpus: u32,
     memory: u64,
@@ -222,34 +249,89 @@ impl Machine<'_> {
         }
         c.arg("-smp").arg(self.cpus.to_string());
         c.arg("-m").arg(format!("{}M", (self.memory >> 20).max(256)));
-        c.arg("-kernel").arg(self.image).arg("-initrd").arg(self.initrd);
+        c.arg("-kernel").arg(fd_path(self.image));
+        c.arg("-initrd").arg(fd_path(self.initrd));
         c.arg("-append").arg(append());
         c.arg("-chardev")
-            .arg(format!("file,id=console,path={}", self.console.display()));
+            .arg(opts("file", &[("id", "console"), ("path", &fd_path(self.console))]));
         c.args(["-serial", "chardev:console"]);
         if let Some((disk, cache)) = self.disk {
-            c.arg("-drive").arg(format!(
-                "file={},format=raw,if=virtio,cache={cache},discard=unmap",
-                disk.display()
+            c.arg("-drive").arg(opts(
+                "",
+                &[
+                    ("file", &fd_path(disk)),
+                    ("format", "raw"),
+                    ("if", "virtio"),
+                    ("cache", cache),
+                    ("discard", "unmap"),
+                ],
             ));
         }
         c.args(["-device", "virtio-serial-pci"]);
         c.arg("-chardev")
-            .arg(format!("file,id=result,path={}", self.result.display()));
-        c.args(["-device", &format!("virtserialport,chardev=result,name={RESULT_PORT}")]);
+            .arg(opts("file", &[("id", "result"), ("path", &fd_path(self.result))]));
+        c.arg("-device")
+            .arg(opts("virtserialport", &[("chardev", "result"), ("name", RESULT_PORT)]));
         c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-        // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill
-        // QEMU when the thread that started it (fslab's main thread) ends, so
-        // a SIGKILLed fslab leaves no VM running.
+        let mut fds = vec![self.image.as_raw_fd(), self.initrd.as_raw_fd()];
+        fds.extend([self.console.as_raw_fd(), self.result.as_raw_fd()]);
+        fds.extend(self.disk.map(|(d, _)| d.as_raw_fd()));
+        // SAFETY: prctl and fcntl are async-signal-safe and the closure does
+        // not allocate. PR_SET_PDEATHSIG asks the kernel to kill QEMU when
+        // the thread that started it (fslab's main thread) ends, so a
+        // SIGKILLed fslab leaves no VM running; clearing FD_CLOEXEC in the
+        // child alone lets QEMU inherit the files it is given (fslab's own
+        // descriptors stay close-on-exec for every other child).
         unsafe {
-            c.pre_exec(|| {
+            c.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                for &fd in &fds {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
                 Ok(())
             });
         }
         c
+    }
+}
+
+/// A QEMU option string `KIND,key=value,...` with each value escaped
+/// (`qemu_opt_value`); keys are fslab's own constants.
+fn opts(kind: &str, kv: &[(&str, &str)]) -> std::ffi::OsString {
+    let mut s = std::ffi::OsString::from(kind);
+    for (i, (k, v)) in kv.iter().enumerate() {
+        if i > 0 || !kind.is_empty() {
+            s.push(",");
+        }
+        s.push(k);
+        s.push("=");
+        s.push(qemu_opt_value(std::ffi::OsStr::new(v)));
+    }
+    s
+}
+
+/// Opens a file QEMU is given (`Machine`): for reading, or for writing
+/// (fslab's own new file in its work directory, created here).
+fn open_for_qemu(p: &Path, write: bool) -> Result<File, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    if write {
+        o.write(true).create_new(true).mode(0o600);
+    } else {
+        o.read(true);
+    }
+    let f = o
+        .custom_flags(libc::O_NONBLOCK)
+        .open(p)
+        .map_err(|e| format!("opening {}: {e}", p.display()))?;
+    match f.metadata() {
+        Ok(m) if m.is_file() => Ok(f),
+        Ok(_) => Err(format!("{} is not a regular file", p.display())),
+        Err(e) => Err(format!("{}: {e}", p.display())),
     }
 }
 
@@ -309,15 +391,46 @@ impl Drop for Vm {
     }
 }
 
-/// Whether the image can be opened with O_DIRECT (cache=none needs it; a
-/// tmpfs scratch directory refuses it).
-fn direct_ok(p: &Path) -> bool {
+/// Whether the disk can be opened with O_DIRECT (cache=none needs it; a
+/// tmpfs scratch directory refuses it), as QEMU opens it: again, through
+/// the descriptor.
+fn direct_ok(f: &File) -> bool {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECT)
-        .open(p)
+        .open(fd_path(f))
         .is_ok()
+}
+
+/// Checks up front, before any cell, what each VM kernel's guests will
+/// load from its modules directory: the virtio modules a guest needs (as
+/// files or in modules.builtin), each filesystem's module, and that every
+/// module resolves to a kernel object within `modules`' bounds. Without
+/// this a missing virtio_console showed only as "the guest powered off
+/// without a result".
+pub fn check_plan(lab: &crate::plan::LabPlan) -> Result<(), crate::plan::PlanError> {
+    for k in &lab.kernels {
+        let Some(dir) = &k.modules else { continue };
+        let mut wanted: Vec<&str> = modules::BASE.to_vec();
+        let mut required = vec!["virtio_pci", "virtio_console"];
+        let fs_types: Vec<String> = lab.filesystems.iter().filter_map(needed_fs).collect();
+        for t in &fs_types {
+            wanted.extend(modules::for_fs(t));
+            if t != "tmpfs" {
+                required.push(t);
+            }
+        }
+        if lab
+            .filesystems
+            .iter()
+            .any(|f| !matches!(f.kind, FsKind::Tmpfs | FsKind::Dir { .. }))
+        {
+            required.push("virtio_blk");
+        }
+        modules::check(dir, &wanted, &required).map_err(|e| crate::plan::PlanError::new(k.origin.clone(), e))?;
+    }
+    Ok(())
 }
 
 /// Runs one cell in a guest under `c.kernel`.
@@ -330,25 +443,36 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
     // it under the guest; QEMU's own open is not exclusive), or a fresh
     // sparse image of the plan's size in fslab's own new directory
     let mut claim = None;
-    let disk: Option<PathBuf> = match &c.fs.kind {
+    let disk: Option<(PathBuf, File)> = match &c.fs.kind {
         FsKind::Mkfs { device: Some(d), .. } | FsKind::Raw { device: Some(d) } => {
-            claim = Some(
-                super::safety::claim_consented(d, &super::info::mounts())
-                    .map_err(|e| failed(format!("refusing to use {} for a guest cell: {e}", d.display())))?,
-            );
-            Some(d.clone())
+            let held = super::safety::claim_consented(d, &super::info::mounts())
+                .map_err(|e| failed(format!("refusing to use {} for a guest cell: {e}", d.display())))?;
+            // QEMU gets this descriptor, checked to be the claimed device
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(d)
+                .map_err(|e| failed(format!("opening {}: {e}", d.display())))?;
+            held.check_same(&f).map_err(|e| failed(e.to_string()))?;
+            claim = Some(held);
+            Some((d.clone(), f))
         }
         FsKind::Tmpfs | FsKind::Dir { .. } => None,
         _ => {
             let p = dir.join("disk.img");
-            let f = std::fs::File::create_new(&p).map_err(|e| failed(format!("creating {}: {e}", p.display())))?;
+            let f = std::fs::File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&p)
+                .map_err(|e| failed(format!("creating {}: {e}", p.display())))?;
             f.set_len(c.fs.size)
                 .map_err(|e| failed(format!("sizing {} to {} bytes: {e}", p.display(), c.fs.size)))?;
-            Some(p)
+            Some((p, f))
         }
     };
     let cache = match &disk {
-        Some(d) if !direct_ok(d) => "writeback",
+        Some((_, f)) if !direct_ok(f) => "writeback",
         _ => "none",
     };
     let accel = accel::choose(c.kernel, c.vm, &dir, stop)?;
@@ -388,12 +512,16 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
     let initrd = dir.join("initramfs.cpio");
     write_initramfs(&initrd, &spec, &tools(c.fs), &mods, c.guest_files).map_err(failed)?;
     let (console, result) = (dir.join("console.log"), dir.join("result.bin"));
+    let (image_f, initrd_f) = (open_for_qemu(image, false), open_for_qemu(&initrd, false));
+    let (image_f, initrd_f) = (image_f.map_err(failed)?, initrd_f.map_err(failed)?);
+    let console_f = open_for_qemu(&console, true).map_err(failed)?;
+    let result_f = open_for_qemu(&result, true).map_err(failed)?;
     let m = Machine {
-        image,
-        initrd: &initrd,
-        console: &console,
-        result: &result,
-        disk: disk.as_deref().map(|d| (d, cache)),
+        image: &image_f,
+        initrd: &initrd_f,
+        console: &console_f,
+        result: &result_f,
+        disk: disk.as_ref().map(|(_, f)| (f, cache)),
         kvm: accel.kvm,
         cpus: c.vm.cpus,
         memory: c.vm.memory,
@@ -428,7 +556,11 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
             } else if !status.success() {
                 format!("{QEMU} failed ({status}): {}", vm.stderr())
             } else {
-                "the guest powered off without a result".to_string()
+                // the guest's own last word, when it said why
+                match console.iter().rev().find_map(|l| l.split_once("fslab-guest: error: ")) {
+                    Some((_, why)) => format!("the guest powered off without a result: {why}"),
+                    None => "the guest powered off without a result".to_string(),
+                }
             };
             return Err(VmError::Failed { msg: why, console });
         }
@@ -443,7 +575,7 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         console: tail(),
     })?;
     drop(vm);
-    if let (Some(d), Some(_)) = (&disk, claim.take()) {
+    if let (Some((d, _)), Some(_)) = (&disk, claim.take()) {
         // fslab's own filesystem now: the next cell's check lets it be
         let ty = match &c.fs.kind {
             FsKind::Mkfs { fs_type, .. } => fs_type.as_str(),
@@ -461,8 +593,8 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         cpus: c.vm.cpus,
         memory_bytes: c.vm.memory,
         disk: match &disk {
-            Some(d) if d.starts_with(&dir) => format!("virtio-blk, cache={cache}, a sparse raw image file"),
-            Some(d) => format!("virtio-blk, cache={cache}, the host's {}", d.display()),
+            Some((d, _)) if d.starts_with(&dir) => format!("virtio-blk, cache={cache}, a sparse raw image file"),
+            Some((d, _)) => format!("virtio-blk, cache={cache}, the host's {}", d.display()),
             None => "none (tmpfs in the guest's memory)".into(),
         },
         qemu: qemu_version(),
@@ -520,6 +652,63 @@ mod tests {
         assert!(t[0].contains("Kernel panic"), "{t:?}");
         std::fs::write(&p, "a\n\nb\x1b\nc\n").unwrap();
         assert_eq!(console_tail(&p, 2), vec!["b", "c"]);
+    }
+
+    #[test]
+    fn qemu_options_name_descriptors_and_double_commas() {
+        use std::os::unix::ffi::OsStrExt;
+        assert_eq!(
+            qemu_opt_value(std::ffi::OsStr::new("D,path=/etc/passwd,logfile=L")),
+            "D,,path=/etc/passwd,,logfile=L"
+        );
+        // what a crafted scratch directory's name would make of a value
+        assert_eq!(
+            opts("file", &[("id", "x"), ("path", "/s/D,path=/v,logfile=L/c.log")]),
+            "file,id=x,path=/s/D,,path=/v,,logfile=L/c.log"
+        );
+        let d = tempfile::tempdir().unwrap();
+        let evil = d.path().join("D,path=victim,logfile=L");
+        std::fs::create_dir(&evil).unwrap();
+        let f = |n: &str, w: bool| {
+            let p = evil.join(n);
+            if !w {
+                std::fs::write(&p, b"x").unwrap();
+            }
+            open_for_qemu(&p, w).unwrap()
+        };
+        let (image, initrd, console, result, disk) =
+            (f("k", false), f("i", false), f("c", true), f("r", true), f("d", false));
+        let m = Machine {
+            image: &image,
+            initrd: &initrd,
+            console: &console,
+            result: &result,
+            disk: Some((&disk, "none")),
+            kvm: false,
+            cpus: 1,
+            memory: 1 << 30,
+        };
+        let c = m.command();
+        let args: Vec<_> = c.get_args().collect();
+        // no argument names the directory: every file is a descriptor
+        for a in &args {
+            assert!(!a.as_bytes().windows(3).any(|w| w == b"D,p"), "{a:?} in {args:?}");
+        }
+        let joined = args.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>().join(" ");
+        assert!(
+            joined.contains(&format!("path=/proc/self/fd/{}", console.as_raw_fd())),
+            "{joined}"
+        );
+        assert!(
+            joined.contains(&format!("file=/proc/self/fd/{},", disk.as_raw_fd())),
+            "{joined}"
+        );
+        assert!(
+            joined.contains(&format!("-kernel /proc/self/fd/{}", image.as_raw_fd())),
+            "{joined}"
+        );
+        // an existing name is never opened for QEMU to write
+        assert!(open_for_qemu(&evil.join("k"), true).is_err());
     }
 
     #[test]
