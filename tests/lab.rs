@@ -126,7 +126,7 @@ repeat = 1
 [[filesystem]]
 name = "broken"
 type = "ext4"
-mkfs = "--no-such-mkfs-option"
+mkfs = "-I 100"
 size = "256m"
 [[filesystem]]
 type = "tmpfs"

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+pub mod fsopts;
 mod read;
 pub mod vm;
 use read::Reader;
@@ -60,6 +61,9 @@ pub struct FsPlan {
     /// Whether fslab's loop device does direct I/O to its image (default on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loop_direct_io: Option<bool>,
+    /// Where the plan sets the block queue ("plan.toml:7"), for errors.
+    #[serde(skip)]
+    pub queue_at: Option<String>,
 }
 
 /// The `[[filesystem]]` keys that set the device's block queue (named as
@@ -381,7 +385,7 @@ impl LabPlan {
                 other => {
                     return Err(r.err_at(
                         k.span().start,
-                        format!("unknown key '{other}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, telemetry, profile, disturbed-cpu, retry-disturbed, kernels, [vm], [[filesystem]], [[workload]])"),
+                        format!("unknown key '{}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, telemetry, profile, disturbed-cpu, retry-disturbed, kernels, [vm], [[filesystem]], [[workload]])", other.escape_debug()),
                     ))
                 }
             }
@@ -505,6 +509,22 @@ impl LabPlan {
                     format!("{} (filesystem '{}') is not a block device", dev.display(), f.name),
                 ));
             }
+            // A partition's queue is its disk's, shared with the other
+            // partitions: refused here, before any cell, when a cell runs on
+            // this host (a guest's disk is a whole virtio disk).
+            let on_host = self.kernels.is_empty() || self.kernels.iter().any(KernelPlan::is_host);
+            if let (false, true, Some(disk)) = (f.queue.is_empty(), on_host, partition_of(dev)) {
+                let (first, v) = f.queue.attrs().into_iter().next().unwrap_or_default();
+                return Err(PlanError::new(
+                    f.queue_at.clone().unwrap_or_else(|| "PLAN".into()),
+                    format!(
+                        "{first} = {v}: {} (filesystem '{}') is a partition of {disk}, whose queue the other partitions share; \
+                         name the whole disk or drop the queue settings",
+                        dev.display(),
+                        f.name
+                    ),
+                ));
+            }
             // The device's signatures (blkid) are checked by
             // `target::safety::check_plan_devices`, right after validation.
         }
@@ -521,6 +541,19 @@ impl LabPlan {
         self.quiet = a.common.quiet;
         Ok(())
     }
+}
+
+/// The disk `dev` is a partition of, if it is a block device that is one
+/// (by its device number in /sys, whatever path names it).
+fn partition_of(dev: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(dev).ok()?.rdev();
+    let sys = PathBuf::from(format!("/sys/dev/block/{}:{}", libc::major(rdev), libc::minor(rdev)));
+    let sys = sys.canonicalize().ok()?;
+    if !sys.join("partition").exists() {
+        return None;
+    }
+    Some(sys.parent()?.file_name()?.to_string_lossy().into_owned())
 }
 
 impl LabPlan {

@@ -281,6 +281,9 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         seen.push(t);
     }
     let workloads = quick_workloads(a, &runtime, rt)?;
+    if a.scratch.is_empty() {
+        quick_target_space(a.common.target.as_ref(), &workloads)?;
+    }
     let filesystems = quick_filesystems(a)?;
     let mut lab = LabPlan {
         name: "quick".into(),
@@ -303,6 +306,39 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
     };
     lab.apply_run_args(a)?;
     Ok(lab)
+}
+
+/// Refuses a quick-suite target directory with less free space than its
+/// largest io cell lays out: up front, instead of failing cell after cell.
+fn quick_target_space(target: &std::path::Path, workloads: &[WorkloadPlan]) -> Result<()> {
+    let Ok(st) = rustix::fs::statvfs(target) else {
+        return Ok(());
+    };
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    let need = workloads
+        .iter()
+        .filter_map(|w| match &w.plan {
+            CellPlan::Io(p) => Some((
+                p.file_size(p.size.unwrap_or(io::DEFAULT_SIZE))
+                    .saturating_mul(p.jobs as u64)
+                    .saturating_mul(p.nrfiles as u64),
+                &w.name,
+            )),
+            _ => None,
+        })
+        .max();
+    match need {
+        Some((need, name)) if need > free => Err(PlanError::new(
+            "--target",
+            format!(
+                "'{}' has {} free, and the quick suite's {name} cell needs {}: free some space, or measure fresh filesystems with --scratch",
+                target.display(),
+                units::Bytes(free),
+                units::Bytes(need)
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The quick suite's cells: io through the page cache and with O_DIRECT,
@@ -409,6 +445,7 @@ fn quick_filesystems(a: &RunArgs) -> Result<Vec<FsPlan>> {
             size: 0,
             queue: Default::default(),
             loop_direct_io: None,
+            queue_at: None,
         }]
     } else {
         a.scratch
@@ -439,6 +476,7 @@ fn quick_filesystems(a: &RunArgs) -> Result<Vec<FsPlan>> {
                     size: lab::DEFAULT_FS_SIZE,
                     queue: Default::default(),
                     loop_direct_io: None,
+                    queue_at: None,
                 })
             })
             .collect::<Result<Vec<_>>>()?

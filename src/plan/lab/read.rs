@@ -85,18 +85,32 @@ impl<'a> Reader<'a> {
     pub(super) fn filesystem(&self, at: usize, t: &DeTable) -> Result<FsPlan> {
         let (mut name, mut ty, mut mkfs, mut mount, mut size, mut path, mut device) =
             (None, None, Vec::new(), None, DEFAULT_FS_SIZE, None, None);
+        // where each mkfs word and the mount options are, for errors
+        let (mut mkfs_at, mut mount_at): (Vec<usize>, usize) = (Vec::new(), at);
         let (mut queue, mut loop_dio, mut queue_at) = (QueueSettings::default(), None, None);
         for (k, v) in t {
             match k.get_ref().as_ref() {
                 "name" => name = Some(self.string(k, v)?),
                 "type" => ty = Some((self.string(k, v)?, v.span().start)),
                 "mkfs" => {
-                    mkfs = match v.get_ref() {
-                        DeValue::Array(a) => a.iter().map(|x| self.string(k, x)).collect::<Result<Vec<_>>>()?,
-                        _ => self.string(k, v)?.split_whitespace().map(String::from).collect(),
+                    (mkfs, mkfs_at) = match v.get_ref() {
+                        DeValue::Array(a) => a
+                            .iter()
+                            .map(|x| Ok((self.string(k, x)?, x.span().start)))
+                            .collect::<Result<Vec<_>>>()?
+                            .into_iter()
+                            .unzip(),
+                        _ => self
+                            .string(k, v)?
+                            .split_whitespace()
+                            .map(|w| (w.to_string(), v.span().start))
+                            .unzip(),
                     }
                 }
-                "mount" => mount = Some(self.string(k, v)?).filter(|m| !m.is_empty()),
+                "mount" => {
+                    mount = Some(self.string(k, v)?).filter(|m| !m.is_empty());
+                    mount_at = v.span().start;
+                }
                 "size" => size = self.size(k, v)?,
                 "path" => path = Some((self.path(k, v)?, v.span().start)),
                 "device" => device = Some(self.path(k, v)?),
@@ -105,7 +119,11 @@ impl<'a> Reader<'a> {
                     if !SCHEDULERS.contains(&s.as_str()) {
                         return Err(self.err_at(
                             v.span().start,
-                            format!("scheduler: unknown '{s}' (known: {})", SCHEDULERS.join(", ")),
+                            format!(
+                                "scheduler: unknown '{}' (known: {})",
+                                s.escape_debug(),
+                                SCHEDULERS.join(", ")
+                            ),
                         ));
                     }
                     queue.scheduler = Some(s);
@@ -120,8 +138,9 @@ impl<'a> Reader<'a> {
                     return Err(self.err_at(
                         k.span().start,
                         format!(
-                            "unknown key '{other}' in [[filesystem]] (known: name, type, mkfs, mount, size, path, \
+                            "unknown key '{}' in [[filesystem]] (known: name, type, mkfs, mount, size, path, \
                              device, {}, loop_direct_io)",
+                            other.escape_debug(),
                             QUEUE_ORDER.join(", ")
                         ),
                     ))
@@ -153,7 +172,8 @@ impl<'a> Reader<'a> {
                 return Err(self.err_at(
                     ty_at,
                     format!(
-                        "unknown filesystem type '{t}' (known: {}, tmpfs, dir, raw)",
+                        "unknown filesystem type '{}' (known: {}, tmpfs, dir, raw)",
+                        t.escape_debug(),
                         MKFS_TYPES.join(", ")
                     ),
                 ))
@@ -161,6 +181,11 @@ impl<'a> Reader<'a> {
         };
         if !mkfs.is_empty() && !matches!(kind, FsKind::Mkfs { .. }) {
             return Err(self.err_at(at, format!("mkfs arguments given for a filesystem of type {ty}")));
+        }
+        // nothing in them may name a device or file fslab did not check
+        fsopts::check_mkfs(&ty, &mkfs).map_err(|e| self.err_at(mkfs_at.get(e.word).copied().unwrap_or(at), e.msg))?;
+        if let Some(m) = &mount {
+            fsopts::check_mount(&ty, m).map_err(|e| self.err_at(mount_at, e))?;
         }
         if let Some(at) = queue_at {
             if !matches!(kind, FsKind::Mkfs { .. } | FsKind::Raw { .. }) {
@@ -193,6 +218,7 @@ impl<'a> Reader<'a> {
             size,
             queue,
             loop_direct_io: loop_dio.map(|d| d.0),
+            queue_at: queue_at.map(|at| format!("{}:{}", self.file, line_of(self.text, at))),
         })
     }
 
@@ -233,7 +259,10 @@ impl<'a> Reader<'a> {
         if !["io", "meta", "replay", "probe"].contains(&kind.as_str()) {
             return Err(self.err_at(
                 kind_at,
-                format!("unknown workload type '{kind}' (known: io, meta, replay, probe)"),
+                format!(
+                    "unknown workload type '{}' (known: io, meta, replay, probe)",
+                    kind.escape_debug()
+                ),
             ));
         }
         let cmd = Cli::command();
