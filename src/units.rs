@@ -27,17 +27,17 @@ pub const MAX_SIZE: u64 = i64::MAX as u64;
 /// Why a unit string was rejected; the caller adds the flag name.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum UnitError {
-    #[error("'{0}' is not a size (examples: 4096, 4k, 16KiB, 1g)")]
+    #[error("'{}' is not a size (examples: 4096, 4k, 16KiB, 1g)", excerpt(.0))]
     Size(String),
-    #[error("'{0}' is larger than 8 EiB, the largest file size Linux has")]
+    #[error("'{}' is larger than 8 EiB, the largest file size Linux has", excerpt(.0))]
     SizeTooLarge(String),
-    #[error("'{0}' is not a duration (examples: 500ms, 30s, 2m, 1h)")]
+    #[error("'{}' is not a duration (examples: 500ms, 30s, 2m, 1h)", excerpt(.0))]
     Duration(String),
-    #[error("'{0}' is longer than the {MAX_DURATION_DAYS}-day maximum")]
+    #[error("'{}' is longer than the {MAX_DURATION_DAYS}-day maximum", excerpt(.0))]
     DurationTooLong(String),
-    #[error("'{0}' is not a percentage between 0 and 100")]
+    #[error("'{}' is not a percentage between 0 and 100", excerpt(.0))]
     Percent(String),
-    #[error("'{0}' is not a whole number")]
+    #[error("'{}' is not a whole number", excerpt(.0))]
     Count(String),
 }
 
@@ -196,6 +196,90 @@ impl fmt::Display for Nanos {
         };
         write!(f, "{v:.prec$} {unit}")
     }
+}
+
+/// Whether `c` must not reach a terminal as it is: C0 and C1 control
+/// characters and DEL (escape sequences, carriage returns, bells) and the
+/// bidirectional overrides and isolates, which reorder what a terminal or
+/// editor shows ("Trojan Source").
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `c` escaped as `\x1b` (or `\u{202e}` above U+00FF).
+fn push_escaped(out: &mut String, c: char) {
+    use std::fmt::Write;
+    if (c as u32) < 0x100 {
+        let _ = write!(out, "\\x{:02x}", c as u32);
+    } else {
+        let _ = write!(out, "\\u{{{:x}}}", c as u32);
+    }
+}
+
+/// `s` made safe for a terminal and for a one-line message: every character
+/// [`is_unsafe_char`] says is unsafe (newlines and tabs too) is escaped as
+/// `\x1b`, `\x0a`, `\u{202e}`. Names from plans, job files and result files
+/// pass through this before fslab prints them, so that a name cannot move
+/// the cursor, recolour the screen, start a forged line or hide text.
+pub fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    shown_keeping(s, &[])
+}
+
+/// [`shown`], but the characters in `keep` (a rendered report's `\n`) pass.
+pub fn shown_keeping<'a>(s: &'a str, keep: &[char]) -> std::borrow::Cow<'a, str> {
+    if !s.chars().any(|c| is_unsafe_char(c) && !keep.contains(&c)) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_unsafe_char(c) && !keep.contains(&c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The most characters of input a message quotes.
+pub const EXCERPT_CHARS: usize = 60;
+
+/// A short, terminal-safe excerpt of input for a message: [`shown`], cut
+/// to [`EXCERPT_CHARS`] characters of the input (then `...`). A message
+/// quotes input only through this, and only input that fslab was asked to
+/// read in that format: a file that is not one is never echoed (the
+/// message says which line is wrong instead), so a root-only file named as
+/// a plan, job, load or result file cannot be read out through fslab's
+/// refusal.
+pub fn excerpt(s: &str) -> String {
+    let mut cut = s.char_indices().nth(EXCERPT_CHARS).map(|(i, _)| i);
+    let head = &s[..cut.unwrap_or(s.len())];
+    let mut out = shown(head).into_owned();
+    if cut.take().is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// `msg` with the text between each pair of `'` cut to
+/// [`EXCERPT_CHARS`] characters (then `...`): for messages that quote
+/// values of a file read in its own format (a plan's keys and values), so
+/// that a long value is quoted short whichever check quotes it.
+pub fn bound_quoted(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len().min(1024));
+    for (i, part) in msg.split('\'').enumerate() {
+        if i > 0 {
+            out.push('\'');
+        }
+        match part.char_indices().nth(EXCERPT_CHARS) {
+            Some((cut, _)) if i % 2 == 1 => {
+                out.push_str(&part[..cut]);
+                out.push_str("...");
+            }
+            _ => out.push_str(part),
+        }
+    }
+    out
 }
 
 /// Formats a rate (operations per second) compactly: `812`, `12.3k`, `1.52M`.

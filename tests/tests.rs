@@ -32,6 +32,7 @@ mod replay;
 mod results;
 mod safety_output;
 mod safety_vm;
+mod safety_disclose;
 mod schema;
 mod signals;
 mod snapshots;

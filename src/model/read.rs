@@ -30,7 +30,7 @@ pub fn parse_report(text: &str) -> Result<Report, NotOurs> {
     }
     let not_ours = |e: serde_json::Error| NotOurs {
         line: (e.line() > 0).then(|| e.line()),
-        msg: format!("not an fslab result file: {e}"),
+        msg: format!("not an fslab result file: {}", without_input(&e)),
     };
     // the version first: another layout may not parse as this one
     let v: Version = serde_json::from_str(text).map_err(not_ours)?;
@@ -42,14 +42,63 @@ pub fn parse_report(text: &str) -> Result<Report, NotOurs> {
         // none: the strict parse says which line lacks it
         _ if v.schema_version.is_none() => serde_json::from_str(text).map_err(not_ours),
         Some(n) if n == SCHEMA_VERSION as u64 => serde_json::from_str(text).map_err(not_ours),
-        _ => Err(NotOurs {
+        Some(n) => Err(NotOurs {
             line: None,
             msg: format!(
-                "schema_version {} is not one this fslab reads (it reads 1 and {SCHEMA_VERSION}, docs/results.md)",
-                v.schema_version.expect("matched above")
+                "schema_version {n} is not one this fslab reads (it reads 1 and {SCHEMA_VERSION}, docs/results.md)"
+            ),
+        }),
+        None => Err(NotOurs {
+            line: None,
+            msg: format!(
+                "schema_version is not a whole number (this fslab reads 1 and {SCHEMA_VERSION}, docs/results.md)"
             ),
         }),
     }
+}
+
+/// serde_json's complaint without the input it quotes: its data errors
+/// name the offending value (`invalid type: string "..."`, `unknown
+/// variant `...``), and a file that is not a result file (any JSON, say a
+/// root-only one) must not be read out through the message. What is kept:
+/// the kind of value, what was expected (from fslab's own types), the
+/// position; syntax errors quote nothing and are kept whole.
+fn without_input(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    if e.classify() != serde_json::error::Category::Data {
+        return msg;
+    }
+    // serde_json's Display adds " at line L column C"; rebuild it below
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    let body = msg.strip_suffix(&at).unwrap_or(&msg);
+    // serde's "expected ..." follows the quoted value, so the last one is serde's
+    let expected = body.rfind(", expected ").map(|i| &body[i..]);
+    let safe_expected = expected.filter(|x| !x.contains('"'));
+    let kept = if let Some(rest) = body
+        .strip_prefix("invalid type: ")
+        .or_else(|| body.strip_prefix("invalid value: "))
+    {
+        let kind = rest.split([' ', ',']).next().unwrap_or("value");
+        let how = if body.starts_with("invalid type") {
+            "invalid type"
+        } else {
+            "invalid value"
+        };
+        format!("{how}: a {kind}{}", safe_expected.unwrap_or(""))
+    } else if body.starts_with("unknown variant ") {
+        format!("unknown variant{}", safe_expected.unwrap_or(""))
+    } else if body.starts_with("unknown field ") {
+        format!("unknown field{}", safe_expected.unwrap_or(""))
+    } else if !body.contains(['"', '`', '\'']) {
+        // "missing field `x`" names fslab's field, "invalid length" a count
+        body.to_string()
+    } else if let Some(f) = body.strip_prefix("missing field `").and_then(|f| f.strip_suffix('`')) {
+        format!("missing field `{f}`")
+    } else {
+        // a custom message (a duration's parser) may quote its input
+        "a value does not fit fslab's result layout (docs/results.md)".to_string()
+    };
+    format!("{kept}{at}")
 }
 
 /// Reads saved result files for `fslab compare` and `fslab report`: each

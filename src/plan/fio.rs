@@ -18,7 +18,8 @@ pub use output::{FioFormat, FioFormats, LatReport, LogOpts};
 use super::fiojob;
 use super::{IoPlan, PlanError, Result};
 use crate::cli::FioArgs;
-use map::{checked_time, map_job};
+use crate::units::excerpt;
+use map::{bounded, checked_time, map_job};
 use std::path::{Path, PathBuf};
 
 /// What a fio job has beyond its `IoPlan`: how it starts, ends and fails,
@@ -247,7 +248,7 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             }
         }
         if let Some((at, why)) = mapped.bad.first() {
-            return Err(PlanError::new(at.as_str(), format!("[{}] {why}", job.name)));
+            return Err(PlanError::new(at.as_str(), format!("[{}] {why}", excerpt(&job.name))));
         }
         if !mapped.unsupported.is_empty() {
             unsupported.extend(std::mem::take(&mut mapped.unsupported));
@@ -285,8 +286,9 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
 fn job_plan(job: &fiojob::Job, mapped: &map::Mapped, fa: &FioArgs) -> Result<IoPlan> {
     IoPlan::from_args(&mapped.args).map_err(|e| {
         // a value fslab fio's own flag set names that flag
+        let msg = bounded(e.msg.clone(), job);
         if (e.flag == "--runtime" && fa.runtime.is_some()) || (e.flag == "--size" && fa.size.is_some()) {
-            return PlanError::new(e.flag.as_str(), format!("[{}] {}", job.name, e.msg));
+            return PlanError::new(e.flag.as_str(), format!("[{}] {msg}", excerpt(&job.name)));
         }
         let (at, key) = mapped
             .flag_at
@@ -295,6 +297,6 @@ fn job_plan(job: &fiojob::Job, mapped: &map::Mapped, fa: &FioArgs) -> Result<IoP
             .find(|(f, _, _)| *f == flag_of(&e))
             .map(|(_, at, key)| (at.clone(), key.clone()))
             .unwrap_or_else(|| (job.at.clone(), e.flag.trim_start_matches("--").to_string()));
-        PlanError::new(at, format!("[{}] {key}: {}", job.name, e.msg))
+        PlanError::new(at, format!("[{}] {key}: {msg}", excerpt(&job.name)))
     })
 }

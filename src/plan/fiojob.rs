@@ -7,6 +7,7 @@
 //! file:line for anything it rejects.
 
 use super::{PlanError, Result};
+use crate::units::excerpt;
 use std::path::{Path, PathBuf};
 
 /// One `key[=value]` and where it was written.
@@ -59,7 +60,7 @@ fn substitute(s: &str, at: &str) -> Result<String> {
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
         let Some(end) = after.find('}') else {
-            return Err(PlanError::new(at, format!("unclosed '${{' in '{s}'")));
+            return Err(PlanError::new(at, format!("unclosed '${{' in '{}'", excerpt(s))));
         };
         let name = &after[..end];
         match std::env::var(name) {
@@ -67,7 +68,7 @@ fn substitute(s: &str, at: &str) -> Result<String> {
             Err(_) => {
                 return Err(PlanError::new(
                     at,
-                    format!("environment variable '{name}' is not set (used as ${{{name}}})"),
+                    format!("environment variable '{}' is not set", excerpt(name)),
                 ))
             }
         }
@@ -145,7 +146,11 @@ fn keywords_and_math(v: &str, at: &str, file: bool) -> Result<String> {
             Some(n) => Ok(n.to_string()),
             None => Err(PlanError::new(
                 at,
-                format!("'{v}': not an expression fio can compute ({out})"),
+                format!(
+                    "'{}': not an expression fio can compute ({})",
+                    excerpt(v),
+                    excerpt(&out)
+                ),
             )),
         };
     }
@@ -284,6 +289,19 @@ pub mod arith {
     }
 }
 
+/// The longest option name fslab takes as one (fio's longest is about 30).
+const MAX_KEY: usize = 48;
+
+/// Whether `key` can be a fio option's name: letters, digits, `_` and `-`,
+/// starting with a letter. Anything else on a line is not an option, and
+/// the line is refused without being quoted: a file that is not a job file
+/// (`include /etc/shadow`) must not be read out through the message.
+fn is_option_name(key: &str) -> bool {
+    key.len() <= MAX_KEY
+        && key.starts_with(|c: char| c.is_ascii_alphabetic())
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 /// Splits `key=value` (spaces around `=` allowed) or a bare `key`.
 fn split_opt(line: &str) -> (String, Option<String>) {
     match line.split_once('=') {
@@ -297,7 +315,7 @@ impl Parser {
         match self.in_global {
             None => Err(PlanError::new(
                 opt.at.as_str(),
-                format!("option '{}' before any [section]", opt.key),
+                "an option before any [section] (a job file starts with [global] or [JOBNAME])",
             )),
             Some(true) => {
                 self.global.push(opt);
@@ -310,13 +328,19 @@ impl Parser {
         }
     }
 
-    fn file(&mut self, path: &Path) -> Result<()> {
+    /// Reads one job file; `owner` is the uid that wrote the file including
+    /// it (None for a file named on the command line).
+    fn file(&mut self, path: &Path, what: &str, includer: Option<u32>) -> Result<()> {
         let name = path.display().to_string();
-        let text = super::read_regular_file(path, "JOBFILE", super::MAX_PLAN_BYTES)?;
-        self.text(&name, &text, path.parent().unwrap_or(Path::new(".")))
+        let (text, owner) = super::read_regular_file_with(path, what, super::MAX_PLAN_BYTES, |m| match includer {
+            Some(uid) => readable_by(m, uid),
+            None => Ok(()),
+        })?;
+        self.text(&name, &text, path.parent().unwrap_or(Path::new(".")), Some(owner))
     }
 
-    fn text(&mut self, name: &str, text: &str, dir: &Path) -> Result<()> {
+    /// Parses job file text; `owner` is its file's owner (None: not a file).
+    fn text(&mut self, name: &str, text: &str, dir: &Path, owner: Option<u32>) -> Result<()> {
         for (i, raw) in text.lines().enumerate() {
             let at = format!("{name}:{}", i + 1);
             let line = strip_comment(raw);
@@ -330,10 +354,16 @@ impl Parser {
                 let inc = substitute(rest.trim(), &at)?;
                 let p: PathBuf = dir.join(&inc);
                 if !p.is_file() {
-                    return Err(PlanError::new(at.as_str(), format!("include '{inc}': no such file")));
+                    return Err(PlanError::new(
+                        at.as_str(),
+                        format!("include '{}': no such file", excerpt(&inc)),
+                    ));
                 }
                 self.depth += 1;
-                self.file(&p)?;
+                // a file written by root may include anything root reads;
+                // one written by someone else only what they could read
+                let includer = owner.filter(|&uid| uid != 0);
+                self.file(&p, &at, includer)?;
                 self.depth -= 1;
                 continue;
             }
@@ -341,7 +371,7 @@ impl Parser {
                 let Some(s) = h.strip_suffix(']') else {
                     return Err(PlanError::new(
                         at.as_str(),
-                        format!("'{line}': a section header ends with ']'"),
+                        format!("line {} starts a [section] header but does not end with ']'", i + 1),
                     ));
                 };
                 let s = s.trim();
@@ -362,18 +392,52 @@ impl Parser {
                 continue;
             }
             let (key, value) = split_opt(line);
+            if !is_option_name(&key) {
+                return Err(PlanError::new(
+                    at.as_str(),
+                    format!("line {} is not a fio option (key=value or a bare flag)", i + 1),
+                ));
+            }
             let value = value
                 .map(|v| substitute(&v, &at).and_then(|v| keywords_and_math(&v, &at, true)))
                 .transpose()?;
-            if key.is_empty() || key.contains(char::is_whitespace) {
-                return Err(PlanError::new(
-                    at.as_str(),
-                    format!("'{line}' is not an option (key=value or a bare flag)"),
-                ));
-            }
             self.add(Opt { key, value, at })?;
         }
         Ok(())
+    }
+}
+
+/// An included file the job file's owner `uid` could read (owner, group
+/// or other read permission; supplementary groups are not consulted): fslab
+/// runs as root, and a job file someone else wrote must not make root read
+/// a file for them that they could not (`include /etc/shadow`).
+fn readable_by(m: &std::fs::Metadata, uid: u32) -> std::result::Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let mode = m.mode();
+    let ok =
+        (m.uid() == uid && mode & 0o400 != 0) || mode & 0o004 != 0 || (m.gid() == owner_gid(uid) && mode & 0o040 != 0);
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the including job file's owner (uid {uid}) cannot read it, so fslab does not read it for them"
+        ))
+    }
+}
+
+/// The primary group of `uid` (u32::MAX when it has no passwd entry).
+fn owner_gid(uid: u32) -> u32 {
+    // SAFETY: getpwuid_r writes into the buffers given; the result is read
+    // only when it points into them.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 4096];
+        let mut out: *mut libc::passwd = std::ptr::null_mut();
+        if libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) == 0 && !out.is_null() {
+            pw.pw_gid
+        } else {
+            u32::MAX
+        }
     }
 }
 
@@ -383,7 +447,7 @@ pub fn parse_files(files: &[PathBuf], section: Option<&str>) -> Result<Vec<Job>>
     let mut p = Parser::default();
     for f in files {
         p.in_global = None;
-        p.file(f)?;
+        p.file(f, "JOBFILE", None)?;
     }
     finish(p.jobs, section)
 }
@@ -391,7 +455,7 @@ pub fn parse_files(files: &[PathBuf], section: Option<&str>) -> Result<Vec<Job>>
 /// Parses job file text (tests, fuzzing).
 pub fn parse_text(name: &str, text: &str) -> Result<Vec<Job>> {
     let mut p = Parser::default();
-    p.text(name, text, Path::new("."))?;
+    p.text(name, text, Path::new("."), None)?;
     finish(p.jobs, None)
 }
 
@@ -406,12 +470,12 @@ fn finish(jobs: Vec<Job>, section: Option<&str>) -> Result<Vec<Job>> {
             names.push(&j.name);
         }
     }
-    let names = names.join(", ");
+    let names = names.iter().map(|n| excerpt(n)).collect::<Vec<_>>().join(", ");
     let jobs: Vec<Job> = jobs.into_iter().filter(|j| j.name == s).collect();
     if jobs.is_empty() {
         return Err(PlanError::new(
             "--section",
-            format!("no job section named '{s}' (the job files have: {names})"),
+            format!("no job section named '{}' (the job files have: {names})", excerpt(s)),
         ));
     }
     Ok(jobs)
@@ -536,8 +600,8 @@ mod tests {
     fn errors_name_the_line() {
         for (text, at, want) in [
             ("bs=4k\n[a]\n", "j:1", "before any [section]"),
-            ("[a\nbs=4k\n", "j:1", "ends with ']'"),
-            ("[a]\nbs 4k\n", "j:2", "is not an option"),
+            ("[a\nbs=4k\n", "j:1", "end with ']'"),
+            ("[a]\nbs 4k\n", "j:2", "line 2 is not a fio option"),
             ("[a]\ninclude nope.fio\n", "j:2", "include 'nope.fio'"),
             ("[global]\nbs=4k\n", "JOBFILE", "no jobs defined"),
         ] {
@@ -545,6 +609,30 @@ mod tests {
             assert_eq!(e.flag, at, "{text}");
             assert!(e.msg.contains(want), "{text}: {}", e.msg);
         }
+    }
+
+    #[test]
+    fn a_line_that_is_no_option_is_not_quoted() {
+        // a file that is not a job file (/etc/shadow) is never read out
+        for (text, at) in [
+            ("SECRET-4711:$6$x:19000:0:99999:7:::\n", "j:1"),
+            ("[a]\nSECRET-4711:$6$x:19000\n", "j:2"),
+            ("[a]\nSECRET 4711\n", "j:2"),
+            ("[a]\nSECRET-4711:x=1\n", "j:2"),
+            ("[SECRET-4711\n", "j:1"),
+            ("SECRET-4711\n[a]\n", "j:1"),
+            (&format!("[a]\n{}=1\n", "SECRET".repeat(20)), "j:2"),
+        ] {
+            let e = parse_text("j", text).unwrap_err();
+            assert_eq!(e.flag, at, "{text}");
+            assert!(!e.to_string().contains("SECRET"), "{text}: {e}");
+        }
+        // a value is quoted short and without control characters
+        let long = format!("\x1b[31m{}", "v".repeat(500));
+        let e = parse_text("j", &format!("[a]\nbs=${{{long}}}\n")).unwrap_err();
+        let shown = e.to_string();
+        assert!(shown.len() < 200 && !shown.contains('\x1b'), "{shown}");
+        assert!(shown.contains("\\x1b[31m"), "{shown}");
     }
 
     #[test]

@@ -142,18 +142,12 @@ pub fn normalize_path(raw: &str) -> Result<String, &'static str> {
     Ok(out)
 }
 
-/// `s` for a one-line message: control characters escaped.
+/// `s` for a one-line message: control characters escaped, at most
+/// `units::EXCERPT_CHARS` characters. Only the arguments of a line whose
+/// operation fslab knows are quoted: a line that is no load-file line (a
+/// file that is not a load file) is never echoed.
 fn shown(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            let e: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            e
-        })
-        .collect()
+    crate::units::excerpt(s)
 }
 
 /// Splits a line into tokens; a "quoted string" is one token (quotes removed).
@@ -225,11 +219,12 @@ fn leading_time(toks: &mut Vec<&str>, err: &dyn Fn(String) -> LoadFileError) -> 
     if !first.chars().next().is_some_and(|c| c.is_ascii_digit()) {
         return Ok(None);
     }
+    // not quoted: the line may be no load-file line at all
     let secs: f64 = first
         .parse()
-        .map_err(|_| err(format!("'{first}' is not a timestamp")))?;
+        .map_err(|_| err("the line starts with a digit but not with a timestamp (0 to 4000 s)".into()))?;
     if !(0.0..4000.0).contains(&secs) {
-        return Err(err(format!("'{first}' is not a timestamp (0 to 4000 s)")));
+        return Err(err("the line's timestamp is not in 0 to 4000 s".into()));
     }
     toks.remove(0);
     Ok(Some((secs * 1e6) as u32))
@@ -238,8 +233,10 @@ fn leading_time(toks: &mut Vec<&str>, err: &dyn Fn(String) -> LoadFileError) -> 
 /// A number argument that fits a `Line`'s u32 (`what` names it in messages).
 fn num(t: &str, what: &str, err: &dyn Fn(String) -> LoadFileError) -> Result<u32, LoadFileError> {
     match parse_num(t) {
-        None => Err(err(format!("'{t}' is not a number ({what})"))),
-        Some(v) => u32::try_from(v).map_err(|_| err(format!("'{t}' is too large ({what}: at most {})", u32::MAX))),
+        None => Err(err(format!("'{}' is not a number ({what})", shown(t)))),
+        Some(v) => {
+            u32::try_from(v).map_err(|_| err(format!("'{}' is too large ({what}: at most {})", shown(t), u32::MAX)))
+        }
     }
 }
 
@@ -330,7 +327,10 @@ impl LoadFile {
         interned: &mut HashMap<String, u32>,
         err: &dyn Fn(String) -> LoadFileError,
     ) -> Result<(), LoadFileError> {
-        let (dir, np, nn) = op_of(op).ok_or_else(|| err(format!("unknown operation '{op}'")))?;
+        // not quoted: a line of a file that is no load file lands here
+        let (dir, np, nn) = op_of(op).ok_or_else(|| {
+            err("not a load-file operation (NTCreateX, Close, ReadX, WriteX, ... as dbench's client.txt)".into())
+        })?;
         line.kind = Kind::Op(dir);
         let want = 1 + np + nn + usize::from(dir != OpKind::Sleep);
         // some writers add trailing fields; the status is the last token
@@ -368,7 +368,8 @@ impl LoadFile {
             let st = toks[toks.len() - 1];
             if !is_status(st) {
                 return Err(err(format!(
-                    "'{st}' is not a status (NT_STATUS_..., 0x..., SUCCESS, ERROR or *)"
+                    "'{}' is not a status (NT_STATUS_..., 0x..., SUCCESS, ERROR or *)",
+                    shown(st)
                 )));
             }
             line.expect = match st {
@@ -483,7 +484,7 @@ mod tests {
     #[test]
     fn errors_name_file_line_and_token() {
         for (text, want) in [
-            ("Frobnicate 1 NT_STATUS_OK", "t.txt:1: unknown operation 'Frobnicate'"),
+            ("Frobnicate 1 NT_STATUS_OK", "t.txt:1: not a load-file operation"),
             ("\nClose abc NT_STATUS_OK", "t.txt:2: 'abc' is not a number (Close)"),
             ("Close 1 MAYBE", "t.txt:1: 'MAYBE' is not a status"),
             (
@@ -493,7 +494,7 @@ mod tests {
             ("ENDLOOP", "t.txt:1: ENDLOOP without LOOP"),
             ("LOOP 2\nClose 1 NT_STATUS_OK", "t.txt:1: LOOP without ENDLOOP"),
             ("# nothing", "t.txt:1: no operations"),
-            ("x1 Close 1 NT_STATUS_OK", "t.txt:1: unknown operation 'x1'"),
+            ("x1 Close 1 NT_STATUS_OK", "t.txt:1: not a load-file operation"),
             (
                 "Close 1 *\nUnlink \"..\\x\" 0 *",
                 "t.txt:2: path \"..\\x\" has a '..' component",
@@ -504,7 +505,7 @@ mod tests {
             ),
             (
                 "Unlink \"\\a\0b\" 0 *",
-                "t.txt:1: path \"\\a\\u{0}b\" contains a NUL byte",
+                "t.txt:1: path \"\\a\\x00b\" contains a NUL byte",
             ),
             ("Mkdir \"\\\" *", "t.txt:1: path \"\\\" names no file"),
             ("Mkdir \"a\\.\\b\" *", "t.txt:1: path \"a\\.\\b\" has a '.' component"),

@@ -28,9 +28,12 @@ use std::time::Duration;
 /// Filesystem types fslab knows how to make (`target::scratch` makes them).
 pub const MKFS_TYPES: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs"];
 
-/// A rejected input: the flag (or file:line) and why.
+/// A rejected input: the flag (or file:line) and why. Shown on one line
+/// with every control character escaped (`units::shown`): a refusal quotes
+/// names and values from files, which must neither span lines nor reach
+/// the terminal as escape sequences.
 #[derive(Debug, thiserror::Error)]
-#[error("{flag}: {msg}")]
+#[error("{}: {}", units::shown(flag), units::shown(msg))]
 pub struct PlanError {
     pub flag: String,
     pub msg: String,
@@ -55,7 +58,20 @@ pub const MAX_PLAN_BYTES: u64 = 64 << 20;
 /// refused at once, naming `what` (the flag or file) and the path, instead of
 /// blocking on it or reading it forever; so is a file over `max` bytes.
 pub fn read_regular_file(path: &std::path::Path, what: &str, max: u64) -> Result<String> {
+    read_regular_file_with(path, what, max, |_| Ok(())).map(|(text, _)| text)
+}
+
+/// [`read_regular_file`], with `check` judging the opened file's metadata
+/// before anything is read (its `Err` is the refusal's reason); returns the
+/// text and the file's owner.
+pub fn read_regular_file_with(
+    path: &std::path::Path,
+    what: &str,
+    max: u64,
+    check: impl FnOnce(&std::fs::Metadata) -> std::result::Result<(), String>,
+) -> Result<(String, u32)> {
     use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
     use std::os::unix::fs::OpenOptionsExt;
     let bad = |msg: String| PlanError::new(what, format!("'{}'{msg}", path.display()));
     let not_regular = |ft: std::fs::FileType| bad(format!(" is {}, not a regular file", output::kind_of(ft)));
@@ -74,6 +90,7 @@ pub fn read_regular_file(path: &std::path::Path, what: &str, max: u64) -> Result
     if !m.is_file() {
         return Err(not_regular(m.file_type()));
     }
+    check(&m).map_err(|why| bad(format!(": {why}")))?;
     let too_big = || bad(format!(" holds more than {} bytes", crate::units::Bytes(max)));
     if m.len() > max {
         return Err(too_big());
@@ -85,7 +102,7 @@ pub fn read_regular_file(path: &std::path::Path, what: &str, max: u64) -> Result
     if text.len() as u64 > max {
         return Err(too_big());
     }
-    Ok(text)
+    Ok((text, m.uid()))
 }
 
 /// Seed used when none is given: fixed, so two runs draw the same offsets (as fio's randrepeat).

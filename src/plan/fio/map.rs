@@ -191,7 +191,32 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
     }
     st.a.shared_file = false;
     st.m.args = st.a;
+    for msg in
+        st.m.unsupported
+            .iter_mut()
+            .chain(st.m.bad.iter_mut().map(|(_, why)| why))
+    {
+        *msg = bounded(std::mem::take(msg), job);
+    }
     st.m
+}
+
+/// `msg` with every long option value or name of `job` it quotes cut to a
+/// short excerpt (`units::excerpt`): the mapping's messages quote values
+/// as written, and a message quotes at most a short piece of its input.
+pub(super) fn bounded(mut msg: String, job: &Job) -> String {
+    let long = |v: &str| v.chars().nth(crate::units::EXCERPT_CHARS).is_some();
+    for o in &job.opts {
+        if let Some(v) = o.value.as_deref().filter(|v| long(v)) {
+            if msg.contains(v) {
+                msg = msg.replace(v, &crate::units::excerpt(v));
+            }
+        }
+    }
+    if long(&job.name) && msg.contains(&job.name) {
+        msg = msg.replace(&job.name, &crate::units::excerpt(&job.name));
+    }
+    msg
 }
 
 /// One option of a job: the table of fio options fslab maps, accepts or

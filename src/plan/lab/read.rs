@@ -19,8 +19,13 @@ type Key<'i> = Spanned<std::borrow::Cow<'i, str>>;
 type Val<'i> = Spanned<DeValue<'i>>;
 
 impl<'a> Reader<'a> {
+    /// A refusal at `offset`'s line; what it quotes between `'` is cut short
+    /// (`units::bound_quoted`), whichever key's check quotes it.
     pub(super) fn err_at(&self, offset: usize, msg: impl std::fmt::Display) -> PlanError {
-        PlanError::new(format!("{}:{}", self.file, line_of(self.text, offset)), msg)
+        PlanError::new(
+            format!("{}:{}", self.file, line_of(self.text, offset)),
+            crate::units::bound_quoted(&msg.to_string()),
+        )
     }
 
     pub(super) fn string(&self, k: &Key, v: &Val) -> Result<String> {

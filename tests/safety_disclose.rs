@@ -1,0 +1,211 @@
+//! Disclosure: a root-only file named as a job, plan, load or result file
+//! (or included by a job file) is refused without its contents reaching
+//! stdout, stderr or any file; names reach the terminal without control
+//! characters; and the messages of issue 31's item 10.
+
+use crate::util::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// The mark on every line of the secret files: none of it may be shown.
+const MARK: &str = "4711";
+
+/// A root-only (0600) file with `text`, every line of which carries [`MARK`].
+fn secret(dir: &Path, name: &str, text: &str) -> String {
+    assert!(text.lines().all(|l| l.contains(MARK)));
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    p.display().to_string()
+}
+
+/// Runs each `fslab ARGS` and checks: exit code 2, one line on stderr
+/// containing `want`, nothing on stdout, [`MARK`] in neither, no file in
+/// `outputs` created, and no file under `dir` but the secrets holding the
+/// mark. Every failing case is listed.
+fn refused_without_secret(dir: &Path, secrets: &[&str], cases: &[(Vec<String>, &str)], outputs: &[&Path]) {
+    let mut failures = Vec::new();
+    for (args, want) in cases {
+        let out = fslab().args(args).output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        let mut why = Vec::new();
+        if out.status.code() != Some(2) {
+            why.push(format!("exit status {}, not 2", out.status));
+        }
+        if stderr.lines().count() != 1 || !stderr.contains(want) {
+            why.push(format!("not one line with '{want}'"));
+        }
+        if !stdout.is_empty() {
+            why.push("stdout not empty".into());
+        }
+        if stdout.contains(MARK) || stderr.contains(MARK) {
+            why.push("THE SECRET WAS SHOWN".into());
+        }
+        for p in outputs {
+            if p.exists() {
+                why.push(format!("created {}", p.display()));
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        for e in walkdir(dir) {
+            let is_secret = secrets.iter().any(|s| Path::new(s) == e);
+            if !is_secret && std::fs::read(&e).is_ok_and(|b| String::from_utf8_lossy(&b).contains(MARK)) {
+                why.push(format!("{} holds the secret", e.display()));
+            }
+        }
+        if !why.is_empty() {
+            failures.push(format!("{args:?}: {}; stderr: {stderr:?}", why.join(", ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every regular file under `dir`.
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                todo.push(e.path());
+            } else if ft.is_file() {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+fn args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn a_root_only_file_read_as_any_input_is_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let target = d.join("target");
+    std::fs::create_dir(&target).unwrap();
+    let t = target.to_str().unwrap();
+    // /etc/shadow's shape, and shapes that reach further into each parser
+    let shadow = secret(
+        d,
+        "shadow",
+        "SECRET-4711:$6$salt$hash:19000:0:99999:7:::\nroot-4711:*:19000:0:99999:7:::\n",
+    );
+    let spaced = secret(d, "spaced", "SECRET-4711 hunter2 x\n4711SECRET y z\n");
+    let digits = secret(d, "digits", "4711SECRET y z\n");
+    let json_str = secret(d, "json_str", "\"SECRET-4711:hunter2\"\n");
+    let json_ver = secret(d, "json_ver", "{\"schema_version\": \"SECRET-4711\"}\n");
+    let json_field = secret(
+        d,
+        "json_field",
+        "{\"schema_version\": 2, \"fslab_version\": \"x\", \"host\": \"SECRET-4711\"}\n",
+    );
+    let json_enum = secret(
+        d,
+        "json_enum",
+        "{\"schema_version\": 2, \"cells\": [{\"kind\": \"SECRET-4711\"}]}\n",
+    );
+    // a job file including it, and a plan whose replay workload loads it
+    let job = d.join("inc.fio");
+    std::fs::write(&job, format!("[a]\nrw=read\nsize=1m\ninclude {shadow}\n")).unwrap();
+    let job_s = job.display().to_string();
+    let plan_with = |name: &str, loadfile: &str| {
+        let p = d.join(name);
+        std::fs::write(
+            &p,
+            format!("[[filesystem]]\ntype = \"dir\"\npath = \"{t}\"\n[[workload]]\ntype = \"replay\"\nloadfile = \"{loadfile}\"\n"),
+        )
+        .unwrap();
+        p.display().to_string()
+    };
+    let plan_shadow = plan_with("p1.toml", &shadow);
+    let plan_spaced = plan_with("p2.toml", &spaced);
+    let out_json = d.join("out.json");
+    let out_html = d.join("out.html");
+    let oj = format!("json:{}", out_json.display());
+    let oh = out_html.to_str().unwrap();
+    let fio_out = ["--output", out_json.to_str().unwrap()];
+    let mut cases: Vec<(Vec<String>, &str)> = vec![
+        // as a fio job file, and included by one
+        (
+            args(&[&["fio", &shadow][..], &fio_out].concat()),
+            "shadow:1: line 1 is not a fio option",
+        ),
+        (args(&[&["fio", &spaced][..], &fio_out].concat()), "spaced:1:"),
+        (
+            args(&[&["fio", &job_s][..], &fio_out].concat()),
+            "shadow:1: line 1 is not a fio option",
+        ),
+        // as a plan, and as a plan's load file
+        (args(&["run", &shadow, "--output", &oj]), "shadow:1:"),
+        (args(&["run", &spaced, "--output", &oj]), "spaced:1:"),
+        (args(&["run", &plan_shadow, "--output", &oj]), "shadow:1: no operations"),
+        (
+            args(&["run", &plan_spaced, "--output", &oj]),
+            "spaced:1: not a load-file operation",
+        ),
+        // as a load file
+        (
+            args(&["replay", "--target", t, &shadow, "--output", &oj]),
+            "shadow:1: no operations",
+        ),
+        (
+            args(&["replay", "--target", t, &spaced, "--output", &oj]),
+            "spaced:1: not a load-file operation",
+        ),
+        (
+            args(&["replay", "--target", t, &digits, "--output", &oj]),
+            "digits:1: the line starts with a digit",
+        ),
+    ];
+    // as a result file, for report and compare
+    for f in [&shadow, &spaced, &json_str, &json_ver, &json_field, &json_enum] {
+        cases.push((args(&["report", f, "-o", oh]), "not"));
+        cases.push((args(&["compare", f]), "not"));
+    }
+    let secrets = [&shadow, &spaced, &digits, &json_str, &json_ver, &json_field, &json_enum].map(|s| s.as_str());
+    refused_without_secret(d, &secrets, &cases, &[&out_json, &out_html]);
+}
+
+/// A job file someone else wrote includes only what they could read: root
+/// does not read a root-only file for them (and does not quote it either).
+#[test]
+fn an_include_reaches_only_what_the_job_files_owner_could_read() {
+    if !require("root (chown)", is_root()) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shadow = secret(d, "shadow", "SECRET-4711:$6$salt$hash:19000:0:99999:7:::\n");
+    let theirs = d.join("theirs.fio");
+    std::fs::write(&theirs, "[a]\nrw=read\nsize=1m\ninclude shadow\n").unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+    let out = d.join("out.txt");
+    let cases = vec![(
+        args(&["fio", theirs.to_str().unwrap(), "--output", out.to_str().unwrap()]),
+        "theirs.fio:4: '",
+    )];
+    refused_without_secret(d, &[&shadow], &cases, &[&out]);
+    let stderr = fslab().args(["fio", theirs.to_str().unwrap()]).output().unwrap().stderr;
+    assert!(
+        String::from_utf8_lossy(&stderr).contains("owner (uid 65534) cannot read it"),
+        "{}",
+        String::from_utf8_lossy(&stderr)
+    );
+    // what they can read (world-readable) is included
+    std::fs::write(d.join("shared.fio"), "bs=4k\n").unwrap();
+    std::fs::write(&theirs, "[a]\nrw=read\nsize=1m\ninclude shared.fio\nbs=banana\n").unwrap();
+    let stderr = fslab().args(["fio", theirs.to_str().unwrap()]).output().unwrap().stderr;
+    assert!(
+        String::from_utf8_lossy(&stderr).contains("theirs.fio:5"),
+        "the include was read and the job file's own line judged: {}",
+        String::from_utf8_lossy(&stderr)
+    );
+}
