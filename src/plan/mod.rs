@@ -16,7 +16,10 @@ pub mod telemetry;
 pub use io::{BufferPlan, FileMode, IoPlan, PacingPlan, RegionPlan, Rw};
 pub use lab::{FsKind, FsPlan, LabPlan, QueueSettings, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
-pub use output::{check_path, write_atomically, OutputFormat, OutputSpec, Outputs, TableFormat};
+pub use output::{
+    check_path, unnamed_file_in, write_atomically, write_atomically_with, OutputFormat, OutputSpec, Outputs,
+    TableFormat,
+};
 pub use probe::{Load, ProbeOp, ProbePlan};
 pub use replay::ReplayPlan;
 pub use telemetry::TelemetryPlan;

@@ -283,18 +283,73 @@ fn create_temp(target: &Path) -> std::io::Result<(File, PathBuf)> {
     )))
 }
 
+/// A read-write file in `dir` that has no name (O_TMPFILE; where the
+/// filesystem cannot, an exclusive temporary name removed at once): data
+/// that must not stay in memory and must not outlive fslab (the spools of
+/// fio's per-I/O logs).
+pub fn unnamed_file_in(dir: &Path) -> std::io::Result<File> {
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+        .mode(0o600)
+        .open(dir)
+    {
+        Ok(f) => return Ok(f),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::EOPNOTSUPP) | Some(libc::EISDIR) | Some(libc::EINVAL)
+            ) => {}
+        Err(e) => return Err(e),
+    }
+    // an abort must not come between making the name and removing it
+    let _serial = crate::interrupt::serial();
+    for n in 0..1000 {
+        let tmp = dir.join(format!(".fslab-spool-{}-{n}", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+            .mode(0o600)
+            .open(&tmp)
+        {
+            Ok(f) => {
+                std::fs::remove_file(&tmp)?;
+                return Ok(f);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "no free temporary name in {}",
+        dir.display()
+    )))
+}
+
 /// Replaces `target` with `bytes` atomically: written to a temporary file
 /// in the same directory, synced, renamed over it. Readers see the old file
 /// or the new one, never a part; on any error the old file is untouched.
 /// An existing file's permission bits are kept.
 pub fn write_atomically(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(target, &mut |f: &mut File| f.write_all(bytes))
+}
+
+/// `write_atomically`, the bytes written by `fill` (a log copied from its
+/// spool, never whole in memory).
+pub fn write_atomically_with(
+    target: &Path,
+    fill: &mut dyn FnMut(&mut File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let _serial = crate::interrupt::serial();
     let (mut f, tmp) = create_temp(target)?;
     let written = (|| {
         if let Ok(m) = std::fs::metadata(target) {
             f.set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
         }
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         f.sync_all()?;
         drop(f);
         std::fs::rename(&tmp, target)

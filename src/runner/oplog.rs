@@ -15,9 +15,23 @@
 //! - with log_hist_msec the completion-latency histogram of each window
 //!   (fio's 1856 bins), per direction.
 //!
-//! So memory grows per I/O only where fio's would (a per-I/O log).
+//! Every entry goes out as fio's text line at once, through a bounded
+//! buffer (`SPOOL_BUF`) into an unnamed file beside the log's final path
+//! (`LogSpec::spool_dir`): a per-I/O log of a null job makes millions of
+//! entries a second (held in memory, 10 s of one took 2.86 GB and a
+//! ulimit's SIGABRT), so a worker's memory stays flat however long it runs,
+//! and a killed fslab leaves no spool behind. `app::fio::logs` copies the
+//! spools into the final files when the segment ends.
 
 use crate::stats::{Instant, OpKind};
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{BufWriter, Seek, Write};
+use std::path::PathBuf;
+
+/// Each log's buffer: what a worker holds of it at most before it goes to
+/// the spool file.
+pub const SPOOL_BUF: usize = 64 << 10;
 
 /// Which logs a group's workers keep, and how they average. `Default`: none.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -36,6 +50,9 @@ pub struct LogSpec {
     /// log_offset: per-I/O entries carry their file offset (written as
     /// fio's fifth column).
     pub offset: bool,
+    /// Where the logs' spool files are made (unnamed): the directory of the
+    /// job's first log file; None: the system's temporary directory.
+    pub spool_dir: Option<PathBuf>,
 }
 
 impl LogSpec {
@@ -67,17 +84,76 @@ pub struct HistRow {
     pub bins: Vec<(u16, u64)>,
 }
 
-/// What one worker logged.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The logs a worker can keep, in the order of `Recorded`'s files.
+pub const KINDS: [&str; 6] = ["bw", "iops", "lat", "clat", "slat", "clat_hist"];
+const BW: usize = 0;
+const IOPS: usize = 1;
+const LAT: usize = 2;
+const HIST: usize = 5;
+
+/// fio 3.33's lines: `time, value, direction, bs, prio`, with log_offset
+/// `time, value, direction, bs, offset, prio` (fio's own output, checked).
+/// The priority is 0: fslab sets none.
+pub fn sample_line(out: &mut String, s: &Sample, offset: bool) {
+    let _ = if offset {
+        writeln!(out, "{}, {}, {}, {}, {}, 0", s.t_ms, s.val, s.dir, s.bs, s.offset)
+    } else {
+        writeln!(out, "{}, {}, {}, {}, 0", s.t_ms, s.val, s.dir, s.bs)
+    };
+}
+
+/// fio's histogram line: `time, direction, bs`, then the count of each of
+/// fio's 1856 bins.
+pub fn hist_line(out: &mut String, h: &HistRow) {
+    let _ = write!(out, "{}, {}, {}", h.t_ms, h.dir, h.bs);
+    let mut next = 0usize;
+    for &(i, c) in &h.bins {
+        for _ in next..i as usize {
+            out.push_str(", 0");
+        }
+        let _ = write!(out, ", {c}");
+        next = i as usize + 1;
+    }
+    for _ in next..PLAT_NR {
+        out.push_str(", 0");
+    }
+    out.push('\n');
+}
+
+/// One log on its way to disk.
+struct Spool {
+    w: BufWriter<File>,
+}
+
+/// What one worker logged: each kind's text in its spool file (None: not
+/// kept), and the first error that stopped a spool (ENOSPC...).
+#[derive(Debug, Default)]
 pub struct Recorded {
-    pub bw: Vec<Sample>,
-    pub iops: Vec<Sample>,
-    pub lat: Vec<Sample>,
-    pub clat: Vec<Sample>,
-    pub slat: Vec<Sample>,
-    pub hist: Vec<HistRow>,
-    /// log_offset: the files get the offset column.
-    pub offset: bool,
+    files: [Option<File>; 6],
+    pub error: Option<String>,
+}
+
+impl Recorded {
+    /// Copies log `kind`'s text (fio's format) to `out`; nothing for a log
+    /// not kept. Streams: the log is never read whole into memory.
+    pub fn copy_to(&self, kind: &str, out: &mut dyn Write) -> std::io::Result<u64> {
+        let Some(mut f) = KINDS
+            .iter()
+            .position(|k| *k == kind)
+            .and_then(|i| self.files[i].as_ref())
+        else {
+            return Ok(0);
+        };
+        f.rewind()?;
+        std::io::copy(&mut f, out)
+    }
+
+    /// Log `kind`'s whole text (tests, small logs).
+    pub fn text(&self, kind: &str) -> String {
+        let mut v = Vec::new();
+        let _ = self.copy_to(kind, &mut v);
+        String::from_utf8_lossy(&v).into_owned()
+    }
 }
 
 pub use crate::stats::plat::{plat_idx_to_val, plat_val_to_idx, PLAT_NR};
@@ -109,7 +185,12 @@ pub struct OpLog {
     start: Instant,
     /// The engine splits slat/clat (they come through `split`); else clat = lat.
     split: bool,
-    out: Recorded,
+    /// Each kept log's spool (`KINDS` order).
+    spools: [Option<Spool>; 6],
+    /// The line being made.
+    line: String,
+    /// The first spool error (the log it hit is no longer kept).
+    error: Option<String>,
     /// lat, clat, slat windows per direction.
     win: [[Window; 2]; 3],
     /// bw/iops window: its end, bytes and I/Os per direction.
@@ -136,14 +217,14 @@ impl OpLog {
     /// A worker's log, measured from `start` (the end of the ramp).
     pub fn new(spec: &LogSpec, start: Instant, split: bool) -> Self {
         let hist = spec.hist && spec.hist_ms > 0;
-        OpLog {
+        let kept = [spec.bw, spec.iops, spec.lat, spec.lat, spec.lat, hist];
+        let mut log = OpLog {
             spec: spec.clone(),
             start,
             split,
-            out: Recorded {
-                offset: spec.offset,
-                ..Default::default()
-            },
+            spools: Default::default(),
+            line: String::with_capacity(256),
+            error: None,
             win: Default::default(),
             rate_end: spec.avg_ms,
             rate_bytes: [0; 2],
@@ -156,6 +237,39 @@ impl OpLog {
             hist_last: [0; 2],
             hist_bs: [0; 2],
             last_offset: 0,
+        };
+        let dir = spec.spool_dir.clone().unwrap_or_else(std::env::temp_dir);
+        for (k, keep) in kept.into_iter().enumerate() {
+            if !keep {
+                continue;
+            }
+            match crate::plan::unnamed_file_in(&dir) {
+                Ok(f) => {
+                    log.spools[k] = Some(Spool {
+                        w: BufWriter::with_capacity(SPOOL_BUF, f),
+                    })
+                }
+                Err(e) => log.fail(k, format!("{}: a file for the {} log: {e}", dir.display(), KINDS[k])),
+            }
+        }
+        log
+    }
+
+    /// Log `k` cannot go on: it is no longer kept, the first error is told.
+    #[cold]
+    fn fail(&mut self, k: usize, e: String) {
+        self.spools[k] = None;
+        self.error.get_or_insert(e);
+    }
+
+    /// One entry of log `k` (lat 2, clat 3, slat 4), as fio's line.
+    #[inline]
+    fn push(&mut self, k: usize, s: Sample) {
+        let Some(sp) = &mut self.spools[k] else { return };
+        self.line.clear();
+        sample_line(&mut self.line, &s, self.spec.offset);
+        if let Err(e) = sp.w.write_all(self.line.as_bytes()) {
+            self.fail(k, format!("writing the {} log: {e}", KINDS[k]));
         }
     }
 
@@ -174,11 +288,7 @@ impl OpLog {
                 bs,
                 offset: self.last_offset,
             };
-            match k {
-                0 => self.out.lat.push(s),
-                1 => self.out.clat.push(s),
-                _ => self.out.slat.push(s),
-            }
+            self.push(LAT + k, s);
             return;
         }
         let w = &mut self.win[k][d];
@@ -203,11 +313,7 @@ impl OpLog {
     }
 
     fn push_lat(&mut self, k: usize, s: Sample) {
-        match k {
-            0 => self.out.lat.push(s),
-            1 => self.out.clat.push(s),
-            _ => self.out.slat.push(s),
-        }
+        self.push(LAT + k, s);
     }
 
     /// The bw and iops entries of the windows that ended by `t_ms`.
@@ -228,22 +334,28 @@ impl OpLog {
                 continue;
             }
             if self.spec.bw {
-                self.out.bw.push(Sample {
-                    t_ms: at,
-                    val: self.rate_bytes[d] * 1000 / spent / 1024,
-                    dir: d as u8,
-                    bs: 0,
-                    offset: 0,
-                });
+                self.push(
+                    BW,
+                    Sample {
+                        t_ms: at,
+                        val: self.rate_bytes[d] * 1000 / spent / 1024,
+                        dir: d as u8,
+                        bs: 0,
+                        offset: 0,
+                    },
+                );
             }
             if self.spec.iops {
-                self.out.iops.push(Sample {
-                    t_ms: at,
-                    val: self.rate_ios[d] * 1000 / spent,
-                    dir: d as u8,
-                    bs: 0,
-                    offset: 0,
-                });
+                self.push(
+                    IOPS,
+                    Sample {
+                        t_ms: at,
+                        val: self.rate_ios[d] * 1000 / spent,
+                        dir: d as u8,
+                        bs: 0,
+                        offset: 0,
+                    },
+                );
             }
         }
         self.rate_bytes = [0; 2];
@@ -277,12 +389,18 @@ impl OpLog {
             .map(|(i, c)| (i as u16, *c))
             .collect();
         self.hist[d].iter_mut().for_each(|c| *c = 0);
-        self.out.hist.push(HistRow {
+        let row = HistRow {
             t_ms,
             dir: d as u8,
             bs: self.hist_bs[d],
             bins,
-        });
+        };
+        let Some(sp) = &mut self.spools[HIST] else { return };
+        self.line.clear();
+        hist_line(&mut self.line, &row);
+        if let Err(e) = sp.w.write_all(self.line.as_bytes()) {
+            self.fail(HIST, format!("writing the clat_hist log: {e}"));
+        }
     }
 
     /// A completed operation: `result` bytes (or a negated errno), total
@@ -300,22 +418,28 @@ impl OpLog {
             if self.spec.bw {
                 // fio's per-I/O bandwidth: bytes / latency, in KiB/s as fio counts it
                 let val = bs.saturating_mul(1_000_000).checked_div(lat).unwrap_or(0);
-                self.out.bw.push(Sample {
-                    t_ms: t,
-                    val,
-                    dir: d as u8,
-                    bs,
-                    offset,
-                });
+                self.push(
+                    BW,
+                    Sample {
+                        t_ms: t,
+                        val,
+                        dir: d as u8,
+                        bs,
+                        offset,
+                    },
+                );
             }
             if self.spec.iops {
-                self.out.iops.push(Sample {
-                    t_ms: t,
-                    val: 1,
-                    dir: d as u8,
-                    bs,
-                    offset,
-                });
+                self.push(
+                    IOPS,
+                    Sample {
+                        t_ms: t,
+                        val: 1,
+                        dir: d as u8,
+                        bs,
+                        offset,
+                    },
+                );
             }
         } else if self.spec.bw || self.spec.iops {
             self.rate_windows(t);
@@ -372,11 +496,18 @@ impl OpLog {
                 }
             }
         }
-        self.out.lat.sort_by_key(|s| s.t_ms);
-        for k in [&mut self.out.clat, &mut self.out.slat] {
-            k.sort_by_key(|s| s.t_ms);
+        // each log's entries are in the order they were made, as fio's:
+        // completion order, so time order
+        let mut out = Recorded::default();
+        for (k, kind) in KINDS.iter().enumerate() {
+            let Some(sp) = self.spools[k].take() else { continue };
+            match sp.w.into_inner() {
+                Ok(f) => out.files[k] = Some(f),
+                Err(e) => self.fail(k, format!("writing the {kind} log: {}", e.error())),
+            }
         }
-        self.out
+        out.error = self.error;
+        out
     }
 }
 
@@ -385,6 +516,85 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// Log `kind`'s entries, read back from its spool's fio lines.
+    fn entries(r: &Recorded, kind: &str, offset: bool) -> Vec<Sample> {
+        r.text(kind)
+            .lines()
+            .map(|l| {
+                let v: Vec<u64> = l.split(", ").map(|x| x.parse().unwrap()).collect();
+                assert_eq!(v.len(), if offset { 6 } else { 5 }, "{l}");
+                Sample {
+                    t_ms: v[0],
+                    val: v[1],
+                    dir: v[2] as u8,
+                    bs: v[3],
+                    offset: if offset { v[4] } else { 0 },
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn lines_are_fios() {
+        let s = Sample {
+            t_ms: 86,
+            val: 47,
+            dir: 0,
+            bs: 4096,
+            offset: 12288,
+        };
+        let mut l = String::new();
+        sample_line(&mut l, &s, false);
+        assert_eq!(l, "86, 47, 0, 4096, 0\n");
+        l.clear();
+        sample_line(&mut l, &s, true);
+        assert_eq!(l, "86, 47, 0, 4096, 12288, 0\n");
+        let mut h = String::new();
+        hist_line(
+            &mut h,
+            &HistRow {
+                t_ms: 186,
+                dir: 0,
+                bs: 4096,
+                bins: vec![(1, 2), (1855, 3)],
+            },
+        );
+        let cols: Vec<&str> = h.trim_end().split(", ").collect();
+        assert_eq!(cols.len(), 3 + PLAT_NR);
+        assert_eq!(&cols[..5], &["186", "0", "4096", "0", "2"]);
+        assert_eq!(cols[3 + 1855], "3");
+    }
+
+    #[test]
+    fn a_per_io_log_goes_to_its_spool_as_it_is_made() {
+        let t0 = Instant::now();
+        let d = tempfile::tempdir().unwrap();
+        let spec = LogSpec {
+            lat: true,
+            spool_dir: Some(d.path().to_path_buf()),
+            ..Default::default()
+        };
+        let mut l = OpLog::new(&spec, t0, false);
+        // the spools have no name: nothing in the directory, even while running
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+        let n = 20 * SPOOL_BUF as u64;
+        for i in 0..n {
+            l.record(OpKind::Read, 4096, 0, 1_000 + i, t0);
+        }
+        // far more lines than a buffer holds went out: the buffers stay bounded
+        let on_disk = |sp: &Option<Spool>| sp.as_ref().map_or(0, |s| s.w.get_ref().metadata().unwrap().len());
+        assert!(on_disk(&l.spools[LAT]) > 10 * SPOOL_BUF as u64);
+        assert!(l.spools.iter().flatten().all(|s| s.w.capacity() == SPOOL_BUF));
+        let r = l.finish(t0);
+        assert!(r.error.is_none());
+        let lat = entries(&r, "lat", false);
+        assert_eq!(lat.len() as u64, n);
+        assert_eq!(lat[n as usize - 1].val, 1_000 + n - 1);
+        assert_eq!(r.text("clat").lines().count() as u64, n);
+        assert_eq!(r.text("bw"), "");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
     #[test]
     fn per_io_entries_and_windows() {
         let t0 = Instant::now();
@@ -392,14 +602,22 @@ mod tests {
             bw: true,
             iops: true,
             lat: true,
+            offset: true,
             ..Default::default()
         };
         let mut l = OpLog::new(&spec, t0, false);
         l.record(OpKind::Read, 4096, 8192, 1_000_000, t0 + Duration::from_millis(3));
         l.record(OpKind::Fsync, 0, 0, 1_000, t0 + Duration::from_millis(4));
         let r = l.finish(t0 + Duration::from_millis(5));
+        let (bw, iops, lat, clat, slat) = (
+            entries(&r, "bw", true),
+            entries(&r, "iops", true),
+            entries(&r, "lat", true),
+            entries(&r, "clat", true),
+            entries(&r, "slat", true),
+        );
         assert_eq!(
-            r.bw,
+            bw,
             vec![Sample {
                 t_ms: 3,
                 val: 4096,
@@ -408,12 +626,12 @@ mod tests {
                 offset: 8192,
             }]
         );
-        assert_eq!(r.iops[0].val, 1);
-        assert_eq!(r.lat.len(), 1);
-        assert_eq!(r.clat[0].val, 1_000_000);
+        assert_eq!(iops[0].val, 1);
+        assert_eq!(lat.len(), 1);
+        assert_eq!(clat[0].val, 1_000_000);
         // every per-I/O entry carries the I/O's offset
-        assert!([&r.iops, &r.lat, &r.clat].iter().all(|v| v[0].offset == 8192));
-        assert!(r.slat.is_empty());
+        assert!([&iops, &lat, &clat].iter().all(|v| v[0].offset == 8192));
+        assert!(slat.is_empty());
 
         let spec = LogSpec {
             bw: true,
@@ -428,17 +646,18 @@ mod tests {
             l.record(OpKind::Write, 4096, i * 4096, 10_000, t0 + Duration::from_millis(i));
         }
         let r = l.finish(t0 + Duration::from_millis(300));
-        let times: Vec<u64> = r.iops.iter().map(|s| s.t_ms).collect();
+        let (bw, iops, lat) = (
+            entries(&r, "bw", false),
+            entries(&r, "iops", false),
+            entries(&r, "lat", false),
+        );
+        let times: Vec<u64> = iops.iter().map(|s| s.t_ms).collect();
         assert_eq!(times, vec![100, 200, 300]);
-        assert_eq!(r.iops[0].val, 1000);
-        assert_eq!(r.bw[0].val, 4000);
-        // a window's entry has neither block size nor offset, as fio's
-        assert!(r
-            .lat
-            .iter()
-            .all(|s| s.val == 10_000 && s.bs == 0 && s.dir == 1 && s.offset == 0));
-        assert!(r.bw.iter().chain(&r.iops).all(|s| s.offset == 0));
-        assert_eq!(r.lat[0].t_ms, 100);
+        assert_eq!(iops[0].val, 1000);
+        assert_eq!(bw[0].val, 4000);
+        // a window's entry has no block size, as fio's
+        assert!(lat.iter().all(|s| s.val == 10_000 && s.bs == 0 && s.dir == 1));
+        assert_eq!(lat[0].t_ms, 100);
     }
 
     #[test]
@@ -455,9 +674,22 @@ mod tests {
             l.split(OpKind::Read, 4096, 100, 1_900, t0 + Duration::from_millis(i));
         }
         let r = l.finish(t0 + Duration::from_millis(201));
-        assert!(r.hist.len() >= 3);
-        let total: u64 = r.hist.iter().flat_map(|h| h.bins.iter().map(|b| b.1)).sum();
+        // each line: time, direction, bs, then fio's bins' counts
+        let rows: Vec<Vec<u64>> = r
+            .text("clat_hist")
+            .lines()
+            .map(|l| l.split(", ").map(|x| x.parse().unwrap()).collect())
+            .collect();
+        assert!(rows.len() >= 3);
+        assert!(rows.iter().all(|r| r.len() == 3 + PLAT_NR));
+        let total: u64 = rows.iter().flat_map(|r| r[3..].iter()).sum();
         assert!((150..=200).contains(&total));
-        assert_eq!(r.hist[0].bins, vec![(plat_val_to_idx(1_900) as u16, 51)]);
+        let first: Vec<(usize, u64)> = rows[0][3..]
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| (i, *c))
+            .collect();
+        assert_eq!(first, vec![(plat_val_to_idx(1_900), 51)]);
     }
 }

@@ -136,7 +136,7 @@ impl<'a> FioSegment<'a> {
     fn job_config(&self, k: usize) -> RunConfig {
         let j = self.jobs[k];
         let mut cfg = control::config(j, io_config(&j.plan, j.plan.jobs as usize, None));
-        cfg.log = logs::spec(j);
+        cfg.log = logs::spec(j, &self.log_files[k]);
         cfg.wait_for = control::wait_for(&self.jobs, k);
         // under group_reporting the group's jobs are checked as one (fio)
         let shared = self.jobs.iter().any(|o| o.group == j.group && o.group_reporting);
