@@ -138,8 +138,8 @@ fn a_scratch_dir_named_like_qemu_options_reaches_qemu_only_as_descriptors() {
     // from --scratch-dir
     let p = vm_plan(dir.path(), &k, "");
     let out = run_vm(&p, &["--scratch-dir", evil.to_str().unwrap()], &home, &json, &cwd);
-    let vm = vm_of(&out, &json);
     assert_eq!(fingerprint(&victim), before, "the victim was touched");
+    let vm = vm_of(&out, &json);
     assert!(scratch_leftovers(&evil).is_empty(), "{:?}", scratch_leftovers(&evil));
     // the KVM probe's QEMU ran in the same directory (auto), and what it
     // found is cached only when it reached a verdict on the kernel
@@ -161,8 +161,8 @@ fn a_scratch_dir_named_like_qemu_options_reaches_qemu_only_as_descriptors() {
         &format!("scratch-dir = {}", toml_string(evil.to_str().unwrap())),
     );
     let out = run_vm(&p, &[], &home, &json, &cwd);
-    vm_of(&out, &json);
     assert_eq!(fingerprint(&victim), before, "the victim was touched");
+    vm_of(&out, &json);
     assert!(scratch_leftovers(&evil).is_empty(), "{:?}", scratch_leftovers(&evil));
 }
 
@@ -173,8 +173,9 @@ fn toml_string(s: &str) -> String {
 #[test]
 fn a_kvm_probe_cache_in_another_users_home_is_neither_read_nor_written() {
     let Some(k) = kernel() else { return };
-    // sudo -E: HOME is another user's, who planted a verdict and a symlink
-    // where the probe's temporary file went
+    // sudo -E: HOME is another user's (uid 65534), who plants in its cache
+    // directory a symlink where the probe's temporary file went, then a
+    // verdict for the kernel
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let cache = home.join(".cache/fslab");
@@ -182,41 +183,50 @@ fn a_kvm_probe_cache_in_another_users_home_is_neither_read_nor_written() {
     let victim = dir.path().join("victim");
     std::fs::write(&victim, b"root's file\n").unwrap();
     let name = fslab::target::vm::accel::cache_name(&k.join("vmlinuz")).unwrap();
-    let verdict = cache.join(&name);
-    std::fs::write(&verdict, "kvm\nplanted verdict\n").unwrap();
-    symlink(&victim, cache.join(format!("{name}.tmp"))).unwrap();
-    for p in [&home, &home.join(".cache"), &cache, &verdict] {
-        std::os::unix::fs::lchown(p, Some(65534), Some(65534)).unwrap();
+    let (verdict, tmp) = (cache.join(&name), cache.join(format!("{name}.tmp")));
+    symlink(&victim, &tmp).unwrap();
+    let own = |p: &Path| std::os::unix::fs::lchown(p, Some(65534), Some(65534)).unwrap();
+    for p in [&home, &home.join(".cache"), &cache, &tmp] {
+        own(p);
     }
-    std::os::unix::fs::lchown(cache.join(format!("{name}.tmp")), Some(65534), Some(65534)).unwrap();
-    let (v_before, p_before) = (fingerprint(&victim), fingerprint(&verdict));
     let listing = |d: &Path| {
         let mut v: Vec<_> = std::fs::read_dir(d).unwrap().flatten().map(|e| e.file_name()).collect();
         v.sort();
         v
     };
-    let names_before = listing(&cache);
-
     let scratch = scratch_dir();
     let json = dir.path().join("r.json");
     let p = vm_plan(dir.path(), &k, "");
-    let out = run_vm(
-        &p,
-        &["--scratch-dir", scratch.path().to_str().unwrap()],
-        &home,
-        &json,
-        dir.path(),
-    );
-    let vm = vm_of(&out, &json);
-    let reason = vm["accel_reason"].as_str().unwrap();
-    assert!(
-        !reason.contains("planted") && !reason.contains("cached"),
-        "the planted verdict was read: {reason}"
-    );
-    assert_eq!(fingerprint(&victim), v_before, "written through the planted symlink");
-    assert_eq!(fingerprint(&verdict), p_before, "the planted verdict was replaced");
-    assert_eq!(listing(&cache), names_before, "fslab wrote in another user's directory");
-    assert!(scratch_leftovers(scratch.path()).is_empty());
+    for round in ["a planted symlink", "a planted verdict"] {
+        if round == "a planted verdict" {
+            std::fs::write(&verdict, "kvm\nplanted verdict\n").unwrap();
+            own(&verdict);
+        }
+        let v_before = fingerprint(&victim);
+        let p_before = verdict.exists().then(|| fingerprint(&verdict));
+        let names_before = listing(&cache);
+        let out = run_vm(
+            &p,
+            &["--scratch-dir", scratch.path().to_str().unwrap()],
+            &home,
+            &json,
+            dir.path(),
+        );
+        assert_eq!(fingerprint(&victim), v_before, "{round}: written through the symlink");
+        assert_eq!(verdict.exists().then(|| fingerprint(&verdict)), p_before, "{round}");
+        assert_eq!(
+            listing(&cache),
+            names_before,
+            "{round}: fslab wrote in another user's directory"
+        );
+        let vm = vm_of(&out, &json);
+        let reason = vm["accel_reason"].as_str().unwrap();
+        assert!(
+            !reason.contains("planted") && !reason.contains("cached"),
+            "{round}: the planted verdict was read: {reason}"
+        );
+        assert!(scratch_leftovers(scratch.path()).is_empty());
+    }
 }
 
 /// A modules directory with modules.builtin naming virtio_pci and
