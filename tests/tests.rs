@@ -30,6 +30,7 @@ mod queue;
 mod quick_suite;
 mod replay;
 mod results;
+mod safety_dev;
 mod schema;
 mod signals;
 mod snapshots;

@@ -330,13 +330,17 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
     // it under the guest; QEMU's own open is not exclusive), or a fresh
     // sparse image of the plan's size in fslab's own new directory
     let mut claim = None;
+    // a plan's device resolved once, held, and given to QEMU as the held
+    // descriptor's /proc path (`safety::HeldDevice`): never its path again
+    let mut held = None;
     let disk: Option<PathBuf> = match &c.fs.kind {
         FsKind::Mkfs { device: Some(d), .. } | FsKind::Raw { device: Some(d) } => {
-            claim = Some(
-                super::safety::claim_consented(d, &super::info::mounts())
-                    .map_err(|e| failed(format!("refusing to use {} for a guest cell: {e}", d.display())))?,
-            );
-            Some(d.clone())
+            let cl = super::safety::claim_consented(d, &super::info::mounts())
+                .map_err(|e| failed(format!("refusing to use {} for a guest cell: {e}", d.display())))?;
+            let h = cl.hold().map_err(|e| failed(format!("holding {}: {e}", d.display())))?;
+            let p = h.path();
+            (claim, held) = (Some(cl), Some(h));
+            Some(p)
         }
         FsKind::Tmpfs | FsKind::Dir { .. } => None,
         _ => {
@@ -443,13 +447,13 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         console: tail(),
     })?;
     drop(vm);
-    if let (Some(d), Some(_)) = (&disk, claim.take()) {
+    if let (Some(h), Some(_)) = (&held, claim.take()) {
         // fslab's own filesystem now: the next cell's check lets it be
         let ty = match &c.fs.kind {
             FsKind::Mkfs { fs_type, .. } => fs_type.as_str(),
             _ => "raw",
         };
-        super::safety::made(d, ty);
+        super::safety::made(h.rdev(), ty);
     }
     let cell_ns = report.cells.iter().map(|c| c.elapsed_ns).sum::<u64>();
     let boot_ns = boot_to_result.as_nanos() as u64;
@@ -462,7 +466,10 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         memory_bytes: c.vm.memory,
         disk: match &disk {
             Some(d) if d.starts_with(&dir) => format!("virtio-blk, cache={cache}, a sparse raw image file"),
-            Some(d) => format!("virtio-blk, cache={cache}, the host's {}", d.display()),
+            Some(d) => format!(
+                "virtio-blk, cache={cache}, the host's {}",
+                held.as_ref().map_or(d.as_path(), |h| h.shown()).display()
+            ),
             None => "none (tmpfs in the guest's memory)".into(),
         },
         qemu: qemu_version(),
