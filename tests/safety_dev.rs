@@ -267,24 +267,9 @@ fn a_plan_device_symlink_flipped_during_the_run_never_reaches_the_decoy() {
         .unwrap();
     // past the plan check (which must see the consented device): now flip
     wait_for_workdir(&mut child, scratch.path());
-    let stop = Arc::new(AtomicBool::new(false));
-    let flipper = {
-        let (stop, link) = (stop.clone(), link.clone());
-        let (a, b) = (consented.dev.clone(), lo.dev.clone());
-        std::thread::spawn(move || {
-            let mut flips = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                point(&link, if flips.is_multiple_of(2) { &b } else { &a });
-                flips += 1;
-                // not a race fix: only to leave the shared CPUs some room
-                std::thread::sleep(std::time::Duration::from_micros(200));
-            }
-            flips
-        })
-    };
+    let flipper = Flipper::start(&link, &consented.dev, &lo.dev);
     let status = child.wait().unwrap();
-    stop.store(true, Ordering::Relaxed);
-    let flips = flipper.join().unwrap();
+    let flips = flipper.stop();
     let err = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
     assert!(flips > 10, "the link was flipped during the run ({flips} times)");
     assert_eq!(checksum(&lo.dev), before, "the decoy {} was changed: {err}", lo.dev);
@@ -313,6 +298,106 @@ fn a_plan_device_symlink_flipped_during_the_run_never_reaches_the_decoy() {
     }
     assert!(ran > 0, "no cell ran at all: {err}");
     assert!(scratch_leftovers(scratch.path()).is_empty());
+}
+
+/// Flips `link` between `a` and `b` from a thread until the guard is dropped.
+struct Flipper {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl Flipper {
+    fn start(link: &Path, a: &str, b: &str) -> Flipper {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (stop, link, a, b) = (stop.clone(), link.to_path_buf(), a.to_string(), b.to_string());
+            std::thread::spawn(move || {
+                let mut flips = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    point(&link, if flips.is_multiple_of(2) { &b } else { &a });
+                    flips += 1;
+                    // not a race fix: only to leave the shared CPUs some room
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                flips
+            })
+        };
+        Flipper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops flipping; how many flips there were.
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for Flipper {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn an_io_target_symlink_flipped_after_its_check_never_reaches_the_decoy() {
+    if !ok() {
+        return;
+    }
+    // `fslab io --target LINK --precondition`: the claim checks the device,
+    // then the layout writes all of it and the workers write more; both
+    // must open what was checked, not the link again
+    let consented = LoopDev::new(32);
+    let lo = decoy();
+    let before = checksum(&lo.dev);
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("disk");
+    point(&link, &consented.dev);
+    let flipper = Flipper::start(&link, &consented.dev, &lo.dev);
+    let mut ran = 0;
+    let mut outcomes = Vec::new();
+    for _ in 0..20 {
+        let out = fslab()
+            .args([
+                "io",
+                "--target",
+                link.to_str().unwrap(),
+                "--allow-device",
+                "--precondition",
+            ])
+            .args(["--rw", "randwrite", "--size", "8m", "--runtime", "100ms", "--quiet"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        ran += (out.status.code() == Some(0)) as usize;
+        outcomes.push((out.status.code(), err));
+    }
+    let flips = flipper.stop();
+    assert!(flips > 10, "{flips} flips");
+    assert_eq!(
+        checksum(&lo.dev),
+        before,
+        "the decoy {} was changed: {outcomes:?}",
+        lo.dev
+    );
+    for (code, err) in &outcomes {
+        match code {
+            Some(0) => {}
+            // the decoy's ext4 refused at the check (2), or the link seen
+            // changing between the claim's look and its open (1: an I/O error)
+            Some(1 | 2) => assert!(
+                err.contains("refusing to write to") || err.contains("it changed while fslab opened it"),
+                "{err}"
+            ),
+            other => panic!("{other:?}: {err}"),
+        }
+    }
+    assert!(ran > 0, "no run got past the check: {outcomes:?}");
 }
 
 /// A loop device over an image with a DOS partition table and its one

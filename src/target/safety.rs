@@ -87,6 +87,12 @@ impl DeviceClaim {
         fd_path(&self.0.fd)
     }
 
+    /// A path that opens the claimed device itself, for this process and
+    /// its children (without O_EXCL: the claim is shared, not taken again).
+    pub fn path(&self) -> PathBuf {
+        self.proc_path()
+    }
+
     /// The claimed device's number.
     pub fn rdev(&self) -> u64 {
         self.0.rdev
