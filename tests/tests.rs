@@ -33,6 +33,7 @@ mod results;
 mod safety_disclose;
 mod safety_output;
 mod safety_vm;
+mod safety_dev;
 mod schema;
 mod signals;
 mod snapshots;

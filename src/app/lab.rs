@@ -270,6 +270,9 @@ impl LabRun<'_> {
             plan.set_quiet(lab.quiet);
             let cell = match measure(&name, &plan, self.stop) {
                 Ok(Some(mut c)) => {
+                    if let Some(s) = &ready.scratch {
+                        s.relabel(&mut c.target);
+                    }
                     c.lab = Some(tag);
                     c
                 }

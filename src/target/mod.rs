@@ -541,7 +541,10 @@ fn device_target(
         ));
     }
     Ok(Files {
-        files: vec![path.clone()],
+        // The claimed device itself (its descriptor's /proc path), not the
+        // path again: the layout and the workers open what was checked,
+        // whatever a flipped symlink names by then.
+        files: vec![c.path()],
         size,
         lay_out: plan.precondition,
         claim: Some(c),

@@ -14,12 +14,23 @@ use crate::model::QueueInfo;
 use crate::plan::QueueSettings;
 use std::path::{Path, PathBuf};
 
-/// The queue directory of block device `dev` (a path in /dev, symlinks
-/// followed): (disk name, /sys/.../queue, whether `dev` is a partition).
+/// The queue directory of block device `dev`: (disk name, /sys/.../queue,
+/// whether `dev` is a partition). Found by the device number of what `dev`
+/// opens (`/dev/sdb`, a symlink, or a held descriptor's /proc path), not by
+/// its name.
 fn queue_dir(dev: &Path) -> Option<(String, PathBuf, bool)> {
-    let dev = dev.canonicalize().ok()?;
-    let name = dev.strip_prefix("/dev").ok()?.to_str()?.replace('/', "!");
-    let sys = Path::new("/sys/class/block").join(&name).canonicalize().ok()?;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = std::fs::metadata(dev).ok()?;
+    if !m.file_type().is_block_device() {
+        return None;
+    }
+    let sys = PathBuf::from(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(m.rdev()),
+        libc::minor(m.rdev())
+    ))
+    .canonicalize()
+    .ok()?;
     let partition = sys.join("partition").exists();
     let disk = if partition { sys.parent()?.to_path_buf() } else { sys };
     let queue = disk.join("queue");

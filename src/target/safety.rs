@@ -84,7 +84,33 @@ impl DeviceClaim {
     /// A path to the claimed device itself for child processes (blkid,
     /// wipefs): the open descriptor in /proc, which no rename can redirect.
     fn proc_path(&self) -> PathBuf {
-        PathBuf::from(format!("/proc/{}/fd/{}", std::process::id(), self.0.fd.as_raw_fd()))
+        fd_path(&self.0.fd)
+    }
+
+    /// A path that opens the claimed device itself, for this process and
+    /// its children (without O_EXCL: the claim is shared, not taken again).
+    pub fn path(&self) -> PathBuf {
+        self.proc_path()
+    }
+
+    /// The claimed device's number.
+    pub fn rdev(&self) -> u64 {
+        self.0.rdev
+    }
+
+    /// A second, non-exclusive descriptor of the claimed device, opened
+    /// through the claim's own descriptor (never through the path again), to
+    /// hold for the rest of the cell: see [`HeldDevice`].
+    pub fn hold(&self) -> std::io::Result<HeldDevice> {
+        let fd = rustix::fs::open(self.proc_path(), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+        self.check_same(&fd)?;
+        // the name the kernel resolved when fslab claimed it (/dev/loop3), for messages
+        let shown = std::fs::read_link(fd_path(&fd)).unwrap_or_else(|_| self.0.path.clone());
+        Ok(HeldDevice {
+            fd,
+            rdev: self.0.rdev,
+            shown,
+        })
     }
 
     /// The first `PROBE_LEN` bytes (fewer on a smaller device).
@@ -101,6 +127,49 @@ impl DeviceClaim {
         }
         head.truncate(got);
         Ok(head)
+    }
+}
+
+/// `/proc/<pid>/fd/<n>`: a path to what `fd` is open on, for a child process.
+fn fd_path(fd: &OwnedFd) -> PathBuf {
+    PathBuf::from(format!("/proc/{}/fd/{}", std::process::id(), fd.as_raw_fd()))
+}
+
+/// A plan's device, resolved once: a plain (non-exclusive) descriptor fslab
+/// opened through its exclusive claim after the checks passed, and holds
+/// for the whole cell. Every tool of the cell (mkfs, mount, the queue
+/// settings, QEMU, the raw io cell) is given [`HeldDevice::path`], the
+/// descriptor's `/proc/<pid>/fd/<n>`, which opens this very device whatever
+/// the plan's path (a symlink, a node someone renames) points to by then.
+///
+/// Non-exclusive because mkfs and mount open the device `O_EXCL`
+/// themselves, and the kernel refuses that while any other open file holds
+/// the claim, fslab's own included; so the claim is released just before
+/// them. In that gap a flipped path can do nothing: no path is resolved
+/// again. Another program could claim the device itself (mkfs then fails
+/// with EBUSY, and nothing is written), or open it without a claim, as it
+/// could at any time; once mounted, the mount holds the claim.
+#[derive(Debug)]
+pub struct HeldDevice {
+    fd: OwnedFd,
+    rdev: u64,
+    shown: PathBuf,
+}
+
+impl HeldDevice {
+    /// The path child processes open the device by (see the type).
+    pub fn path(&self) -> PathBuf {
+        fd_path(&self.fd)
+    }
+
+    pub fn rdev(&self) -> u64 {
+        self.rdev
+    }
+
+    /// The device's own name (`/dev/loop3`) as the kernel resolved it when
+    /// fslab claimed it: for messages and records, never opened again.
+    pub fn shown(&self) -> &Path {
+        &self.shown
     }
 }
 
@@ -228,11 +297,12 @@ pub fn data_refusal(c: &DeviceClaim) -> Option<String> {
 }
 
 /// Both checks at once, for a device not used yet: `Err(InUse)` when it
-/// cannot be used at all, `Ok(Some(why))` when writing it would destroy data.
-/// The claim is held across the checks, then released.
-pub fn device_refusal(dev: &Path, mounts: &[MountEntry]) -> Result<Option<String>, SafetyError> {
+/// cannot be used at all, `Ok(Some(why))` when writing it would destroy
+/// data; with the claim, held across the checks (released when dropped).
+pub fn device_refusal(dev: &Path, mounts: &[MountEntry]) -> Result<(DeviceClaim, Option<String>), SafetyError> {
     let c = claim(dev, mounts)?;
-    Ok(data_refusal(&c))
+    let why = data_refusal(&c);
+    Ok((c, why))
 }
 
 /// Devices a plan names that passed the checks when it was validated, and
@@ -240,27 +310,22 @@ pub fn device_refusal(dev: &Path, mounts: &[MountEntry]) -> Result<Option<String
 /// `None`: `--force-overwrite` took the risk.
 static CONSENTED: Mutex<Vec<(u64, Option<Vec<String>>)>> = Mutex::new(Vec::new());
 
-fn rdev_of(dev: &Path) -> std::io::Result<u64> {
-    std::fs::metadata(dev).map(|m| m.rdev())
-}
-
-/// Records that plan device `dev` passed the checks (`forced`: with
-/// `--force-overwrite`), so its cells may format it.
-pub fn consent(dev: &Path, forced: bool) -> std::io::Result<()> {
-    let rdev = rdev_of(dev)?;
+/// Records that the claimed plan device passed the checks (`forced`: with
+/// `--force-overwrite`), so its cells may format it: by the number of the
+/// device claimed, not by what its path names afterwards.
+pub fn consent(claimed: &DeviceClaim, forced: bool) {
+    let rdev = claimed.rdev();
     let mut c = lock(&CONSENTED);
     c.retain(|(r, _)| *r != rdev);
     c.push((rdev, (!forced).then(Vec::new)));
-    Ok(())
 }
 
-/// Records that fslab made a `ty` filesystem on plan device `dev`.
-pub fn made(dev: &Path, ty: &str) {
-    if let Ok(rdev) = rdev_of(dev) {
-        for (r, made) in lock(&CONSENTED).iter_mut() {
-            if let (true, Some(m)) = (*r == rdev, made) {
-                m.push(ty.to_string());
-            }
+/// Records that fslab made a `ty` filesystem on the plan device numbered
+/// `rdev` (the one it held, not whatever a path names by now).
+pub fn made(rdev: u64, ty: &str) {
+    for (r, made) in lock(&CONSENTED).iter_mut() {
+        if let (true, Some(m)) = (*r == rdev, made) {
+            m.push(ty.to_string());
         }
     }
 }
@@ -289,8 +354,8 @@ pub fn claim_consented(dev: &Path, mounts: &[MountEntry]) -> Result<DeviceClaim,
 /// after plan validation, before anything runs, so a refusal is a usage
 /// error (exit 2) naming the flag. The claim (O_EXCL) is held across the
 /// checks and released before the run: each cell claims and checks the
-/// device again (target::scratch), then releases it just before mkfs, which
-/// opens it O_EXCL itself.
+/// device again (target::scratch), holds it for the whole cell through a
+/// [`HeldDevice`], and gives every tool that descriptor, never the path.
 pub fn check_plan_devices(lab: &LabPlan, force_overwrite: bool) -> Result<(), PlanError> {
     for f in &lab.filesystems {
         let dev = match &f.kind {
@@ -308,21 +373,20 @@ pub fn check_plan_devices(lab: &LabPlan, force_overwrite: bool) -> Result<(), Pl
                 f.name
             )
         };
-        match device_refusal(dev, &super::info::mounts()) {
+        let claimed = match device_refusal(dev, &super::info::mounts()) {
             Err(SafetyError::Io { what, source }) => {
                 return Err(PlanError::new("--allow-device", format!("{what}: {source}")))
             }
             Err(why) => return Err(PlanError::new("--allow-device", refusal(why.to_string()))),
-            Ok(Some(why)) if !force_overwrite => {
+            Ok((_, Some(why))) if !force_overwrite => {
                 return Err(PlanError::new(
                     "--force-overwrite",
                     format!("{}; add --force-overwrite if its data may be destroyed", refusal(why)),
                 ))
             }
-            Ok(_) => {}
-        }
-        consent(dev, force_overwrite)
-            .map_err(|e| PlanError::new("--allow-device", format!("{}: {e}", dev.display())))?;
+            Ok((c, _)) => c,
+        };
+        consent(&claimed, force_overwrite);
     }
     Ok(())
 }

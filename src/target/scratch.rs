@@ -185,6 +185,12 @@ pub struct Scratch {
     loopdev: Option<LoopDev>,
     /// The plan's block-queue settings, put back when dropped.
     queue: Option<super::queue::QueueGuard>,
+    /// A plan's device, resolved once and held for the scratch's life:
+    /// every tool gets its descriptor's path, never the plan's path again.
+    held: Option<super::safety::HeldDevice>,
+    /// A raw cell's exclusive claim on the plan's device, kept for the
+    /// cell (the io cell shares it): nothing can mount or claim it meanwhile.
+    claim: Option<super::safety::DeviceClaim>,
 }
 
 /// How to make a scratch filesystem.
@@ -250,6 +256,8 @@ impl Scratch {
             mount_point: None,
             loopdev: None,
             queue: None,
+            held: None,
+            claim: None,
         };
         s.build(spec)?;
         Ok(s)
@@ -260,19 +268,25 @@ impl Scratch {
         if spec.fs_type == "tmpfs" {
             return self.build_tmpfs(spec, mnt);
         }
-        let (dev, claim) = self.device(spec)?;
-        self.info.device = Some(dev.display().to_string());
+        // `dev`: what every tool opens (fslab's loop device, or the held
+        // descriptor of a plan's device); `shown`: its name for records
+        let (dev, shown, claim) = self.device(spec)?;
+        // the device the cell really used, as the kernel named it when
+        // claimed (a plan's symlink resolved)
+        self.info.device = Some(shown.display().to_string());
         // before mkfs: the filesystem is made and used on the queue the plan asked for
         self.queue = super::queue::apply(&dev, spec.queue)?;
         self.info.queue_set = spec.queue.describe();
         if spec.fs_type == "raw" {
-            // the io cell claims the device again for its whole run
-            drop(claim);
+            // the io cell's own claim finds this one (by device number) and
+            // shares it; it opens `dev`, the held descriptor's path
+            self.claim = claim;
             self.target = dev;
             return Ok(());
         }
         // Released just before mkfs and mount: both open the device O_EXCL
-        // themselves and would fail (EBUSY) while fslab holds it.
+        // themselves and would fail (EBUSY) while fslab holds it. The held
+        // descriptor (not exclusive) stays: see `safety::HeldDevice`.
         drop(claim);
         // Quiet, and forced: the image is new (or the device's consent was given).
         let force: &[&str] = match spec.fs_type {
@@ -286,16 +300,12 @@ impl Scratch {
                 .arg(&dev),
             &format!("mkfs.{} {}", spec.fs_type, spec.mkfs_args.join(" ")),
         )?;
-        if spec.device.is_some() {
+        if let Some(h) = &self.held {
             // fslab's own filesystem: the next cell's check lets it be
-            super::safety::made(&dev, spec.fs_type);
+            super::safety::made(h.rdev(), spec.fs_type);
         }
         std::fs::create_dir(&mnt).map_err(io_err(format!("creating {}", mnt.display())))?;
-        record(
-            &self.dir,
-            spec.fs_type,
-            &dev.canonicalize().unwrap_or(dev.clone()).to_string_lossy(),
-        )?;
+        record(&self.dir, spec.fs_type, &shown.to_string_lossy())?;
         let mut cmd = Command::new("mount");
         cmd.args(["-t", spec.fs_type]);
         if let Some(o) = spec.mount_options {
@@ -314,6 +324,23 @@ impl Scratch {
         super::live::add_mount(&mnt);
         self.target = mnt;
         Ok(())
+    }
+
+    /// A cell's target as a reader knows it: a raw cell on a plan's device
+    /// ran on the held descriptor's /proc path, which says nothing to a
+    /// reader; its report names the device it held instead.
+    pub fn relabel(&self, t: &mut crate::model::TargetInfo) {
+        let (Some(h), Some(d)) = (&self.held, &self.info.device) else {
+            return;
+        };
+        let proc = h.path();
+        if t.path == proc {
+            t.path = PathBuf::from(d);
+        }
+        if t.device.as_deref().map(Path::new) == Some(proc.as_path()) {
+            t.device = Some(d.clone());
+            (t.loop_backing_file, t.loop_direct_io) = super::info::loop_backing(&h.shown().display().to_string());
+        }
     }
 
     /// A tmpfs of `spec.size` mounted at `mnt`.
@@ -340,11 +367,17 @@ impl Scratch {
 
     /// The device the filesystem goes on: the plan's own (claimed and
     /// checked again here, as the cell starts: the plan's check may be long
-    /// past), or a loop device on a new sparse image.
-    fn device(&mut self, spec: &ScratchSpec) -> Result<(PathBuf, Option<super::safety::DeviceClaim>), TargetError> {
+    /// past; then held, `self.held`), or a loop device on a new sparse image.
+    /// (the path tools open, its name for records, the claim)
+    #[allow(clippy::type_complexity)]
+    fn device(
+        &mut self,
+        spec: &ScratchSpec,
+    ) -> Result<(PathBuf, PathBuf, Option<super::safety::DeviceClaim>), TargetError> {
         let mut claim = None;
         let dev = match spec.device {
             Some(d) => {
+                // the plan's path is resolved here, once
                 let c = super::safety::claim_consented(d, &super::info::mounts()).map_err(|e| match e {
                     super::safety::SafetyError::Io { what, source } => TargetError::Io { what, source },
                     why => refused(
@@ -352,8 +385,11 @@ impl Scratch {
                         format!("refusing to use {} for a {} cell: {why}", d.display(), spec.fs_type),
                     ),
                 })?;
+                let h = c.hold().map_err(io_err(format!("holding {}", d.display())))?;
+                let paths = (h.path(), h.shown().to_path_buf());
+                self.held = Some(h);
                 claim = Some(c);
-                d.to_path_buf()
+                return Ok((paths.0, paths.1, claim));
             }
             None => {
                 let image = self.dir.join("fs.img");
@@ -369,7 +405,7 @@ impl Scratch {
                 p
             }
         };
-        Ok((dev, claim))
+        Ok((dev.clone(), dev, claim))
     }
 }
 
@@ -431,6 +467,8 @@ impl Drop for Scratch {
             super::live::remove_mount(&m);
         }
         drop(queue);
+        drop(self.claim.take());
+        drop(self.held.take());
         drop(self.loopdev.take());
         super::remove_marked(&self.dir);
     }

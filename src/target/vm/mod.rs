@@ -581,7 +581,7 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
             FsKind::Mkfs { fs_type, .. } => fs_type.as_str(),
             _ => "raw",
         };
-        super::safety::made(d, ty);
+        super::safety::made(h.rdev(), ty);
     }
     let cell_ns = report.cells.iter().map(|c| c.elapsed_ns).sum::<u64>();
     let boot_ns = boot_to_result.as_nanos() as u64;
