@@ -58,13 +58,22 @@ fn run(cli: Cli) -> ExitCode {
         }
         return ExitCode::from(2);
     }
+    // fslab fio's own flags may follow its jobs (as fio's do): taken out of
+    // the job arguments first, so that telemetry's are installed too
+    let fio_args = match &cli.command {
+        Command::Fio(a) => match plan::fio::effective_args(a) {
+            Ok(eff) => Some(eff),
+            Err(e) => return usage(e),
+        },
+        _ => None,
+    };
     let telemetry = match &cli.command {
         Command::Io(a) => Some(&a.common.telemetry),
         Command::Meta(a) => Some(&a.common.telemetry),
         Command::Probe(a) => Some(&a.common.telemetry),
         Command::Replay(a) => Some(&a.common.telemetry),
         Command::Run(a) => Some(&a.common.telemetry),
-        Command::Fio(a) => Some(&a.telemetry),
+        Command::Fio(_) => fio_args.as_ref().map(|a| &a.telemetry),
         Command::Cleanup(_)
         | Command::Compare(_)
         | Command::Report(_)
@@ -95,7 +104,7 @@ fn run(cli: Cli) -> ExitCode {
             Ok(p) => app::run_replay(p, &stop),
             Err(code) => return code,
         },
-        Command::Fio(a) => match plan::fio::FioPlan::from_args(a) {
+        Command::Fio(a) => match plan::fio::FioPlan::from_args(fio_args.as_ref().unwrap_or(a)) {
             Ok(p) => app::run_fio(p, &stop),
             Err(e) => return usage(e),
         },

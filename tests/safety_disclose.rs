@@ -209,3 +209,120 @@ fn an_include_reaches_only_what_the_job_files_owner_could_read() {
         String::from_utf8_lossy(&stderr)
     );
 }
+
+/// Issue 31 item 10: fio's `directory=` and `filename=` problems name the
+/// option and its line (not `--target`), an unwritable `--profile-dir` is
+/// refused before the run, and fslab fio's own flags after a command-line
+/// job are fslab's (or refused clearly), not job options.
+#[test]
+fn fio_targets_profile_dirs_and_trailing_flags_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let target = d.join("target");
+    std::fs::create_dir(&target).unwrap();
+    let t = target.to_str().unwrap();
+    let small = d.join("small");
+    std::fs::write(&small, [0u8; 100]).unwrap();
+    let job = |name: &str, text: &str| job_file(d, name, text).display().to_string();
+    let nodir = job("nodir.fio", "[a]\nrw=read\nsize=1m\ndirectory=/nonexistent/fslab\n");
+    let devnull = job("devnull.fio", "[a]\nrw=read\nsize=1m\ndirectory=/dev/null\n");
+    let nofile = job("nofile.fio", "[a]\nrw=read\nsize=1m\nfilename=/nonexistent/fslab/f\n");
+    let toobig = job(
+        "toobig.fio",
+        &format!("[a]\nrw=read\nsize=1m\nfilename={}\n", small.display()),
+    );
+    let out = d.join("out.txt");
+    let o = out.to_str().unwrap();
+    let json_x = format!("json:{}", d.join("x.json").display());
+    let cli_job = ["fio", "--name=x", "--rw=read", "--size=1m", "--runtime=1"];
+    let mut cases = vec![
+        refusal(
+            &["fio", &nodir, "--output", o],
+            "nodir.fio:4: [a] directory: '/nonexistent/fslab'",
+        ),
+        refusal(
+            &["fio", &devnull, "--output", o],
+            "devnull.fio:4: [a] directory: '/dev/null' is not a directory",
+        ),
+        refusal(
+            &["fio", &nofile, "--output", o],
+            "nofile.fio:4: [a] filename: '/nonexistent/fslab'",
+        ),
+        refusal(
+            &["fio", &toobig, "--output", o],
+            "toobig.fio:3: [a] size: 1048576 bytes is more than the 100 bytes",
+        ),
+        refusal(
+            &[&cli_job[..], &["--directory=/nonexistent/fslab", "--output", o]].concat(),
+            "[x] directory: '/nonexistent/fslab'",
+        ),
+        // fslab's flags after a command-line job: fslab's, or refused saying why
+        refusal(
+            &[&cli_job[..], &["--directory", t, "--output", &json_x]].concat(),
+            format!("--output: '{json_x}': fslab fio's --output is fio's, a file name"),
+        ),
+        refusal(
+            &[&cli_job[..], &["--directory", t, "--profile-hz", "99"]].concat(),
+            "--profile-hz: needs --profile",
+        ),
+        refusal(
+            &[&cli_job[..], &["--directory", t, "--disturbed-cpu", "0"]].concat(),
+            "--disturbed-cpu: '0'",
+        ),
+        // a profile directory fslab cannot write into, refused before the run
+        refusal(
+            &[
+                "io",
+                "--target",
+                t,
+                "--size",
+                "1m",
+                "--runtime",
+                "1s",
+                "--profile",
+                "--profile-dir",
+                "/proc/sys",
+                "--output",
+                &format!("json:{o}"),
+            ],
+            "--profile-dir: '/proc/sys' is on procfs",
+        ),
+    ];
+    let _ro_mount = if is_root() && have("mount") {
+        let m = Mount::new("tmpfs", "tmpfs", "ro,size=1m");
+        cases.push(refusal(
+            &[
+                &cli_job[..],
+                &[
+                    "--directory",
+                    t,
+                    "--profile",
+                    "--profile-dir",
+                    m.path().to_str().unwrap(),
+                    "--output",
+                    o,
+                ],
+            ]
+            .concat(),
+            format!(
+                "--profile-dir: '{}' is not a directory fslab can write",
+                m.path().display()
+            ),
+        ));
+        Some(m)
+    } else {
+        None
+    };
+    expect_refusals(&cases, &[&out, &d.join("x.json")]);
+    // -q and --no-telemetry after the job are fslab fio's flags: the job runs
+    let ran = fslab()
+        .args(cli_job)
+        .args(["--directory", t, "-q", "--no-telemetry", "--output", o])
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(0), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(
+        std::fs::read_to_string(&out).unwrap().contains("x: (groupid="),
+        "fio's text output"
+    );
+}

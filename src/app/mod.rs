@@ -36,7 +36,7 @@ pub enum AppError {
 
 /// A refusal naming the flag (exit code 2).
 pub(crate) fn refused(flag: &'static str, msg: String) -> AppError {
-    AppError::Target(TargetError::Refused { flag, msg })
+    AppError::Target(TargetError::Refused { flag: flag.into(), msg })
 }
 
 /// An I/O failure while preparing (exit code 1).

@@ -47,6 +47,29 @@ pub struct FioJobPlan {
     pub options: Vec<(String, String)>,
     /// fio's options beyond the io workload's.
     pub fio: FioJobOpts,
+    /// Where the job's section starts (file:line, or "command line").
+    pub at: String,
+    /// (fslab io flag, file:line, fio option) of each mapped option, so
+    /// that a refusal of the target checks names the fio option and its
+    /// line (`locate`); an empty option is a flag of fslab fio's own.
+    pub flag_at: Vec<(&'static str, String, String)>,
+}
+
+impl FioJobPlan {
+    /// A refusal of `flag` (an `fslab io` flag the job was mapped onto,
+    /// such as --target from directory=) told as the fio option and line
+    /// it came from: "job.fio:4: [a] directory: '/x': No such file".
+    pub fn locate(&self, flag: &str, msg: &str) -> PlanError {
+        let name = excerpt(&self.name);
+        match self.flag_at.iter().rev().find(|(f, _, _)| *f == flag) {
+            Some((_, at, key)) if key.is_empty() => PlanError::new(at.as_str(), format!("[{name}] {msg}")),
+            Some((_, at, key)) => PlanError::new(at.as_str(), format!("[{name}] {key}: {msg}")),
+            None => PlanError::new(
+                self.at.as_str(),
+                format!("[{name}] {}: {msg}", flag.trim_start_matches("--")),
+            ),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -98,6 +121,35 @@ impl FioPlan {
             control::wait_target(&out, k).map_err(|(at, why)| PlanError::new(at, why))?;
         }
         steady::check_groups(&out).map_err(|(at, why)| PlanError::new(at, why))?;
+        if let Some((f, p)) = fa.output.as_deref().and_then(|o| o.split_once(':')) {
+            // fslab's other commands take --output FORMAT:FILE; fio's (and
+            // so fslab fio's) --output is a file name: say so rather than
+            // write fio's text into a file named "json:x"
+            const FORMATS: &[&str] = &[
+                "text",
+                "json",
+                "csv",
+                "html",
+                "fio-json",
+                "bonnie-csv",
+                "timeline-csv",
+                "normal",
+                "json+",
+                "terse",
+            ];
+            if FORMATS.contains(&f) {
+                return Err(PlanError::new(
+                    "--output",
+                    format!(
+                        "'{}': fslab fio's --output is fio's, a file name; write --output-format={f} --output {}, \
+                         or --results {} for fslab's own result file",
+                        excerpt(fa.output.as_deref().unwrap_or_default()),
+                        excerpt(p),
+                        excerpt(p)
+                    ),
+                ));
+            }
+        }
         let output = fa
             .output
             .as_ref()
@@ -127,9 +179,12 @@ impl FioPlan {
 }
 
 /// `fa` with fslab fio's own flags taken out of its trailing arguments.
-/// fio's own flags may come after the job files, as --flag=VALUE
-/// (or --flag VALUE, as fio's getopt takes them too).
-fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
+/// fio's own flags may come after the job files and after a command-line
+/// job's options, as --flag=VALUE (or --flag VALUE, as fio's getopt takes
+/// them too): every flag of `fslab fio` does, telemetry's and `-q` too, so
+/// none is taken for a job option. `main` installs the telemetry hooks
+/// from what this returns.
+pub fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
     const VALUE_FLAGS: &[&str] = &[
         "--output-format",
         "--output",
@@ -139,6 +194,9 @@ fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
         "--section",
         "--terse-version",
         "--status-interval",
+        "--profile-dir",
+        "--profile-hz",
+        "--disturbed-cpu",
     ];
     let mut eff = fa.clone();
     eff.args.clear();
@@ -162,7 +220,12 @@ fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
             ("--ignore-unsupported", None) => eff.ignore_unsupported = true,
             ("--allow-device", None) => eff.allow_device = true,
             ("--force-overwrite", None) => eff.force_overwrite = true,
-            ("--quiet", None) => eff.quiet = true,
+            ("--quiet" | "-q", None) => eff.quiet = true,
+            ("--no-telemetry", None) => eff.telemetry.no_telemetry = true,
+            ("--profile", None) => eff.telemetry.profile = true,
+            ("--profile-dir", Some(v)) => eff.telemetry.profile_dir = Some(v),
+            ("--profile-hz", Some(v)) => eff.telemetry.profile_hz = Some(v),
+            ("--disturbed-cpu", Some(v)) => eff.telemetry.disturbed_cpu = Some(v),
             ("--minimal", None) => eff.minimal = true,
             ("--terse-version", Some(v)) => eff.terse_version = Some(v),
             ("--status-interval", Some(v)) => eff.status_interval = Some(v),
@@ -276,6 +339,17 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
                 .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
                 .collect(),
             fio: std::mem::take(&mut mapped.fio),
+            at: job.at.clone(),
+            flag_at: {
+                let mut f = std::mem::take(&mut mapped.flag_at);
+                // fslab fio's own --size and --runtime override the job's
+                for (flag, given) in [("--size", &fa.size), ("--runtime", &fa.runtime)] {
+                    if given.is_some() {
+                        f.push((flag, flag.to_string(), String::new()));
+                    }
+                }
+                f
+            },
         });
     }
     Ok((out, unsupported))

@@ -35,9 +35,14 @@ pub const MARKER: &str = ".fslab-workdir";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
-    /// The target can't be used as asked: bad usage, exit code 2.
-    #[error("{flag}: {msg}")]
-    Refused { flag: &'static str, msg: String },
+    /// The target can't be used as asked: bad usage, exit code 2. Shown
+    /// with control characters escaped (paths and names may hold them).
+    #[error("{}: {}", crate::units::shown(flag), crate::units::shown(msg))]
+    Refused {
+        /// The flag, or the file:line a plan's option came from.
+        flag: std::borrow::Cow<'static, str>,
+        msg: String,
+    },
     /// Something failed while preparing: exit code 1.
     #[error("{what}: {source}")]
     Io {
@@ -53,7 +58,10 @@ pub enum TargetError {
 }
 
 fn refused(flag: &'static str, msg: impl Into<String>) -> TargetError {
-    TargetError::Refused { flag, msg: msg.into() }
+    TargetError::Refused {
+        flag: flag.into(),
+        msg: msg.into(),
+    }
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> TargetError {
@@ -316,6 +324,27 @@ fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
     Ok(kind)
 }
 
+/// The refusals of [`prepare`] that need nothing made: what the target is
+/// and whether the plan can run on it (`fslab fio` checks every job's
+/// before its first segment runs).
+pub fn check_plan(plan: &IoPlan) -> Result<(), TargetError> {
+    match check(plan)? {
+        Kind::File(len) => file_checks(plan, len).map(|_| ()),
+        Kind::Device(_) if !plan.allow_device => Err(no_device_consent(plan)),
+        _ => Ok(()),
+    }
+}
+
+fn no_device_consent(plan: &IoPlan) -> TargetError {
+    refused(
+        "--target",
+        format!(
+            "'{}' is a block device; add --allow-device to use it",
+            plan.target.display()
+        ),
+    )
+}
+
 /// Prepares `plan.target` for the io workload.
 pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) -> Result<Prepared, TargetError> {
     let path = &plan.target;
@@ -442,8 +471,21 @@ fn dir_target(plan: &IoPlan, info: &mut TargetInfo) -> Result<Files, TargetError
 
 /// An existing file fslab did not create.
 fn file_target(plan: &IoPlan, len: u64, info: &mut TargetInfo) -> Result<Files, TargetError> {
-    let path = &plan.target;
     info.kind = "file".into();
+    let size = file_checks(plan, len)?;
+    Ok(Files {
+        files: vec![plan.target.clone()],
+        size,
+        lay_out: plan.precondition,
+        pct_base: len,
+        ..Files::default()
+    })
+}
+
+/// The refusals of an existing file as the target (nothing made or
+/// opened): the job's size in it.
+fn file_checks(plan: &IoPlan, len: u64) -> Result<u64, TargetError> {
+    let path = &plan.target;
     let size = job_size(plan, len);
     if size < plan.bs {
         return Err(refused(
@@ -473,13 +515,7 @@ fn file_target(plan: &IoPlan, len: u64, info: &mut TargetInfo) -> Result<Files, 
             ),
         ));
     }
-    Ok(Files {
-        files: vec![path.clone()],
-        size,
-        lay_out: plan.precondition,
-        pct_base: len,
-        ..Files::default()
-    })
+    Ok(size)
 }
 
 /// A block device, claimed for the whole cell.
@@ -497,10 +533,7 @@ fn device_target(
     (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&path.display().to_string());
     info.queue = queue::read(path);
     if !plan.allow_device {
-        return Err(refused(
-            "--target",
-            format!("'{}' is a block device; add --allow-device to use it", path.display()),
-        ));
+        return Err(no_device_consent(plan));
     }
     let size = job_size(plan, len);
     if size > len || (plan.size.is_some() && plan.region.max_start(plan.jobs, len, plan.bs).saturating_add(size) > len)

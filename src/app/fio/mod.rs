@@ -21,7 +21,7 @@ use crate::model::{Cell, CellPlan, FioCellPlan, FioJob, Report};
 use crate::plan::fio::{FioJobPlan, FioPlan};
 use crate::plan::{OutputFormat, OutputSpec, Outputs};
 use crate::runner::{self, Group, MakeFn, Progress, RunConfig, RunOut, WorkerOut};
-use crate::target::{self, Guard, Prepared};
+use crate::target::{self, Guard, Prepared, TargetError};
 use engines::FioWorker;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -179,7 +179,7 @@ impl CellWork for FioSegment<'_> {
         // built whole or dropped whole: what an error leaves is removed at once
         let mut prepared = Vec::new();
         for j in &self.jobs {
-            prepared.push(target::prepare(&j.plan, stop, &|_, _| {})?);
+            prepared.push(target::prepare(&j.plan, stop, &|_, _| {}).map_err(|e| located(j, e))?);
         }
         self.prepared = prepared;
         // each Prepared keeps its own guard
@@ -286,10 +286,22 @@ impl CellWork for FioSegment<'_> {
 }
 
 /// Runs every job; the report has one cell per reported job or group.
-pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    for n in &plan.notes {
-        eprintln!("fslab fio: note: {n}");
+/// A refusal of the target code (which names `fslab io`'s flags) told as
+/// the fio option and file:line the flag came from.
+fn located(j: &FioJobPlan, e: TargetError) -> AppError {
+    match e {
+        TargetError::Refused { flag, msg } => {
+            let e = j.locate(&flag, &msg);
+            AppError::Target(TargetError::Refused {
+                flag: e.flag.into(),
+                msg: e.msg,
+            })
+        }
+        e => AppError::Target(e),
     }
+}
+
+pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
     let mut r = Report::new("fio", SystemTime::now());
     let mut outputs = Outputs(vec![OutputSpec {
         format: OutputFormat::Fio(plan.formats),
@@ -300,6 +312,15 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             format: OutputFormat::Json,
             path: Some(p.clone()),
         });
+    }
+    // every job's target, before the first segment runs; a refusal names
+    // the fio option and line the target (or size) came from
+    for j in &plan.jobs {
+        target::check_plan(&j.plan).map_err(|e| located(j, e))?;
+    }
+    // after the refusals: a refused run says one line
+    for n in &plan.notes {
+        eprintln!("fslab fio: note: {}", crate::units::shown(n));
     }
     crate::app::abort::expect_results(&r, &outputs);
     let segments = plan.jobs.iter().map(|j| j.segment).max().unwrap_or(0) + 1;

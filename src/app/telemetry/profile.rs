@@ -56,6 +56,24 @@ impl ProfileHook {
             }
         }
         let profiler = Profiler::new(t.profile_hz).map_err(|e| PlanError::new(e.flag, e.msg))?;
+        // root passes permission bits, not a read-only mount, an immutable
+        // directory or procfs: refused now, not after the run with the
+        // stacks lost (the kernel's refusal, above, is the likelier news)
+        crate::plan::refuse_pseudo_fs("--profile-dir", &t.profile_dir)?;
+        rustix::fs::access(
+            &t.profile_dir,
+            rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
+        )
+        .map_err(|e| {
+            PlanError::new(
+                "--profile-dir",
+                format!(
+                    "'{}' is not a directory fslab can write its folded stacks into: {}",
+                    t.profile_dir.display(),
+                    std::io::Error::from(e)
+                ),
+            )
+        })?;
         Ok(ProfileHook {
             plan: t.clone(),
             profiler,

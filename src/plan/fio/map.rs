@@ -500,6 +500,7 @@ fn job_target(st: &mut State, fa: &FioArgs) {
                 "filename={f}: fslab works in its own directory in {} instead (and removes it afterwards)",
                 a.common.target
             ));
+            m.flag_at.push(("--target", at, "filename".into()));
         }
     } else if let Some((d, at)) = directory.take() {
         a.common.target = d;
