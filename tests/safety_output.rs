@@ -333,3 +333,102 @@ fn a_result_never_takes_a_planted_mode_or_owner() {
     );
     assert!(std::fs::read_to_string(&planted).unwrap().contains("<html"));
 }
+
+/// One CSV line's cells, quotes undone (RFC 4180).
+fn csv_cells(line: &str) -> Vec<(String, bool)> {
+    let (mut out, mut cur, mut quoted, mut inq) = (Vec::new(), String::new(), false, false);
+    let mut it = line.chars().peekable();
+    while let Some(c) = it.next() {
+        match (c, inq) {
+            ('"', true) if it.peek() == Some(&'"') => {
+                cur.push('"');
+                it.next();
+            }
+            ('"', true) => inq = false,
+            ('"', false) => {
+                inq = true;
+                quoted = true;
+            }
+            (',', false) => {
+                out.push((std::mem::take(&mut cur), quoted));
+                quoted = false;
+            }
+            (c, _) => cur.push(c),
+        }
+    }
+    out.push((cur, quoted));
+    out
+}
+
+/// Every text cell of `csv` that a spreadsheet would read as a formula is
+/// quoted and starts with `'`; the names given come back whole after it.
+fn no_formulas(what: &str, csv: &str, names: &[&str]) {
+    for line in csv.lines() {
+        for (c, quoted) in csv_cells(line) {
+            if c.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+                // figures stay figures: a negative number is not escaped
+                assert!(c.parse::<f64>().is_ok(), "{what}: formula cell {c:?} in {line}");
+            }
+            if c.starts_with('\'') {
+                assert!(quoted, "{what}: {c:?} unquoted in {line}");
+            }
+        }
+    }
+    for n in names {
+        let cells: Vec<String> = csv
+            .lines()
+            .flat_map(|l| csv_cells(l).into_iter().map(|c| c.0))
+            .collect();
+        assert!(cells.contains(&format!("'{n}")), "{what}: no cell '{n} in\n{csv}");
+    }
+}
+
+/// Issue 31 item 9c: CSV cells that begin with `=`, `+`, `-` or `@` are
+/// formulas to a spreadsheet. Every CSV exporter (run's `--output csv`,
+/// `compare --format csv`, probe's timeline-csv) writes such a text cell
+/// quoted with a leading single quote (OWASP); figures stay numbers.
+#[test]
+fn csv_cells_never_start_a_formula() {
+    if !require("root (tmpfs)", is_root()) {
+        return;
+    }
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let p = |n: &str| d.path().join(n);
+    let wl = r#"=HYPERLINK("http://e/","x")"#;
+    std::fs::write(
+        p("f.toml"),
+        format!(
+            "name = \"p\"\n[[filesystem]]\nname = \"-fs\"\ntype = \"tmpfs\"\nsize = \"64m\"\n\
+             [[workload]]\nname = '{wl}'\ntype = \"meta\"\nfiles = \"10\"\n"
+        ),
+    )
+    .unwrap();
+    let out = fslab()
+        .arg("run")
+        .arg(p("f.toml"))
+        .args(["--quiet", "--output"])
+        .arg(format!("csv:{}", p("f.csv").display()))
+        .arg("--output")
+        .arg(format!("json:{}", p("f.json").display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    no_formulas("run csv", &std::fs::read_to_string(p("f.csv")).unwrap(), &[wl, "-fs"]);
+    let out = fslab()
+        .arg("compare")
+        .arg(p("f.json"))
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    no_formulas("compare csv", &String::from_utf8_lossy(&out.stdout), &[wl, "-fs"]);
+    let t = tempfile::tempdir_in("/var/tmp").unwrap();
+    let out = fslab()
+        .args(["probe", "--target", t.path().to_str().unwrap(), "--interval", "100ms"])
+        .args(["--phases=-1-1:300ms", "--quiet", "--output"])
+        .arg(format!("timeline-csv:{}", p("t.csv").display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    no_formulas("timeline csv", &std::fs::read_to_string(p("t.csv")).unwrap(), &["-1-1"]);
+}
