@@ -17,8 +17,8 @@ pub use io::{BufferPlan, FileMode, IoPlan, PacingPlan, RegionPlan, Rw};
 pub use lab::{FsKind, FsPlan, LabPlan, QueueSettings, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{
-    check_path, note_input, unnamed_file_in, write_atomically, write_atomically_with, OutputFormat, OutputSpec,
-    Outputs, TableFormat,
+    check_path, input_at, note_input, unnamed_file_in, write_atomically, write_atomically_with, OutputFormat,
+    OutputSpec, Outputs, TableFormat,
 };
 pub use probe::{Load, ProbeOp, ProbePlan};
 pub use replay::ReplayPlan;

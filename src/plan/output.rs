@@ -195,6 +195,13 @@ pub fn note_input(path: &Path) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// The input read so far that `path` names (by name or inode), if any: for
+/// writers whose file names are fslab's own (profiles in `--profile-dir`).
+pub fn input_at(path: &Path) -> Option<PathBuf> {
+    let p = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    seen().inputs.iter().find(|i| same_file(&p, i)).cloned()
+}
+
 /// `target` (checked, absolute) will be replaced by `flag`'s output:
 /// refused when it is one of the inputs read so far, or another flag's
 /// output. (One flag may name a file twice: the clones of a fio job share
@@ -453,6 +460,9 @@ mod tests {
         std::fs::write(&b, "{}").unwrap();
         // input first, then the output
         note_input(&a).unwrap();
+        // a profile named like it in --profile-dir is not written either
+        assert_eq!(input_at(&a), Some(a.canonicalize().unwrap()));
+        assert_eq!(input_at(&b), None);
         let e = check_path("--output", &a).unwrap_err();
         assert!(e.msg.contains("is the input"), "{e}");
         // output first, then the input through a hard link
