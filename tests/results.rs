@@ -264,7 +264,7 @@ fn a_failure_while_laying_out_writes_no_result_and_exits_1() {
 }
 
 #[test]
-fn an_existing_result_file_is_replaced_whole_keeping_its_mode() {
+fn an_existing_result_file_is_replaced_whole_by_a_file_of_fslab_s_own() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -289,8 +289,16 @@ fn an_existing_result_file_is_replaced_whole_keeping_its_mode() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(read_json(&d.join("r.json"))["cells"].as_array().unwrap().len(), 1);
+    // a new file of fslab's own: never the old file's mode (issue 31: a
+    // planted 4777 became a setuid result), 0644 less the umask
     let mode = std::fs::metadata(d.join("r.json")).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o640);
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
+        .unwrap();
+    assert_eq!(mode & 0o7777, 0o644 & !umask);
     let names: Vec<String> = snapshot(d).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["r.json"], "no temporary file is left");
 }

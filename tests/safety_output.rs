@@ -198,3 +198,237 @@ fn a_60_s_per_io_log_stays_under_64_mib() {
         ["n_clat.1.log", "n_lat.1.log", "n_slat.1.log", "null.fio", "out.json"]
     );
 }
+
+/// Runs `fslab ARGS` with `files` holding the given bytes (valid inputs: a
+/// job file or plan must parse for the run to reach its outputs) and
+/// checks the refusal: exit 2, one stderr line with `want`, nothing on
+/// stdout, every file byte for byte as it was and no new file beside them.
+fn refused_leaving_inputs(args: &[&str], want: &str, dir: &Path, files: &[(&Path, &[u8])]) {
+    for (p, b) in files {
+        std::fs::write(p, b).unwrap();
+    }
+    let listing = |d: &Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        v.sort();
+        v
+    };
+    let before = listing(dir);
+    let out = fslab().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: {err} lacks {want}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    for (p, b) in files {
+        assert_eq!(std::fs::read(p).unwrap(), *b, "{args:?}: {} changed", p.display());
+    }
+    assert_eq!(listing(dir), before, "{args:?}: files made");
+}
+
+/// Issue 31 item 9a: `fslab report x.json -o x.json` replaced its input.
+/// An output that is one of the command's inputs (by name or by inode: a
+/// hard link), or another output's file (a fio log and `--output`), is
+/// refused before anything is written, whichever the command reads or
+/// checks first.
+#[test]
+fn an_output_that_is_an_input_or_another_output_is_refused() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let p = |n: &str| d.path().join(n).to_str().unwrap().to_string();
+    let (res, log) = (p("r.json"), p("q_lat.1.log"));
+    // fslab's own table: the input is rewritten before each case, and left as it was
+    let job = p("l.fio");
+    std::fs::write(&job, format!("[l]\nioengine=null\nsize=1m\nwrite_lat_log={}\n", p("q"))).unwrap();
+    expect_refusals_leaving(
+        &[
+            refusal(
+                &["report", &res, "-o", &res],
+                format!("{res}: '{res}' is also the --output file"),
+            ),
+            refusal(
+                &["fio", &job, &format!("--output={log}")],
+                "--output: ".to_string() + &format!("'{log}': is already the path of the write_lat_log output"),
+            ),
+            refusal(&["fio", &job, &format!("--results={log}")], "--results: "),
+        ],
+        &[Path::new(&res), Path::new(&log)],
+    );
+    // inputs that must parse for the command to reach its outputs
+    let fixture = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/io.json")).unwrap();
+    let link = p("link.json");
+    std::fs::write(&res, &fixture).unwrap();
+    std::fs::hard_link(&res, &link).unwrap();
+    refused_leaving_inputs(
+        &["report", &res, "-o", &link],
+        "is also the --output file",
+        d.path(),
+        &[(Path::new(&res), &fixture)],
+    );
+    let jobtext = b"[j]\nioengine=null\nsize=1m\n";
+    let j = p("j.fio");
+    for flag in ["--output", "--results"] {
+        refused_leaving_inputs(
+            &["fio", &j, &format!("{flag}={j}")],
+            &format!("{flag}: '{j}': is the input {j}"),
+            d.path(),
+            &[(Path::new(&j), jobtext)],
+        );
+    }
+    let plan = p("p.toml");
+    let plantext = b"name = \"p\"\n[[filesystem]]\ntype = \"tmpfs\"\nsize = \"64m\"\n[[workload]]\nname = \"m\"\ntype = \"meta\"\nfiles = \"10\"\n";
+    for out in [format!("json:{plan}"), format!("csv:{plan}")] {
+        refused_leaving_inputs(
+            &["run", &plan, "--output", &out],
+            "is the input",
+            d.path(),
+            &[(Path::new(&plan), plantext)],
+        );
+    }
+    let load = p("load.txt");
+    let tgt = tempfile::tempdir_in("/var/tmp").unwrap();
+    let loadtext = b"Mkdir \"\\\\c\" NT_STATUS_OK\n";
+    refused_leaving_inputs(
+        &[
+            "replay",
+            &load,
+            "--target",
+            tgt.path().to_str().unwrap(),
+            "--output",
+            &format!("json:{load}"),
+        ],
+        "is the input",
+        d.path(),
+        &[(Path::new(&load), loadtext)],
+    );
+}
+
+/// Issue 31 item 9b: a result replacing a file someone else planted with
+/// mode 4777 kept that mode (a root-owned, setuid, world-writable result).
+/// Every result is a new file of fslab's own, 0644 less the umask.
+#[test]
+fn a_result_never_takes_a_planted_mode_or_owner() {
+    if !require("root", is_root()) {
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/io.json");
+    let planted = d.path().join("page.html");
+    std::fs::write(&planted, "planted").unwrap();
+    std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o4777)).unwrap();
+    let out = fslab().args(["report", fixture, "-o"]).arg(&planted).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m = std::fs::metadata(&planted).unwrap();
+    // the test's umask is fslab's (inherited)
+    let umask = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
+        .unwrap();
+    assert_eq!(m.mode() & 0o7777, 0o644 & !umask, "mode {:o}", m.mode());
+    assert_eq!(
+        (m.uid(), m.gid()),
+        (unsafe { libc::geteuid() }, unsafe { libc::getegid() })
+    );
+    assert!(std::fs::read_to_string(&planted).unwrap().contains("<html"));
+}
+
+/// One CSV line's cells, quotes undone (RFC 4180).
+fn csv_cells(line: &str) -> Vec<(String, bool)> {
+    let (mut out, mut cur, mut quoted, mut inq) = (Vec::new(), String::new(), false, false);
+    let mut it = line.chars().peekable();
+    while let Some(c) = it.next() {
+        match (c, inq) {
+            ('"', true) if it.peek() == Some(&'"') => {
+                cur.push('"');
+                it.next();
+            }
+            ('"', true) => inq = false,
+            ('"', false) => {
+                inq = true;
+                quoted = true;
+            }
+            (',', false) => {
+                out.push((std::mem::take(&mut cur), quoted));
+                quoted = false;
+            }
+            (c, _) => cur.push(c),
+        }
+    }
+    out.push((cur, quoted));
+    out
+}
+
+/// Every text cell of `csv` that a spreadsheet would read as a formula is
+/// quoted and starts with `'`; the names given come back whole after it.
+fn no_formulas(what: &str, csv: &str, names: &[&str]) {
+    for line in csv.lines() {
+        for (c, quoted) in csv_cells(line) {
+            if c.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+                // figures stay figures: a negative number is not escaped
+                assert!(c.parse::<f64>().is_ok(), "{what}: formula cell {c:?} in {line}");
+            }
+            if c.starts_with('\'') {
+                assert!(quoted, "{what}: {c:?} unquoted in {line}");
+            }
+        }
+    }
+    for n in names {
+        let cells: Vec<String> = csv
+            .lines()
+            .flat_map(|l| csv_cells(l).into_iter().map(|c| c.0))
+            .collect();
+        assert!(cells.contains(&format!("'{n}")), "{what}: no cell '{n} in\n{csv}");
+    }
+}
+
+/// Issue 31 item 9c: CSV cells that begin with `=`, `+`, `-` or `@` are
+/// formulas to a spreadsheet. Every CSV exporter (run's `--output csv`,
+/// `compare --format csv`, probe's timeline-csv) writes such a text cell
+/// quoted with a leading single quote (OWASP); figures stay numbers.
+#[test]
+fn csv_cells_never_start_a_formula() {
+    if !require("root (tmpfs)", is_root()) {
+        return;
+    }
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let p = |n: &str| d.path().join(n);
+    let wl = r#"=HYPERLINK("http://e/","x")"#;
+    std::fs::write(
+        p("f.toml"),
+        format!(
+            "name = \"p\"\n[[filesystem]]\nname = \"-fs\"\ntype = \"tmpfs\"\nsize = \"64m\"\n\
+             [[workload]]\nname = '{wl}'\ntype = \"meta\"\nfiles = \"10\"\n"
+        ),
+    )
+    .unwrap();
+    let out = fslab()
+        .arg("run")
+        .arg(p("f.toml"))
+        .args(["--quiet", "--output"])
+        .arg(format!("csv:{}", p("f.csv").display()))
+        .arg("--output")
+        .arg(format!("json:{}", p("f.json").display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    no_formulas("run csv", &std::fs::read_to_string(p("f.csv")).unwrap(), &[wl, "-fs"]);
+    let out = fslab()
+        .arg("compare")
+        .arg(p("f.json"))
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    no_formulas("compare csv", &String::from_utf8_lossy(&out.stdout), &[wl, "-fs"]);
+    let t = tempfile::tempdir_in("/var/tmp").unwrap();
+    let out = fslab()
+        .args(["probe", "--target", t.path().to_str().unwrap(), "--interval", "100ms"])
+        .args(["--phases=-1-1:300ms", "--quiet", "--output"])
+        .arg(format!("timeline-csv:{}", p("t.csv").display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    no_formulas("timeline csv", &std::fs::read_to_string(p("t.csv")).unwrap(), &["-1-1"]);
+}

@@ -17,8 +17,8 @@ pub use io::{BufferPlan, FileMode, IoPlan, PacingPlan, RegionPlan, Rw};
 pub use lab::{FsKind, FsPlan, LabPlan, QueueSettings, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{
-    check_path, unnamed_file_in, write_atomically, write_atomically_with, OutputFormat, OutputSpec, Outputs,
-    TableFormat,
+    check_path, input_at, note_input, unnamed_file_in, write_atomically, write_atomically_with, OutputFormat,
+    OutputSpec, Outputs, TableFormat,
 };
 pub use probe::{Load, ProbeOp, ProbePlan};
 pub use replay::ReplayPlan;
@@ -94,6 +94,7 @@ pub fn read_regular_file_with(
         return Err(not_regular(m.file_type()));
     }
     check(&m).map_err(|why| bad(format!(": {why}")))?;
+    output::note_input(path).map_err(|e| bad(format!(" {e}")))?;
     let too_big = || bad(format!(" holds more than {} bytes", crate::units::Bytes(max)));
     if m.len() > max {
         return Err(too_big());

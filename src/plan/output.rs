@@ -13,7 +13,7 @@ use crate::cli::CommonArgs;
 pub use crate::cli::TableFormat;
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -159,8 +159,73 @@ impl Outputs {
     }
 }
 
-/// Two checked output paths that name one file: the same resolved name, or
-/// (hard links) the same existing inode.
+/// What this process reads and writes, as checked: the inputs it read (a
+/// plan, job files and their includes, load files, results) and the files
+/// its outputs will replace (`--output`, `--results`, fio's logs), by flag.
+/// Each command reads its inputs and checks its outputs in its own order,
+/// so each side is checked against the other when it comes: an output that
+/// is one of the inputs (`fslab report x.json -o x.json` replaced its
+/// input), or two flags' outputs that are one file, are refused before
+/// anything is written.
+struct Seen {
+    inputs: Vec<PathBuf>,
+    outputs: Vec<(String, PathBuf)>,
+}
+
+static SEEN: std::sync::Mutex<Seen> = std::sync::Mutex::new(Seen {
+    inputs: Vec::new(),
+    outputs: Vec::new(),
+});
+
+fn seen() -> std::sync::MutexGuard<'static, Seen> {
+    SEEN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `path` is read as an input: refused (the reason, for the caller's
+/// message) when an output checked earlier is the same file.
+pub fn note_input(path: &Path) -> std::result::Result<(), String> {
+    let p = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let mut s = seen();
+    if let Some((flag, _)) = s.outputs.iter().find(|(_, o)| same_file(&p, o)) {
+        return Err(format!(
+            "is also the {flag} file: fslab would replace its own input; write to another path"
+        ));
+    }
+    s.inputs.push(p);
+    Ok(())
+}
+
+/// The input read so far that `path` names (by name or inode), if any: for
+/// writers whose file names are fslab's own (profiles in `--profile-dir`).
+pub fn input_at(path: &Path) -> Option<PathBuf> {
+    let p = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    seen().inputs.iter().find(|i| same_file(&p, i)).cloned()
+}
+
+/// `target` (checked, absolute) will be replaced by `flag`'s output:
+/// refused when it is one of the inputs read so far, or another flag's
+/// output. (One flag may name a file twice: the clones of a fio job share
+/// a log with per_job_logs=0; two `--output`s are refused by
+/// `Outputs::from_args`, naming their formats.)
+fn note_output(flag: &str, target: &Path) -> std::result::Result<(), String> {
+    let mut s = seen();
+    if let Some(i) = s.inputs.iter().find(|i| same_file(target, i)) {
+        return Err(format!(
+            "is the input {}: the results would replace it; write to another path",
+            i.display()
+        ));
+    }
+    if let Some((other, _)) = s.outputs.iter().find(|(f, o)| f != flag && same_file(target, o)) {
+        return Err(format!(
+            "is already the path of the {other} output; give each output its own file"
+        ));
+    }
+    s.outputs.push((flag.to_string(), target.to_path_buf()));
+    Ok(())
+}
+
+/// Two paths that name one file: the same resolved name, or (hard links,
+/// another name) the same existing inode.
 fn same_file(a: &Path, b: &Path) -> bool {
     if a == b {
         return true;
@@ -231,6 +296,7 @@ pub fn check_path(flag: &str, p: &Path) -> Result<PathBuf> {
     };
     let dir = target.parent().unwrap_or(Path::new("/"));
     probe_writable(dir, &target).map_err(|e| bad(format!("cannot write in '{}': {e}", dir.display())))?;
+    note_output(flag, &target).map_err(bad)?;
     Ok(target)
 }
 
@@ -258,7 +324,10 @@ fn probe_writable(dir: &Path, target: &Path) -> std::io::Result<()> {
 }
 
 /// Creates `.NAME.fslab-tmp-PID-N` beside `target`, a name nothing but
-/// fslab uses (O_EXCL: never an existing file).
+/// fslab uses (O_EXCL: never an existing file, so never another user's
+/// planted mode or owner), mode 0644 less the umask. An existing file's
+/// mode is not copied: a file someone planted with mode 4777 would become
+/// a root-owned, setuid, world-writable result.
 fn create_temp(target: &Path) -> std::io::Result<(File, PathBuf)> {
     let dir = target.parent().unwrap_or(Path::new("."));
     let name = target.file_name().unwrap_or_default().to_string_lossy();
@@ -269,7 +338,7 @@ fn create_temp(target: &Path) -> std::io::Result<(File, PathBuf)> {
             .write(true)
             .create_new(true)
             .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
-            .mode(0o666)
+            .mode(0o644)
             .open(&tmp)
         {
             Ok(f) => return Ok((f, tmp)),
@@ -332,7 +401,8 @@ pub fn unnamed_file_in(dir: &Path) -> std::io::Result<File> {
 /// Replaces `target` with `bytes` atomically: written to a temporary file
 /// in the same directory, synced, renamed over it. Readers see the old file
 /// or the new one, never a part; on any error the old file is untouched.
-/// An existing file's permission bits are kept.
+/// The new file is fslab's own, mode 0644 less the umask, whatever the old
+/// one's mode or owner.
 pub fn write_atomically(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_atomically_with(target, &mut |f: &mut File| f.write_all(bytes))
 }
@@ -344,11 +414,11 @@ pub fn write_atomically_with(
     fill: &mut dyn FnMut(&mut File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let _serial = crate::interrupt::serial();
-    let (mut f, tmp) = create_temp(target)?;
+    // every error names the file ("writing results: No such file or
+    // directory" did not say which, when its directory had gone)
+    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", target.display()));
+    let (mut f, tmp) = create_temp(target).map_err(named)?;
     let written = (|| {
-        if let Ok(m) = std::fs::metadata(target) {
-            f.set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
-        }
         fill(&mut f)?;
         f.sync_all()?;
         drop(f);
@@ -356,7 +426,7 @@ pub fn write_atomically_with(
     })();
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
-        return Err(std::io::Error::new(e.kind(), format!("{}: {e}", target.display())));
+        return Err(named(e));
     }
     // the rename itself is durable once the directory is synced
     if let Ok(d) = File::open(target.parent().unwrap_or(Path::new("."))) {
@@ -368,6 +438,42 @@ pub fn write_atomically_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_failed_write_names_its_file() {
+        let d = tempfile::tempdir().unwrap();
+        // the directory checked at validation is gone by the end of the run
+        let p = d.path().join("gone/r.json");
+        let e = write_atomically(&p, b"x").unwrap_err().to_string();
+        assert!(
+            e.contains(&p.display().to_string()) && e.contains("No such file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused_whichever_comes_first() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a.json"), d.path().join("b.json"));
+        std::fs::write(&a, "{}").unwrap();
+        std::fs::write(&b, "{}").unwrap();
+        // input first, then the output
+        note_input(&a).unwrap();
+        // a profile named like it in --profile-dir is not written either
+        assert_eq!(input_at(&a), Some(a.canonicalize().unwrap()));
+        assert_eq!(input_at(&b), None);
+        let e = check_path("--output", &a).unwrap_err();
+        assert!(e.msg.contains("is the input"), "{e}");
+        // output first, then the input through a hard link
+        check_path("--results", &b).unwrap();
+        let link = d.path().join("link.json");
+        std::fs::hard_link(&b, &link).unwrap();
+        assert!(note_input(&link).unwrap_err().contains("--results"));
+        // another flag's output is refused, the same flag's again is not
+        assert!(check_path("--output", &b).unwrap_err().msg.contains("--results output"));
+        check_path("--results", &b).unwrap();
+    }
 
     #[test]
     fn a_new_name_is_checked_without_creating_it() {
@@ -406,14 +512,20 @@ mod tests {
     }
 
     #[test]
-    fn atomic_writes_keep_the_mode_and_leave_no_temporary_file() {
+    fn atomic_writes_never_take_the_old_mode_and_leave_no_temporary_file() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("r.json");
         std::fs::write(&p, "old").unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o4777)).unwrap();
         write_atomically(&p, b"new").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
-        assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o777, 0o640);
+        let umask = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
+            .unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().mode() & 0o7777, 0o644 & !umask);
         let names: Vec<_> = std::fs::read_dir(d.path())
             .unwrap()
             .flatten()

@@ -22,8 +22,18 @@ pub const COLUMNS: [&str; 8] = [
     "value",
 ];
 
+/// A text cell (a name, never a figure): quoted when it holds a comma, a
+/// quote or a line break; and when it begins with `=`, `+`, `-`, `@`, a
+/// tab or a carriage return, which a spreadsheet reads as a formula (a
+/// plan's workload named `=HYPERLINK(...)` would run in whoever opens the
+/// file), prefixed with a single quote inside the quotes, as OWASP's CSV
+/// injection advice says. Figures are written as numbers, never through
+/// here, so a negative one stays a number. (bonnie++'s CSV keeps its own
+/// format: bon_csv2txt must read it.)
 pub(crate) fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("\"'{}\"", s.replace('"', "\"\""))
+    } else if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()

@@ -63,8 +63,9 @@ pub fn write_files(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
 pub fn write_stdout(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
     for o in outputs.0.iter().filter(|o| o.path.is_none()) {
         let mut out = std::io::stdout().lock();
-        out.write_all(&reporter(o.format).render(r))?;
-        out.flush()?;
+        let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("stdout: {e}"));
+        out.write_all(&reporter(o.format).render(r)).map_err(named)?;
+        out.flush().map_err(named)?;
     }
     Ok(())
 }

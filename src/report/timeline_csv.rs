@@ -1,6 +1,7 @@
 //! `--output timeline-csv:PATH`: every probe sample as one CSV row, for
 //! spreadsheets and plotting: `t_s,phase,lat_ms,sched_lat_ms,missed_after,errno`.
 
+use super::csv::field;
 use super::Reporter;
 use crate::model::Report;
 use std::fmt::Write;
@@ -16,9 +17,9 @@ impl Reporter for TimelineCsv {
                 let _ = writeln!(
                     s,
                     "{},{:.6},{},{:.6},{:.6},{},{}",
-                    c.name,
+                    field(&c.name),
                     x.t_ns as f64 / 1e9,
-                    x.phase,
+                    field(&x.phase),
                     x.lat_ns as f64 / 1e6,
                     x.sched_lat_ns as f64 / 1e6,
                     x.missed_after,

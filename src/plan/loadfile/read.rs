@@ -41,6 +41,7 @@ pub(super) fn open_regular(path: &Path) -> Result<std::fs::File, String> {
     if t != FileType::RegularFile {
         return Err(not_regular(t));
     }
+    crate::plan::note_input(path)?;
     Ok(std::fs::File::from(fd))
 }
 

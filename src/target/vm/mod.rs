@@ -447,11 +447,12 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         FsKind::Mkfs { device: Some(d), .. } | FsKind::Raw { device: Some(d) } => {
             let held = super::safety::claim_consented(d, &super::info::mounts())
                 .map_err(|e| failed(format!("refusing to use {} for a guest cell: {e}", d.display())))?;
-            // QEMU gets this descriptor, checked to be the claimed device
+            // QEMU gets this descriptor, opened through the claim's own
+            // (never the path again) and checked to be the claimed device
             let f = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
-                .open(d)
+                .open(held.path())
                 .map_err(|e| failed(format!("opening {}: {e}", d.display())))?;
             held.check_same(&f).map_err(|e| failed(e.to_string()))?;
             claim = Some(held);
@@ -575,13 +576,13 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         console: tail(),
     })?;
     drop(vm);
-    if let (Some((d, _)), Some(_)) = (&disk, claim.take()) {
+    if let (Some(_), Some(cl)) = (&disk, claim.take()) {
         // fslab's own filesystem now: the next cell's check lets it be
         let ty = match &c.fs.kind {
             FsKind::Mkfs { fs_type, .. } => fs_type.as_str(),
             _ => "raw",
         };
-        super::safety::made(h.rdev(), ty);
+        super::safety::made(cl.rdev(), ty);
     }
     let cell_ns = report.cells.iter().map(|c| c.elapsed_ns).sum::<u64>();
     let boot_ns = boot_to_result.as_nanos() as u64;

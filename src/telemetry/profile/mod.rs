@@ -412,6 +412,10 @@ pub fn write_folded(dir: &Path, name: &str, text: &str) -> Result<PathBuf, Strin
         }
         Ok(_) | Err(_) => {}
     }
+    // a plan or job file named like a profile in the profile dir stays
+    if let Some(i) = crate::plan::input_at(&p) {
+        return Err(format!("{} is the input {}: not overwritten", p.display(), i.display()));
+    }
     crate::plan::write_atomically(&p, text.as_bytes()).map_err(|e| e.to_string())?;
     Ok(p)
 }
