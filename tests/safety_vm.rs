@@ -337,7 +337,7 @@ fn bad_vm_settings_and_modules_are_refused_before_any_cell() {
         "cpus",
         &good,
         "cpus = 256",
-        format!("{}: cpus must be from 1 to 255", at("cpus", 5)),
+        format!("{}: cpus = 256: must be from 1 to 255", at("cpus", 5)),
     );
     // memory = "64t": more than any host here has
     case(
