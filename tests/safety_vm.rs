@@ -337,7 +337,7 @@ fn bad_vm_settings_and_modules_are_refused_before_any_cell() {
         "cpus",
         &good,
         "cpus = 256",
-        format!("{}: cpus must be from 1 to 255", at("cpus", 5)),
+        format!("{}: cpus = 256: must be from 1 to 255", at("cpus", 5)),
     );
     // memory = "64t": more than any host here has
     case(
@@ -417,6 +417,136 @@ fn bad_vm_settings_and_modules_are_refused_before_any_cell() {
     );
     expect_refusals(&cases, &[&out]);
     // nothing made: no work directory, no image, no temporary file
+    assert!(
+        scratch_leftovers(scratch.path()).is_empty(),
+        "{:?}",
+        scratch_leftovers(scratch.path())
+    );
+}
+
+/// `/sys/block/DISK/queue/NAME` of a loop device, the scheduler as its active one.
+fn queue_attrs(dev: &str) -> Vec<(String, String)> {
+    let disk = dev.trim_start_matches("/dev/");
+    [
+        "scheduler",
+        "nr_requests",
+        "wbt_lat_usec",
+        "max_sectors_kb",
+        "rotational",
+        "read_ahead_kb",
+    ]
+    .iter()
+    .filter_map(|n| {
+        let v = std::fs::read_to_string(format!("/sys/block/{disk}/queue/{n}")).ok()?;
+        let v = v.trim();
+        let v = v
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+            .unwrap_or(v);
+        Some((n.to_string(), v.to_string()))
+    })
+    .collect()
+}
+
+#[test]
+fn queue_settings_a_sigkilled_fslab_left_are_put_back_by_cleanup() {
+    if !require_root_with(&["losetup"]) {
+        return;
+    }
+    let lo = LoopDev::new(128);
+    let before = queue_attrs(&lo.dev);
+    let get = |n: &str| before.iter().find(|(k, _)| k == n).unwrap().1.clone();
+    let disk = lo.dev.trim_start_matches("/dev/").to_string();
+    let offered = std::fs::read_to_string(format!("/sys/block/{disk}/queue/scheduler")).unwrap();
+    let offered = offered.replace(['[', ']'], "");
+    let sched = ["mq-deadline", "none", "kyber", "bfq"]
+        .into_iter()
+        .find(|s| *s != get("scheduler") && offered.split_whitespace().any(|o| o == *s))
+        .expect("a loop device offers a second scheduler");
+    let ra = if get("read_ahead_kb") == "64" { 256 } else { 64 };
+    let nr = if get("nr_requests") == "32" { 16 } else { 32 };
+    let rot = get("rotational") != "1";
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let plan = dir.path().join("q.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[[filesystem]]\nname = \"q\"\ntype = \"raw\"\ndevice = \"{}\"\nscheduler = \"{sched}\"\n\
+             read_ahead_kb = {ra}\nnr_requests = {nr}\nrotational = {rot}\n\
+             [[workload]]\ntype = \"io\"\nrw = \"randread\"\nsize = \"8m\"\nruntime = \"60s\"\n",
+            lo.dev
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(fslab_path())
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--allow-device",
+            "--quiet",
+            "--scratch-dir",
+        ])
+        .arg(scratch.path())
+        .args(["--output", &format!("json:{}", dir.path().join("r.json").display())])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // the cell runs once its settings are in place and recorded
+    let t = std::time::Instant::now();
+    let marker = loop {
+        let m = std::fs::read_dir(scratch.path())
+            .unwrap()
+            .flatten()
+            .find_map(|e| std::fs::read_to_string(e.path().join(".fslab-workdir")).ok())
+            .filter(|m| m.contains("queue-set"));
+        if let Some(m) = m {
+            break m;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "fslab ended before its cell ran");
+        assert!(t.elapsed() < std::time::Duration::from_secs(120), "no cell started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().unwrap(); // SIGKILL: no guard runs
+    child.wait().unwrap();
+    let during = queue_attrs(&lo.dev);
+    assert_ne!(during, before, "the plan's settings were in place: {marker}");
+    assert!(
+        during.contains(&("scheduler".to_string(), sched.to_string())),
+        "{during:?}"
+    );
+
+    // a planted look-alike in the same place, not root's: its records are not followed
+    let fake = scratch.path().join("fslab-1-0");
+    std::fs::create_dir(&fake).unwrap();
+    let host = String::from_utf8(Command::new("hostname").output().unwrap().stdout).unwrap();
+    let sys = std::fs::canonicalize(format!("/sys/class/block/{disk}")).unwrap();
+    std::fs::write(
+        fake.join(".fslab-workdir"),
+        format!(
+            "pid 1\nhost {}\nlock flock\nqueue {}/queue/read_ahead_kb 4\n",
+            host.trim(),
+            sys.display()
+        ),
+    )
+    .unwrap();
+    for p in [&fake, &fake.join(".fslab-workdir")] {
+        std::os::unix::fs::lchown(p, Some(65534), Some(65534)).unwrap();
+    }
+
+    let out = fslab().args(["cleanup"]).arg(scratch.path()).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(
+        queue_attrs(&lo.dev),
+        before,
+        "every attribute fslab changed is back: {stdout}{stderr}"
+    );
+    assert!(stdout.contains("put back"), "{stdout}");
+    assert!(stderr.contains("not this user's own"), "{stderr}");
     assert!(
         scratch_leftovers(scratch.path()).is_empty(),
         "{:?}",

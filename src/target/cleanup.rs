@@ -253,7 +253,34 @@ fn remove_one(s: &Stale) -> Result<(), RemoveError> {
             unsafe { libc::ioctl(f.as_raw_fd(), 0x4C01 as _) };
         }
     }
+    restore_queue(s);
     rmtree::remove_tree(&s.path)
+}
+
+/// Puts back the block-queue settings the marker records (`queue::
+/// restore_recorded`), saying each. Only from a marker this user wrote and
+/// no one else can write: a planted one in a shared scratch directory makes
+/// cleanup write nothing to sysfs.
+fn restore_queue(s: &Stale) {
+    if s.marker.queue.is_empty() {
+        return;
+    }
+    let mine = rustix::fs::fstat(&s._lock)
+        .is_ok_and(|st| st.st_uid == rustix::process::geteuid().as_raw() && st.st_mode & 0o022 == 0);
+    if !mine {
+        eprintln!(
+            "fslab: warning: {}: its marker records queue settings but is not this user's own: not put back",
+            s.path.display()
+        );
+        return;
+    }
+    let (done, left) = super::queue::restore_recorded(&s.marker.queue);
+    for d in done {
+        println!("put back {d}");
+    }
+    for l in left {
+        eprintln!("fslab: warning: {l}");
+    }
 }
 
 /// Removes the stale directories; for each, whether it went (a refusal

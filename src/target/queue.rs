@@ -4,7 +4,11 @@
 //! wbt_lat_usec, max_sectors_kb, rotational).
 //!
 //! A `QueueGuard` restores what it changed when dropped: after the cell on
-//! every normal path out, and `live` restores it on an abort. A device that
+//! every normal path out, and `live` restores it on an abort. Each old
+//! value is also recorded in the work directory's marker before anything
+//! is changed (`workdir::record_queue`), so `fslab cleanup` puts it back
+//! after a SIGKILL: a loop device keeps its queue settings across detach
+//! and re-attach, and the next user of that /dev/loopN would inherit them. A device that
 //! is not fslab's loop device only gets here with the user's consent
 //! (`device = ...` needs --allow-device), and never a partition: its queue
 //! is its disk's, shared with the other partitions.
@@ -110,12 +114,26 @@ pub fn apply(dev: &Path, s: &QueueSettings) -> Result<Option<QueueGuard>, Target
         }
     }
     // Every attribute, as setting one may reset another (QUEUE_ORDER); the
-    // guard writes back only what differs when it is dropped.
+    // guard writes back only what differs when it is dropped. Each is in
+    // the marker of the scratch's work directory before anything changes.
+    let dir = super::workdir::newest();
+    let record = |set: bool, path: &Path, v: &str| match &dir {
+        Some(d) => super::workdir::record_queue(d, set, path, v).map_err(|e| TargetError::Io {
+            what: format!(
+                "recording {}'s queue settings in {}",
+                disk,
+                d.join(super::MARKER).display()
+            ),
+            source: e,
+        }),
+        None => Ok(()),
+    };
     let mut guard = QueueGuard { saved: Vec::new() };
     for name in crate::plan::lab::QUEUE_ORDER {
         if let Some(v) = attr(&q, name) {
             let v = if name == "scheduler" { active(&v) } else { v };
             let path = q.join(name);
+            record(false, &path, &v)?;
             live::add_queue(&path, &v);
             guard.saved.push((path, v));
         }
@@ -126,7 +144,65 @@ pub fn apply(dev: &Path, s: &QueueSettings) -> Result<Option<QueueGuard>, Target
             source: e,
         })?;
     }
+    // what fslab left: cleanup puts back only what nobody changed since
+    for (path, _) in &guard.saved {
+        if let Some(now) = current(path) {
+            record(true, path, &now)?;
+        }
+    }
     Ok(Some(guard))
+}
+
+/// An attribute's value as recorded: the active scheduler, or the text.
+fn current(path: &Path) -> Option<String> {
+    let now = std::fs::read_to_string(path).ok()?;
+    Some(if path.ends_with("scheduler") {
+        active(&now)
+    } else {
+        now.trim().to_string()
+    })
+}
+
+/// Puts back the queue attributes a dead fslab's marker records (`fslab
+/// cleanup`), each only while it still holds the value that fslab left (or,
+/// killed while setting them, any value but the old one): a setting someone
+/// made since is theirs. What each attribute will get is decided before any
+/// is written, as writing one may reset another; they are written in
+/// `QUEUE_ORDER`, as the guard does. Returns what was put back and what was
+/// left, one line each.
+pub fn restore_recorded(records: &[super::workdir::QueueRecord]) -> (Vec<String>, Vec<String>) {
+    let (mut done, mut left) = (Vec::new(), Vec::new());
+    let mut todo = Vec::new();
+    for r in records {
+        // the path as recorded: no symlink on the way (sysfs has none there)
+        if r.attr.canonicalize().ok().as_deref() != Some(r.attr.as_path()) {
+            left.push(format!("{}: no longer there", r.attr.display()));
+            continue;
+        }
+        let Some(now) = current(&r.attr) else { continue };
+        match &r.set {
+            _ if now == r.old => todo.push(r),
+            Some(set) if *set != now => left.push(format!(
+                "{}: left at {now} (fslab set {set}, someone changed it since; it was {} before)",
+                r.attr.display(),
+                r.old
+            )),
+            _ => todo.push(r),
+        }
+    }
+    for name in crate::plan::lab::QUEUE_ORDER {
+        for r in todo.iter().filter(|r| r.attr.file_name().is_some_and(|f| f == name)) {
+            // as it was already, or again (put back by an attribute before it)
+            if current(&r.attr).as_ref() == Some(&r.old) {
+                continue;
+            }
+            match std::fs::write(&r.attr, &r.old) {
+                Ok(()) => done.push(format!("{} to {}", r.attr.display(), r.old)),
+                Err(e) => left.push(format!("{}: could not put back {}: {e}", r.attr.display(), r.old)),
+            }
+        }
+    }
+    (done, left)
 }
 
 impl Drop for QueueGuard {

@@ -16,6 +16,12 @@
 //!   at `<dir>/<name>` (and again with what mountinfo shows, once mounted):
 //!   the only mounts fslab ever detaches. Fields use mountinfo's escapes.
 //!
+//! - `queue <attr> <old>`, written before fslab changes a block-queue
+//!   attribute (`/sys/devices/.../queue/<attr>`), and `queue-set <attr>
+//!   <new>` once the plan's settings are in place: `fslab cleanup` puts back
+//!   what a killed fslab changed (a loop device keeps its queue settings
+//!   across detach and re-attach, so the next user would inherit them).
+//!
 //! The marker is created with O_EXCL and locked before anything is written
 //! to it, so a cleanup that gets the lock on a marker without a `pid` line
 //! has found one being made, and leaves it.
@@ -170,6 +176,63 @@ pub fn record_mounted(dir: &Path, name: &str) -> std::io::Result<()> {
     record_mount(dir, name, &m.fs_type, &m.source)
 }
 
+/// The work directory this process made last and still holds: a scratch
+/// filesystem's, while `Scratch::create` (under `interrupt::serial`, which
+/// `make_workdir` takes too) sets its device's queue.
+pub fn newest() -> Option<PathBuf> {
+    locks().last().map(|(p, _)| p.clone())
+}
+
+/// Records, before fslab changes it, a queue attribute's value (`queue`),
+/// or what it is once the plan's settings are in place (`queue-set`).
+pub fn record_queue(dir: &Path, set: bool, attr: &Path, value: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join(MARKER))?;
+    writeln!(
+        f,
+        "{} {} {}",
+        if set { "queue-set" } else { "queue" },
+        escape(&attr.to_string_lossy()),
+        escape(value)
+    )
+}
+
+/// A queue attribute a marker records: its value before fslab changed it
+/// and, once the settings were in place, the value fslab left.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueRecord {
+    /// `/sys/devices/.../queue/<attr>`, `attr` one fslab sets (`QUEUE_ORDER`).
+    pub attr: PathBuf,
+    pub old: String,
+    pub set: Option<String>,
+}
+
+/// A recorded queue attribute path, if it is one fslab may write: absolute,
+/// under /sys/devices, no `.` or `..`, ending in `queue/<attr>` with `attr`
+/// one of the plan's (a planted marker names nothing else).
+fn queue_attr_path(s: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(s);
+    let normal = p
+        .components()
+        .skip(1)
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let attr = p.file_name()?.to_str()?;
+    let ok = p.starts_with("/sys/devices")
+        && normal
+        && p.parent()?.file_name()? == "queue"
+        && crate::plan::lab::QUEUE_ORDER.contains(&attr);
+    ok.then_some(p)
+}
+
+/// A recorded queue value: a short word (a scheduler's name or a number).
+fn queue_value(s: &str) -> Option<String> {
+    let v = unescape(s);
+    let ok = !v.is_empty() && v.len() <= 64 && v.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    ok.then_some(v)
+}
+
 /// A `mount` line of a marker.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
@@ -188,6 +251,8 @@ pub struct Marker {
     /// Its fslab held the lock: the lock alone tells whether it lives.
     pub locked: bool,
     pub mounts: Vec<Recorded>,
+    /// Queue attributes fslab changed, in the order they were recorded.
+    pub queue: Vec<QueueRecord>,
 }
 
 /// Parses a marker's text; None when it has no first line yet (a marker
@@ -210,6 +275,20 @@ pub fn parse_marker(text: &str) -> Option<Marker> {
         match f.as_slice() {
             ["host", h] => m.host = Some(unescape(h)),
             ["lock", "flock"] => m.locked = true,
+            ["queue", attr, old] => {
+                if let (Some(attr), Some(old)) = (queue_attr_path(&unescape(attr)), queue_value(old)) {
+                    if !m.queue.iter().any(|q| q.attr == attr) {
+                        m.queue.push(QueueRecord { attr, old, set: None });
+                    }
+                }
+            }
+            ["queue-set", attr, new] => {
+                if let (Some(attr), Some(new)) = (queue_attr_path(&unescape(attr)), queue_value(new)) {
+                    if let Some(q) = m.queue.iter_mut().find(|q| q.attr == attr) {
+                        q.set = Some(new);
+                    }
+                }
+            }
             ["mount", name, fs_type, source] => {
                 let name = unescape(name);
                 // only ever a path inside the directory
@@ -435,6 +514,30 @@ mod tests {
         assert!(parse_marker("hello\n").is_none());
         assert_eq!(parse_marker("rank\n").unwrap().pid, None);
         assert_eq!(escape("a b\\c"), "a\\040b\\134c");
+        // queue records: only /sys/devices/.../queue/<a plan attribute>, short words
+        let q = parse_marker(
+            "pid 1\nqueue /sys/devices/virtual/block/loop3/queue/scheduler mq-deadline\n\
+             queue /sys/devices/virtual/block/loop3/queue/read_ahead_kb 128\n\
+             queue /etc/passwd x\nqueue /sys/devices/../../etc/queue/scheduler none\n\
+             queue /sys/devices/x/queue/iostats 0\nqueue /sys/devices/x/queue/nr_requests 1;rm\n\
+             queue-set /sys/devices/virtual/block/loop3/queue/scheduler none\n",
+        )
+        .unwrap();
+        assert_eq!(
+            q.queue,
+            [
+                QueueRecord {
+                    attr: "/sys/devices/virtual/block/loop3/queue/scheduler".into(),
+                    old: "mq-deadline".into(),
+                    set: Some("none".into())
+                },
+                QueueRecord {
+                    attr: "/sys/devices/virtual/block/loop3/queue/read_ahead_kb".into(),
+                    old: "128".into(),
+                    set: None
+                }
+            ]
+        );
         assert_eq!(unescape(&escape("a b\\c\nd")), "a b\\c\nd");
     }
 

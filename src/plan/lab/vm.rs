@@ -273,15 +273,13 @@ impl Reader<'_> {
         for (k, v) in t {
             match k.get_ref().as_ref() {
                 "cpus" => {
-                    vm.cpus = u32::try_from(self.count(k, v, 1)?)
-                        .ok()
-                        .filter(|&n| n <= MAX_CPUS)
-                        .ok_or_else(|| {
-                            self.err_at(
-                                v.span().start,
-                                format!("cpus must be from 1 to {MAX_CPUS} (QEMU's pc machine)"),
-                            )
-                        })?
+                    let n = self.count(k, v, 1)?;
+                    vm.cpus = u32::try_from(n).ok().filter(|&n| n <= MAX_CPUS).ok_or_else(|| {
+                        self.err_at(
+                            v.span().start,
+                            format!("cpus = {n}: must be from 1 to {MAX_CPUS} (QEMU's pc machine)"),
+                        )
+                    })?
                 }
                 "memory" => {
                     vm.memory = self.size(k, v)?;

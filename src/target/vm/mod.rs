@@ -157,7 +157,8 @@ fn write_initramfs(
     mods: &[modules::Module],
     files: &[PathBuf],
 ) -> Result<(), String> {
-    let f = std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+    // a new file in fslab's own new work directory
+    let f = std::fs::File::create_new(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
     let mut a = Initramfs::new(BufWriter::new(f));
     let io = |e: std::io::Error| format!("writing the initramfs: {e}");
     for d in ["dev", "proc", "sys", "tmp", "run", "var/tmp", "root", "mnt"] {
