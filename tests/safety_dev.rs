@@ -593,6 +593,23 @@ fn plan_problems_are_refused_up_front_naming_the_line_and_value() {
                 small.path().display()
             ),
         ),
+        // ... and with --scratch, a scratch directory too small for its images
+        row(
+            vec![
+                "run".into(),
+                "--scratch".into(),
+                "ext4,xfs".into(),
+                "--scratch-dir".into(),
+                small.path().display().to_string(),
+                "--quiet".into(),
+                "--output".into(),
+                format!("json:{}", out.display()),
+            ],
+            format!(
+                "--scratch-dir: '{}' has 64.0 MiB free, and the quick suite's 2 filesystem image(s) there need 512.0 MiB",
+                small.path().display()
+            ),
+        ),
     ];
     expect_refusals(&cases, &[&out]);
     assert!(scratch_leftovers(scratch.path()).is_empty());
