@@ -593,6 +593,23 @@ fn plan_problems_are_refused_up_front_naming_the_line_and_value() {
                 small.path().display()
             ),
         ),
+        // ... and with --scratch, a scratch directory too small for its images
+        row(
+            vec![
+                "run".into(),
+                "--scratch".into(),
+                "ext4,xfs".into(),
+                "--scratch-dir".into(),
+                small.path().display().to_string(),
+                "--quiet".into(),
+                "--output".into(),
+                format!("json:{}", out.display()),
+            ],
+            format!(
+                "--scratch-dir: '{}' has 64.0 MiB free, and the quick suite's 2 filesystem image(s) there need 512.0 MiB",
+                small.path().display()
+            ),
+        ),
     ];
     expect_refusals(&cases, &[&out]);
     assert!(scratch_leftovers(scratch.path()).is_empty());
@@ -600,4 +617,98 @@ fn plan_problems_are_refused_up_front_naming_the_line_and_value() {
         std::fs::read_dir(small.path()).unwrap().next().is_none(),
         "nothing made in the small target"
     );
+}
+
+/// How many of `pid`'s descriptors are open on `dev`.
+fn fds_on(pid: u32, dev: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| std::fs::read_link(e.path()).is_ok_and(|l| l == Path::new(dev)))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_plan_device_symlink_flipped_after_a_guest_cells_check_never_reaches_the_decoy() {
+    // QEMU opened the plan's path after fslab's check; now it opens the
+    // descriptor fslab holds. The link is flipped to the decoy once the
+    // first cell holds the consented device (after the plan check, before
+    // QEMU starts): that cell must run on the consented device, the second
+    // must be refused. Debian's 6.12 cloud kernel, as tests/vm.rs fetches
+    // it (examples/fetch-kernels.sh), under TCG.
+    let kernels = std::env::var_os("FSLAB_KERNELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/fslab/kernels"));
+    let k = kernels.join("6.12");
+    if !ok()
+        || !require_root_with(&["qemu-system-x86_64"])
+        || !require(
+            "Debian's 6.12 cloud kernel (examples/fetch-kernels.sh)",
+            k.join("vmlinuz").exists(),
+        )
+    {
+        return;
+    }
+    let consented = LoopDev::new(256);
+    let lo = decoy();
+    let before = checksum(&lo.dev);
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("disk");
+    point(&link, &consented.dev);
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "repeat = 2\nkernels = [{{ name = \"6.12\", image = \"{}\", modules = \"{}\" }}]\n\
+             [vm]\ncpus = 1\nmemory = \"1g\"\naccel = \"tcg\"\n\
+             [[filesystem]]\ntype = \"ext4\"\ndevice = \"{}\"\n\
+             [[workload]]\ntype = \"io\"\nrw = \"randwrite\"\nsize = \"8m\"\nruntime = \"200ms\"\n",
+            k.join("vmlinuz").display(),
+            k.join("modules").display(),
+            link.display()
+        ),
+    )
+    .unwrap();
+    let scratch = scratch_dir();
+    let json = dir.path().join("r.json");
+    let log = std::fs::File::create(dir.path().join("stderr")).unwrap();
+    let mut child = std::process::Command::new(fslab_path())
+        .args(["run", plan.to_str().unwrap(), "--quiet", "--allow-device"])
+        .args(["--scratch-dir", scratch.path().to_str().unwrap()])
+        .args(["--output", &format!("json:{}", json.display())])
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    // the first cell's work directory comes after the plan check's claim is
+    // gone; then the cell claims and holds the device
+    wait_for_workdir(&mut child, scratch.path());
+    let t = std::time::Instant::now();
+    while fds_on(child.id(), &consented.dev) == 0 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "fslab ended before the cell held the device"
+        );
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(60),
+            "the cell never held the device"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    point(&link, &lo.dev);
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+    assert_eq!(checksum(&lo.dev), before, "the decoy {} was changed: {err}", lo.dev);
+    assert_eq!(status.code(), Some(1), "the second cell fails: {err}");
+    let j = read_json(&json);
+    let cells = cells(&j);
+    assert_eq!(cells.len(), 2, "{err}");
+    assert!(cells[0]["error"].is_null(), "{}", cells[0]["error"]);
+    let disk = cells[0]["lab"]["kernel"]["vm"]["disk"].as_str().unwrap_or_default();
+    assert!(disk.ends_with(&format!("the host's {}", consented.dev)), "{disk}");
+    let e = cells[1]["error"].as_str().unwrap_or_default();
+    assert!(e.contains("no plan check consented to it"), "{e}");
+    assert!(scratch_leftovers(scratch.path()).is_empty());
 }

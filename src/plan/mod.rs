@@ -326,30 +326,22 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         guest_files: Vec::new(),
     };
     lab.apply_run_args(a)?;
+    let images = lab
+        .filesystems
+        .iter()
+        .filter(|f| matches!(f.kind, FsKind::Mkfs { .. }))
+        .count() as u64;
+    if images > 0 {
+        quick_scratch_space(&lab.scratch_dir, images, &lab.workloads)?;
+    }
     Ok(lab)
 }
 
 /// Refuses a quick-suite target directory with less free space than its
 /// largest io cell lays out: up front, instead of failing cell after cell.
 fn quick_target_space(target: &std::path::Path, workloads: &[WorkloadPlan]) -> Result<()> {
-    let Ok(st) = rustix::fs::statvfs(target) else {
-        return Ok(());
-    };
-    let free = st.f_bavail.saturating_mul(st.f_frsize);
-    let need = workloads
-        .iter()
-        .filter_map(|w| match &w.plan {
-            CellPlan::Io(p) => Some((
-                p.file_size(p.size.unwrap_or(io::DEFAULT_SIZE))
-                    .saturating_mul(p.jobs as u64)
-                    .saturating_mul(p.nrfiles as u64),
-                &w.name,
-            )),
-            _ => None,
-        })
-        .max();
-    match need {
-        Some((need, name)) if need > free => Err(PlanError::new(
+    match (free_bytes(target), largest_io(workloads)) {
+        (Some(free), Some((need, name))) if need > free => Err(PlanError::new(
             "--target",
             format!(
                 "'{}' has {} free, and the quick suite's {name} cell needs {}: free some space, or measure fresh filesystems with --scratch",
@@ -360,6 +352,46 @@ fn quick_target_space(target: &std::path::Path, workloads: &[WorkloadPlan]) -> R
         )),
         _ => Ok(()),
     }
+}
+
+/// The same for the scratch directory under `n` kept images (`--scratch`
+/// with mkfs types: sparse, each holding what its cells wrote).
+fn quick_scratch_space(dir: &std::path::Path, n: u64, workloads: &[WorkloadPlan]) -> Result<()> {
+    match (free_bytes(dir), largest_io(workloads)) {
+        (Some(free), Some((need, name))) if need.saturating_mul(n) > free => Err(PlanError::new(
+            "--scratch-dir",
+            format!(
+                "'{}' has {} free, and the quick suite's {n} filesystem image(s) there need {} ({name} writes {} on each): free some space or give another --scratch-dir",
+                dir.display(),
+                units::Bytes(free),
+                units::Bytes(need.saturating_mul(n)),
+                units::Bytes(need)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes an unprivileged writer may still use under `dir`.
+fn free_bytes(dir: &std::path::Path) -> Option<u64> {
+    let st = rustix::fs::statvfs(dir).ok()?;
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// The io cell that lays out the most bytes, and how many.
+fn largest_io(workloads: &[WorkloadPlan]) -> Option<(u64, &str)> {
+    workloads
+        .iter()
+        .filter_map(|w| match &w.plan {
+            CellPlan::Io(p) => Some((
+                p.file_size(p.size.unwrap_or(io::DEFAULT_SIZE))
+                    .saturating_mul(p.jobs as u64)
+                    .saturating_mul(p.nrfiles as u64),
+                w.name.as_str(),
+            )),
+            _ => None,
+        })
+        .max()
 }
 
 /// The quick suite's cells: io through the page cache and with O_DIRECT,

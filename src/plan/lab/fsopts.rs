@@ -765,6 +765,11 @@ mod tests {
                 "is not one fslab passes to mkfs.ext4",
             ),
             ("ext4", "-L lab\nel", 1, "\"lab\\nel\""),
+            ("ext4", "-é", 0, "\"-é\" is not one"),
+            ("ext4", "-qé", 0, "\"-é\" is not one"),
+            ("ext4", "-L é", 1, "its value may hold only"),
+            ("btrfs", "--é=1", 0, "\"--é\" is not one"),
+            ("xfs", "-lé=1", 0, "\"é\" is not a suboption"),
         ];
         for (fs, args, word, want) in cases {
             let w: Vec<String> = if args.contains('\n') {
