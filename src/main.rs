@@ -234,13 +234,13 @@ fn cleanup(a: &fslab::cli::CleanupArgs) -> ExitCode {
         }
     };
     for (d, why) in &found.live {
-        println!("kept {} ({why})", d.display());
+        println!("kept {} ({why})", fslab::units::shown(&d.display().to_string()));
     }
     for s in &found.stale {
         println!(
             "{} {}",
             if a.dry_run { "would remove" } else { "removing" },
-            s.path.display()
+            fslab::units::shown(&s.path.display().to_string())
         );
     }
     if a.dry_run {
@@ -282,8 +282,9 @@ fn compare(a: &fslab::cli::CompareArgs) -> ExitCode {
             ));
         }
     }
-    print!("{}", compare::render_as(&c, a.format));
-    ExitCode::SUCCESS
+    print_bytes(&fslab::report::terminal_bytes(
+        compare::render_as(&c, a.format).into_bytes(),
+    ))
 }
 
 fn report(a: &fslab::cli::ReportArgs) -> ExitCode {

@@ -241,6 +241,37 @@ pub fn shown_keeping<'a>(s: &'a str, keep: &[char]) -> std::borrow::Cow<'a, str>
     std::borrow::Cow::Owned(out)
 }
 
+/// Text bound for a terminal (stdout) made safe whatever format it is in:
+/// C0 control characters other than newline and tab become `\x1b`; DEL,
+/// C1 controls and the bidirectional overrides become `\u009b`, which is
+/// also a valid escape inside a JSON string (where serde_json leaves them
+/// raw: it escapes only C0, which therefore never appear raw in JSON).
+pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    use std::fmt::Write;
+    if !s.chars().any(|c| is_unsafe_char(c) && c != '\n' && c != '\t') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if is_unsafe_char(c) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The most characters of a name a text table shows: a name is data of
+/// the result file, not layout, and laying out a megabyte-long cell costs
+/// the table more than linear time.
+pub const MAX_CELL_CHARS: usize = 256;
+
 /// The most characters of input a message quotes.
 pub const EXCERPT_CHARS: usize = 60;
 

@@ -326,3 +326,124 @@ fn fio_targets_profile_dirs_and_trailing_flags_are_refused_by_name() {
         "fio's text output"
     );
 }
+
+/// A result file's cells with `name` as their name, written to `path`.
+fn result_named(path: &Path, name: &str) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/io.json");
+    let mut j: serde_json::Value = serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
+    for c in j["cells"].as_array_mut().unwrap() {
+        c["name"] = name.into();
+    }
+    std::fs::write(path, serde_json::to_vec(&j).unwrap()).unwrap();
+}
+
+/// Control characters of a terminal (ESC, BEL, CR, a newline inside a
+/// name) in `out`: any C0 byte but newline, or a C1 control.
+fn control_chars(out: &str) -> Vec<char> {
+    out.chars()
+        .filter(|&c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+        .collect()
+}
+
+/// Issue 31 item 9: names reach the terminal with their control characters
+/// escaped (\x1b), in every table format, in messages and in file labels.
+#[test]
+fn names_reach_the_terminal_without_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let evil = "evil\u{1b}[2J\u{1b}]0;owned\u{7}\rFORGED\nline \u{202e}kcab";
+    let a = d.join("a.json");
+    result_named(&a, evil);
+    // a label (the file's name) with an escape in it
+    let b = d.join("b\u{1b}[31m.json");
+    result_named(&b, evil);
+    for format in ["text", "plain", "markdown", "csv"] {
+        let out = fslab()
+            .args(["compare", "--format", format])
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        // CSV quotes a field with a newline, as CSV does: that newline is data
+        let bad: Vec<char> = control_chars(&text);
+        assert!(bad.is_empty(), "{format}: {bad:?} in:\n{text}");
+        assert!(
+            text.contains("\\x1b[2J") && text.contains("\\x1b[31m"),
+            "{format}:\n{text}"
+        );
+        if format != "csv" {
+            assert!(
+                text.contains("\\x0aline"),
+                "a name's newline is escaped in a table: {format}\n{text}"
+            );
+        }
+    }
+    // a refusal quoting a job name and a value: one line, escaped
+    let job = job_file(d, "j.fio", "[a\u{1b}[2Jb]\nrw=read\nbs=\u{1b}]0;x\u{7}\n");
+    let out = fslab().args(["fio"]).arg(&job).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(control_chars(&err).is_empty() && err.contains("[a\\x1b[2Jb]"), "{err}");
+    // a run's own table (fio's section name as the cell's name)
+    let target = d.join("t");
+    std::fs::create_dir(&target).unwrap();
+    let out = fslab()
+        .args([
+            "fio",
+            "--name=x\u{1b}[2J\u{9b}y",
+            "--rw=read",
+            "--size=64k",
+            "--runtime=1",
+            "--directory",
+        ])
+        .arg(&target)
+        .output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{se}");
+    assert!(
+        control_chars(&so).is_empty() && control_chars(&se).is_empty(),
+        "{so}\n{se}"
+    );
+    assert!(so.contains("x\\x1b[2J\\u009by"), "{so}");
+}
+
+/// Issue 31 item 9: `fslab compare` of a result whose name is megabytes
+/// long is linear in the name. The text tables show at most
+/// MAX_CELL_CHARS of a name (comfy_table's layout of a cell is more than
+/// linear in its length), and plain's wrap no longer drains a long word
+/// from its front; so the output is small whatever the name's length, and
+/// the run ends far within the (very generous) bound, where a 50 MB name
+/// took more than 30 s before.
+#[test]
+fn compare_of_a_five_megabyte_name_is_quick_and_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let long = "n".repeat(5 << 20);
+    result_named(&a, &format!("{long} {long}"));
+    for format in ["text", "plain", "markdown"] {
+        let t = std::time::Instant::now();
+        let out = fslab().args(["compare", "--format", format]).arg(&a).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.stdout.len() < 64 << 10,
+            "{format}: {} bytes: a table shows a name cut short",
+            out.stdout.len()
+        );
+        // plain lays a table this wide out as records, without the header's name
+        if format != "plain" {
+            assert!(String::from_utf8_lossy(&out.stdout).contains("more)"), "{format}");
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(120),
+            "{format}: {:?}",
+            t.elapsed()
+        );
+    }
+}

@@ -209,7 +209,12 @@ impl LabRun<'_> {
             } else {
                 String::new()
             };
-            eprintln!("fslab run: [{}/{}] {name}{rep_note}", self.i, self.total);
+            eprintln!(
+                "fslab run: [{}/{}] {}{rep_note}",
+                self.i,
+                self.total,
+                crate::units::shown(&name)
+            );
         }
         let tag = LabTag {
             filesystem: fs.name.clone(),
@@ -247,7 +252,11 @@ impl LabRun<'_> {
                     Ok(rd) => self.kept[fi].insert(rd),
                     Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
                     Err(e) => {
-                        eprintln!("fslab run: {name} failed: {e}");
+                        eprintln!(
+                            "fslab run: {} failed: {}",
+                            crate::units::shown(&name),
+                            crate::units::shown(&e.to_string())
+                        );
                         self.r.cells.push(fail(format!("making the filesystem: {e}"), tag));
                         write(&mut self.r, &mut self.outputs, false)?;
                         return Ok(ControlFlow::Continue(()));
@@ -279,7 +288,11 @@ impl LabRun<'_> {
                 Ok(None) => return Ok(self.interrupted()),
                 Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
                 Err(e) => {
-                    eprintln!("fslab run: {name} failed: {e}");
+                    eprintln!(
+                        "fslab run: {} failed: {}",
+                        crate::units::shown(&name),
+                        crate::units::shown(&e.to_string())
+                    );
                     fail(e.to_string(), tag)
                 }
             };
@@ -294,7 +307,8 @@ impl LabRun<'_> {
                 Some(why) if attempt <= lab.retry_disturbed && !self.stop.load(Ordering::Relaxed) => {
                     if !lab.quiet {
                         eprintln!(
-                            "fslab run: {name} was disturbed ({why}): running it again ({}/{})",
+                            "fslab run: {} was disturbed ({why}): running it again ({}/{})",
+                            crate::units::shown(&name),
                             attempt + 1,
                             lab.retry_disturbed + 1
                         );
@@ -354,7 +368,11 @@ impl LabRun<'_> {
                         "the guest under kernel {} sent a result without a cell (status {})",
                         k.name, g.status
                     );
-                    eprintln!("fslab run: {name} failed: {msg}");
+                    eprintln!(
+                        "fslab run: {} failed: {}",
+                        crate::units::shown(name),
+                        crate::units::shown(&msg)
+                    );
                     return self.push_failed(name, cell_plan, tag, msg);
                 };
                 cell.name = name.to_string();
@@ -364,8 +382,9 @@ impl LabRun<'_> {
                 }
                 if !lab.quiet {
                     eprintln!(
-                        "fslab run: {name}: under {} ({}, {}): boot to result {:.1} s, {:.1} s of it outside the timed cell (boot, modules, mkfs, layout, power-off)",
-                        k.name,
+                        "fslab run: {}: under {} ({}, {}): boot to result {:.1} s, {:.1} s of it outside the timed cell (boot, modules, mkfs, layout, power-off)",
+                        crate::units::shown(name),
+                        crate::units::shown(&k.name),
                         g.vm.guest.kernel,
                         g.vm.accel,
                         g.vm.boot_to_result_ns as f64 / 1e9,
@@ -385,7 +404,11 @@ impl LabRun<'_> {
             Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
             Err(e) => {
                 let msg = format!("under kernel {}: {e}", k.name);
-                eprintln!("fslab run: {name} failed: {msg}");
+                eprintln!(
+                    "fslab run: {} failed: {}",
+                    crate::units::shown(name),
+                    crate::units::shown(&msg)
+                );
                 return self.push_failed(name, cell_plan, tag, msg);
             }
         };

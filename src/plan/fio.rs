@@ -101,7 +101,7 @@ impl FioPlan {
         if !unsupported.is_empty() {
             if fa.ignore_unsupported {
                 for u in &unsupported {
-                    eprintln!("fslab fio: warning: ignored {u}");
+                    eprintln!("fslab fio: warning: ignored {}", crate::units::shown(u));
                 }
             } else {
                 return Err(PlanError::new(

@@ -41,9 +41,19 @@ impl Doc {
         Self::default()
     }
 
-    /// Adds a table after the text written so far.
-    pub fn table(&mut self, t: Table) {
+    /// Adds a table after the text written so far, every cell made safe
+    /// for a terminal (`safe_cell`): the one place names from plans, job
+    /// files and result files enter a text table.
+    pub fn table(&mut self, mut t: Table) {
         self.flush();
+        if let Some(h) = t.header().and_then(safe_row) {
+            t.set_header(h);
+        }
+        for r in t.row_iter_mut() {
+            if let Some(safe) = safe_row(r) {
+                *r = safe;
+            }
+        }
         self.parts.push(Part::Table(Box::new(t)));
     }
 
@@ -62,7 +72,19 @@ impl Doc {
     /// Lays the report out as `f`. CSV is not a layout of lines and tables
     /// (the reporters make their own, see `compare_csv`): it gets the boxed one.
     pub fn render(self, f: TableFormat) -> String {
-        let parts = self.into_parts();
+        // the lines between tables: control characters escaped (newlines
+        // are the lines' own), so no name can write escape sequences
+        let parts: Vec<Part> = self
+            .into_parts()
+            .into_iter()
+            .map(|p| match p {
+                Part::Text(t) => match crate::units::shown_keeping(&t, &['\n']) {
+                    std::borrow::Cow::Borrowed(_) => Part::Text(t),
+                    std::borrow::Cow::Owned(o) => Part::Text(o),
+                },
+                table => table,
+            })
+            .collect();
         match f {
             TableFormat::Plain => super::plain::render(&parts),
             TableFormat::Markdown => super::markdown::render(&parts),
@@ -81,6 +103,44 @@ impl Doc {
             }
         }
     }
+}
+
+/// A cell's text as a text table shows it: control characters (newlines
+/// too) escaped, and at most `units::MAX_CELL_CHARS` characters (then
+/// "... (N more)"): comfy_table lays out a cell in more than linear time in
+/// its length, and `fslab compare` of a result file with a 50 MB name took
+/// minutes; the JSON keeps the whole name.
+pub fn safe_cell(s: &str) -> Option<String> {
+    let long = s.char_indices().nth(crate::units::MAX_CELL_CHARS);
+    let unsafe_char = s.chars().any(crate::units::is_unsafe_char);
+    if long.is_none() && !unsafe_char {
+        return None;
+    }
+    let head = &s[..long.map_or(s.len(), |(i, _)| i)];
+    let mut out = crate::units::shown(head).into_owned();
+    if long.is_some() {
+        let more = s[head.len()..].chars().count();
+        let _ = std::fmt::Write::write_fmt(&mut out, format_args!("... ({more} more)"));
+    }
+    Some(out)
+}
+
+/// `r` with its unsafe or overlong cells replaced (None: none was). Cells
+/// left as they were keep their own alignment; the columns keep theirs.
+fn safe_row(r: &comfy_table::Row) -> Option<comfy_table::Row> {
+    let changed: Vec<Option<String>> = r.cell_iter().map(|c| safe_cell(&c.content())).collect();
+    if changed.iter().all(Option::is_none) {
+        return None;
+    }
+    let cells: Vec<comfy_table::Cell> = r
+        .cell_iter()
+        .zip(changed)
+        .map(|(c, new)| match new {
+            Some(n) => comfy_table::Cell::new(n),
+            None => c.clone(),
+        })
+        .collect();
+    Some(comfy_table::Row::from(cells))
 }
 
 /// A table's header and rows as strings, every row as long as the widest.
@@ -103,4 +163,28 @@ pub fn right_aligned(rows: &[Vec<String>], i: usize) -> bool {
         && rows
             .iter()
             .any(|r| r[i].trim_start().starts_with(|c: char| c.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_cells_are_escaped_and_cut_short() {
+        let mut t = Table::new();
+        t.set_header(vec!["a\u{1b}[2Jb".to_string(), "plain".to_string()]);
+        t.add_row(vec!["x".repeat(5 << 20), "1\n2".to_string()]);
+        let mut d = Doc::new();
+        d.push_str("line \u{1b}]0;t\u{7} end\n");
+        d.table(t);
+        let out = d.render(TableFormat::Text);
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out}");
+        assert!(
+            out.contains("a\\x1b[2Jb") && out.contains("line \\x1b]0;t\\x07 end"),
+            "{out}"
+        );
+        assert!(out.contains("1\\x0a2"), "a cell is one line: {out}");
+        assert!(out.len() < 4096, "at most MAX_CELL_CHARS of a cell are laid out");
+        assert!(out.contains(&format!("... ({} more)", (5 << 20) - crate::units::MAX_CELL_CHARS)));
+    }
 }

@@ -59,13 +59,31 @@ pub fn write_files(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The output that goes to stdout, if one does.
+/// The output that goes to stdout, if one does, without control
+/// characters from names (`terminal_bytes`).
 pub fn write_stdout(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
     for o in outputs.0.iter().filter(|o| o.path.is_none()) {
         let mut out = std::io::stdout().lock();
         let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("stdout: {e}"));
-        out.write_all(&reporter(o.format).render(r)).map_err(named)?;
+        out.write_all(&terminal_bytes(reporter(o.format).render(r))).map_err(named)?;
         out.flush().map_err(named)?;
     }
     Ok(())
+}
+
+/// Bytes bound for a terminal with `units::terminal_safe` applied: the
+/// one filter every format fslab prints goes through (the text tables are
+/// already escaped by `Doc`; CSV, fio's formats and JSON get it here). A
+/// newline or tab stays; JSON stays valid.
+pub fn terminal_bytes(b: Vec<u8>) -> Vec<u8> {
+    match String::from_utf8(b) {
+        Ok(s) => match crate::units::terminal_safe(&s) {
+            std::borrow::Cow::Borrowed(_) => s.into_bytes(),
+            std::borrow::Cow::Owned(o) => o.into_bytes(),
+        },
+        Err(e) => {
+            let s = String::from_utf8_lossy(e.as_bytes());
+            crate::units::terminal_safe(&s).into_owned().into_bytes()
+        }
+    }
 }

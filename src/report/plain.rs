@@ -101,15 +101,20 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
         if !fresh {
             cur.push(' ');
         }
-        let mut w: Vec<char> = word.chars().collect();
-        // a word wider than what is left of a fresh line is cut
-        while cur.chars().count() + w.len() > width {
-            let room = width - cur.chars().count();
-            cur.extend(&w[..room]);
-            w.drain(..room);
+        let w: Vec<char> = word.chars().collect();
+        // a word wider than what is left of a fresh line is cut, piece by
+        // piece from an index (draining the front of `w` each time made a
+        // long word quadratic)
+        let mut at = 0;
+        let mut cl = cur.chars().count();
+        while cl + (w.len() - at) > width {
+            let room = width - cl;
+            cur.extend(&w[at..at + room]);
+            at += room;
             out.push(std::mem::replace(&mut cur, cont.clone()));
+            cl = cont.len();
         }
-        cur.extend(w);
+        cur.extend(&w[at..]);
         fresh = false;
     }
     if !cur.trim().is_empty() {
@@ -231,6 +236,13 @@ mod tests {
         let w = wrap(&"x".repeat(100), 40);
         assert_eq!(w.iter().map(|l| l.trim().len()).sum::<usize>(), 100);
         assert!(w.iter().all(|l| l.chars().count() <= 40), "{w:?}");
+        // a word of 4 million characters: cut from an index, each character
+        // copied once (it was drained from the front, quadratic)
+        let n = 4 << 20;
+        let w = wrap(&format!("a: {}", "y".repeat(n)), 80);
+        assert_eq!(w.iter().map(|l| l.trim().len()).sum::<usize>(), n + 2);
+        assert!(w.iter().all(|l| l.chars().count() <= 80));
+        assert!(w.len() >= n / 80 && w.len() <= n / 70, "{}", w.len());
     }
 
     #[test]

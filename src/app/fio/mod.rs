@@ -344,7 +344,11 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
                 for c in &cells {
                     let verify = c.warnings.iter().filter(|w| w.starts_with("verify: "));
                     for w in verify.chain(&c.job_errors) {
-                        eprintln!("fslab fio: {}: {w}", c.name);
+                        eprintln!(
+                            "fslab fio: {}: {}",
+                            crate::units::shown(&c.name),
+                            crate::units::shown(w)
+                        );
                     }
                 }
                 r.cells.extend(cells)
