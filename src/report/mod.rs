@@ -65,7 +65,8 @@ pub fn write_stdout(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
     for o in outputs.0.iter().filter(|o| o.path.is_none()) {
         let mut out = std::io::stdout().lock();
         let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("stdout: {e}"));
-        out.write_all(&terminal_bytes(reporter(o.format).render(r))).map_err(named)?;
+        out.write_all(&terminal_bytes(reporter(o.format).render(r)))
+            .map_err(named)?;
         out.flush().map_err(named)?;
     }
     Ok(())
