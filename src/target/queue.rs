@@ -88,10 +88,16 @@ pub fn apply(dev: &Path, s: &QueueSettings) -> Result<Option<QueueGuard>, Target
     if attrs.is_empty() {
         return Ok(None);
     }
+    // found by what `dev` opens; named, for a held descriptor's /proc
+    // path, by the device it is open on
+    let shown = std::fs::read_link(dev)
+        .ok()
+        .filter(|_| dev.starts_with("/proc"))
+        .unwrap_or_else(|| dev.to_path_buf());
     let Some((disk, q, partition)) = queue_dir(dev) else {
         return Err(refused(
             "block queue",
-            format!("{} has no block queue to set (not a block device?)", dev.display()),
+            format!("{} has no block queue to set (not a block device?)", shown.display()),
         ));
     };
     if partition {
@@ -100,7 +106,7 @@ pub fn apply(dev: &Path, s: &QueueSettings) -> Result<Option<QueueGuard>, Target
             format!(
                 "{} is a partition of {disk}: its queue is the disk's, shared with the other partitions; \
                  name the whole disk",
-                dev.display()
+                shown.display()
             ),
         ));
     }
