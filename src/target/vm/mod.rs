@@ -367,6 +367,14 @@ impl Vm {
         }
     }
 
+    /// The CPU time QEMU has used (its vCPUs' guest time included).
+    fn cpu_time(&self) -> Option<Duration> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        let ticks = stat_cpu_ticks(&stat)?;
+        let hz = rustix::param::clock_ticks_per_second();
+        Some(Duration::from_millis(ticks * 1000 / hz.max(1)))
+    }
+
     fn stderr(&mut self) -> String {
         let mut s = String::new();
         if let Some(e) = self.child.stderr.as_mut() {
@@ -374,6 +382,14 @@ impl Vm {
         }
         s.trim().to_string()
     }
+}
+
+/// utime + stime of a `/proc/PID/stat` line, in clock ticks.
+fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    // after the command's name, which may hold spaces and ')': state is field 3
+    let rest = stat.get(stat.rfind(')')? + 1..)?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
 enum Wait {
@@ -711,6 +727,13 @@ mod tests {
         );
         // an existing name is never opened for QEMU to write
         assert!(open_for_qemu(&evil.join("k"), true).is_err());
+    }
+
+    #[test]
+    fn cpu_time_is_read_after_the_command_name() {
+        let line = "42 (qemu (x) y) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 99 1 1";
+        assert_eq!(stat_cpu_ticks(line), Some(300));
+        assert_eq!(stat_cpu_ticks("42 (cut"), None);
     }
 
     #[test]
