@@ -82,8 +82,10 @@ pub struct QueueGuard {
 
 /// Sets `s` on the queue under `dev`; None when `s` sets nothing. A value
 /// the kernel refuses fails the cell naming the attribute; what was set
-/// before it is put back.
-pub fn apply(dev: &Path, s: &QueueSettings) -> Result<Option<QueueGuard>, TargetError> {
+/// before it is put back. Each old value goes into the marker of `workdir`
+/// (the cell's work directory) before anything changes, so that `fslab
+/// cleanup` can put it back after a SIGKILL.
+pub fn apply(dev: &Path, s: &QueueSettings, workdir: &Path) -> Result<Option<QueueGuard>, TargetError> {
     let attrs = s.attrs();
     if attrs.is_empty() {
         return Ok(None);
@@ -122,17 +124,15 @@ pub fn apply(dev: &Path, s: &QueueSettings) -> Result<Option<QueueGuard>, Target
     // Every attribute, as setting one may reset another (QUEUE_ORDER); the
     // guard writes back only what differs when it is dropped. Each is in
     // the marker of the scratch's work directory before anything changes.
-    let dir = super::workdir::newest();
-    let record = |set: bool, path: &Path, v: &str| match &dir {
-        Some(d) => super::workdir::record_queue(d, set, path, v).map_err(|e| TargetError::Io {
+    let record = |set: bool, path: &Path, v: &str| {
+        super::workdir::record_queue(workdir, set, path, v).map_err(|e| TargetError::Io {
             what: format!(
                 "recording {}'s queue settings in {}",
                 disk,
-                d.join(super::MARKER).display()
+                workdir.join(super::MARKER).display()
             ),
             source: e,
-        }),
-        None => Ok(()),
+        })
     };
     let mut guard = QueueGuard { saved: Vec::new() };
     for name in crate::plan::lab::QUEUE_ORDER {

@@ -275,7 +275,7 @@ impl Scratch {
         // claimed (a plan's symlink resolved)
         self.info.device = Some(shown.display().to_string());
         // before mkfs: the filesystem is made and used on the queue the plan asked for
-        self.queue = super::queue::apply(&dev, spec.queue)?;
+        self.queue = super::queue::apply(&dev, spec.queue, &self.dir)?;
         self.info.queue_set = spec.queue.describe();
         if spec.fs_type == "raw" {
             // the io cell's own claim finds this one (by device number) and

@@ -176,13 +176,6 @@ pub fn record_mounted(dir: &Path, name: &str) -> std::io::Result<()> {
     record_mount(dir, name, &m.fs_type, &m.source)
 }
 
-/// The work directory this process made last and still holds: a scratch
-/// filesystem's, while `Scratch::create` (under `interrupt::serial`, which
-/// `make_workdir` takes too) sets its device's queue.
-pub fn newest() -> Option<PathBuf> {
-    locks().last().map(|(p, _)| p.clone())
-}
-
 /// Records, before fslab changes it, a queue attribute's value (`queue`),
 /// or what it is once the plan's settings are in place (`queue-set`).
 pub fn record_queue(dir: &Path, set: bool, attr: &Path, value: &str) -> std::io::Result<()> {
