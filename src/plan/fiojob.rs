@@ -50,7 +50,13 @@ struct Parser {
     /// Inside `[global]` (true) or a job (false); None before any section.
     in_global: Option<bool>,
     depth: usize,
+    /// Files included so far: a file including itself N times at each of
+    /// 8 levels would otherwise read N^8 files.
+    included: usize,
 }
+
+/// The most `include`s a run of job files follows.
+const MAX_INCLUDES: usize = 256;
 
 /// Replaces `${NAME}` with the environment variable.
 fn substitute(s: &str, at: &str) -> Result<String> {
@@ -351,6 +357,13 @@ impl Parser {
                 if self.depth >= 8 {
                     return Err(PlanError::new(at.as_str(), "includes nested more than 8 deep"));
                 }
+                self.included += 1;
+                if self.included > MAX_INCLUDES {
+                    return Err(PlanError::new(
+                        at.as_str(),
+                        format!("more than {MAX_INCLUDES} includes in all"),
+                    ));
+                }
                 let inc = substitute(rest.trim(), &at)?;
                 let p: PathBuf = dir.join(&inc);
                 if !p.is_file() {
@@ -609,6 +622,24 @@ mod tests {
             assert_eq!(e.flag, at, "{text}");
             assert!(e.msg.contains(want), "{text}: {}", e.msg);
         }
+    }
+
+    #[test]
+    fn includes_are_bounded_in_all() {
+        // 5 levels of 20 includes each would be 20^4 files read
+        let d = tempfile::tempdir().unwrap();
+        for i in 1..5 {
+            std::fs::write(
+                d.path().join(format!("l{i}.fio")),
+                format!("include l{}.fio\n", i + 1).repeat(20),
+            )
+            .unwrap();
+        }
+        std::fs::write(d.path().join("l5.fio"), "bs=4k\n").unwrap();
+        let top = d.path().join("top.fio");
+        std::fs::write(&top, "[a]\ninclude l1.fio\n").unwrap();
+        let e = parse_files(&[top], None).unwrap_err();
+        assert!(e.msg.contains("more than 256 includes"), "{e}");
     }
 
     #[test]
