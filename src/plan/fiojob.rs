@@ -334,8 +334,9 @@ impl Parser {
         }
     }
 
-    /// Reads one job file; `owner` is the uid that wrote the file including
-    /// it (None for a file named on the command line).
+    /// Reads one job file, named `what` in a refusal; `includer` is the
+    /// owner of the file including it when that is not root (None for a
+    /// file named on the command line): the file must be one they could read.
     fn file(&mut self, path: &Path, what: &str, includer: Option<u32>) -> Result<()> {
         let name = path.display().to_string();
         let (text, owner) = super::read_regular_file_with(path, what, super::MAX_PLAN_BYTES, |m| match includer {
