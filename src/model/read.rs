@@ -84,7 +84,7 @@ fn without_input(e: &serde_json::Error) -> String {
         } else {
             "invalid value"
         };
-        format!("{how}: a {kind}{}", safe_expected.unwrap_or(""))
+        format!("{how}: {kind}{}", safe_expected.unwrap_or(""))
     } else if body.starts_with("unknown variant ") {
         format!("unknown variant{}", safe_expected.unwrap_or(""))
     } else if body.starts_with("unknown field ") {
@@ -134,4 +134,33 @@ pub fn read_results(files: &[String]) -> Result<Vec<(String, Report)>, PlanError
             Ok((label, r))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_file_that_is_no_result_is_not_quoted() {
+        for text in [
+            "\"SECRET-4711\"",
+            "{\"schema_version\": \"SECRET-4711\"}",
+            "{\"schema_version\": 2, \"fslab_version\": \"x\", \"host\": \"SECRET-4711, expected x\"}",
+            "{\"schema_version\": 2, \"cells\": [{\"kind\": \"SECRET-4711\"}]}",
+            "[\"SECRET-4711\"]",
+            "SECRET-4711",
+        ] {
+            let e = parse_report(text).unwrap_err();
+            assert!(!e.msg.contains("4711"), "{text}: {}", e.msg);
+        }
+        let e = parse_report("{\"schema_version\": \"x\"}").unwrap_err();
+        assert!(e.msg.contains("schema_version is not a whole number"), "{}", e.msg);
+        let e = parse_report("\"x\"").unwrap_err();
+        assert!(
+            e.msg
+                .contains("invalid type: string, expected struct Version at line 1"),
+            "{}",
+            e.msg
+        );
+    }
 }

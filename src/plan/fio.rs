@@ -359,9 +359,18 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
 /// fio option (and file:line) the failing flag came from.
 fn job_plan(job: &fiojob::Job, mapped: &map::Mapped, fa: &FioArgs) -> Result<IoPlan> {
     IoPlan::from_args(&mapped.args).map_err(|e| {
+        // the long values of the option(s) on the line the error is about
+        let long_at = |at: &str| -> Vec<&str> {
+            job.opts
+                .iter()
+                .filter(|o| o.at == at)
+                .filter_map(|o| o.value.as_deref())
+                .filter(|v| v.chars().nth(crate::units::EXCERPT_CHARS).is_some())
+                .collect()
+        };
         // a value fslab fio's own flag set names that flag
-        let msg = bounded(e.msg.clone(), job);
         if (e.flag == "--runtime" && fa.runtime.is_some()) || (e.flag == "--size" && fa.size.is_some()) {
+            let msg = bounded(e.msg.clone(), &[], &job.name);
             return PlanError::new(e.flag.as_str(), format!("[{}] {msg}", excerpt(&job.name)));
         }
         let (at, key) = mapped
@@ -371,6 +380,7 @@ fn job_plan(job: &fiojob::Job, mapped: &map::Mapped, fa: &FioArgs) -> Result<IoP
             .find(|(f, _, _)| *f == flag_of(&e))
             .map(|(_, at, key)| (at.clone(), key.clone()))
             .unwrap_or_else(|| (job.at.clone(), e.flag.trim_start_matches("--").to_string()));
+        let msg = bounded(e.msg.clone(), &long_at(&at), &job.name);
         PlanError::new(at, format!("[{}] {key}: {msg}", excerpt(&job.name)))
     })
 }

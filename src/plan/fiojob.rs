@@ -50,7 +50,13 @@ struct Parser {
     /// Inside `[global]` (true) or a job (false); None before any section.
     in_global: Option<bool>,
     depth: usize,
+    /// Files included so far: a file including itself N times at each of
+    /// 8 levels would otherwise read N^8 files.
+    included: usize,
 }
+
+/// The most `include`s a run of job files follows.
+const MAX_INCLUDES: usize = 256;
 
 /// Replaces `${NAME}` with the environment variable.
 fn substitute(s: &str, at: &str) -> Result<String> {
@@ -328,8 +334,9 @@ impl Parser {
         }
     }
 
-    /// Reads one job file; `owner` is the uid that wrote the file including
-    /// it (None for a file named on the command line).
+    /// Reads one job file, named `what` in a refusal; `includer` is the
+    /// owner of the file including it when that is not root (None for a
+    /// file named on the command line): the file must be one they could read.
     fn file(&mut self, path: &Path, what: &str, includer: Option<u32>) -> Result<()> {
         let name = path.display().to_string();
         let (text, owner) = super::read_regular_file_with(path, what, super::MAX_PLAN_BYTES, |m| match includer {
@@ -350,6 +357,13 @@ impl Parser {
             if let Some(rest) = line.strip_prefix("include ") {
                 if self.depth >= 8 {
                     return Err(PlanError::new(at.as_str(), "includes nested more than 8 deep"));
+                }
+                self.included += 1;
+                if self.included > MAX_INCLUDES {
+                    return Err(PlanError::new(
+                        at.as_str(),
+                        format!("more than {MAX_INCLUDES} includes in all"),
+                    ));
                 }
                 let inc = substitute(rest.trim(), &at)?;
                 let p: PathBuf = dir.join(&inc);
@@ -609,6 +623,24 @@ mod tests {
             assert_eq!(e.flag, at, "{text}");
             assert!(e.msg.contains(want), "{text}: {}", e.msg);
         }
+    }
+
+    #[test]
+    fn includes_are_bounded_in_all() {
+        // 5 levels of 20 includes each would be 20^4 files read
+        let d = tempfile::tempdir().unwrap();
+        for i in 1..5 {
+            std::fs::write(
+                d.path().join(format!("l{i}.fio")),
+                format!("include l{}.fio\n", i + 1).repeat(20),
+            )
+            .unwrap();
+        }
+        std::fs::write(d.path().join("l5.fio"), "bs=4k\n").unwrap();
+        let top = d.path().join("top.fio");
+        std::fs::write(&top, "[a]\ninclude l1.fio\n").unwrap();
+        let e = parse_files(&[top], None).unwrap_err();
+        assert!(e.msg.contains("more than 256 includes"), "{e}");
     }
 
     #[test]

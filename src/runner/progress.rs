@@ -27,7 +27,8 @@ impl Progress {
             // in a distributed run, rank 0 alone shows progress
             enabled: want && std::io::stderr().is_terminal() && crate::dist::coordinator().rank() == 0,
             lines: false,
-            label: label.into(),
+            // a cell's name: control characters escaped for the terminal
+            label: crate::units::shown(&label.into()).into_owned(),
             total_bytes,
         }
     }

@@ -191,30 +191,46 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
     }
     st.a.shared_file = false;
     st.m.args = st.a;
-    for msg in
-        st.m.unsupported
-            .iter_mut()
-            .chain(st.m.bad.iter_mut().map(|(_, why)| why))
-    {
-        *msg = bounded(std::mem::take(msg), job);
+    // each message is cut by the long values written on its own line
+    // (messages start with, or are kept with, their option's file:line):
+    // linear in the job, however many options and messages it has
+    let long = |v: &str| v.chars().nth(crate::units::EXCERPT_CHARS).is_some();
+    let mut by_at: std::collections::HashMap<&str, Vec<&str>> = std::collections::HashMap::new();
+    for o in &job.opts {
+        if let Some(v) = o.value.as_deref().filter(|v| long(v)) {
+            by_at.entry(o.at.as_str()).or_default().push(v);
+        }
+    }
+    let values_at = |at: &str| by_at.get(at).map(Vec::as_slice).unwrap_or_default();
+    for msg in st.m.unsupported.iter_mut() {
+        // "file:line: why": the file:line is before one of the first ": "
+        let at = msg
+            .match_indices(": ")
+            .take(4)
+            .map(|(i, _)| &msg[..i])
+            .find(|at| by_at.contains_key(at))
+            .unwrap_or_default()
+            .to_string();
+        *msg = bounded(std::mem::take(msg), values_at(&at), &job.name);
+    }
+    for (at, why) in st.m.bad.iter_mut() {
+        *why = bounded(std::mem::take(why), values_at(at), &job.name);
     }
     st.m
 }
 
-/// `msg` with every long option value or name of `job` it quotes cut to a
-/// short excerpt (`units::excerpt`): the mapping's messages quote values
-/// as written, and a message quotes at most a short piece of its input.
-pub(super) fn bounded(mut msg: String, job: &Job) -> String {
-    let long = |v: &str| v.chars().nth(crate::units::EXCERPT_CHARS).is_some();
-    for o in &job.opts {
-        if let Some(v) = o.value.as_deref().filter(|v| long(v)) {
-            if msg.contains(v) {
-                msg = msg.replace(v, &crate::units::excerpt(v));
-            }
+/// `msg` with each of `values` it quotes (long values of the option it is
+/// about) and the job's `name` cut to a short excerpt (`units::excerpt`):
+/// the mapping's messages quote values as written, and a message quotes at
+/// most a short piece of its input.
+pub(super) fn bounded(mut msg: String, values: &[&str], name: &str) -> String {
+    for v in values {
+        if msg.contains(v) {
+            msg = msg.replace(v, &crate::units::excerpt(v));
         }
     }
-    if long(&job.name) && msg.contains(&job.name) {
-        msg = msg.replace(&job.name, &crate::units::excerpt(&job.name));
+    if name.chars().nth(crate::units::EXCERPT_CHARS).is_some() && msg.contains(name) {
+        msg = msg.replace(name, &crate::units::excerpt(name));
     }
     msg
 }
