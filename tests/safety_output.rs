@@ -35,12 +35,17 @@ fn a_slow_rate_ends_at_the_runtime_and_reports_it() {
     let t = Instant::now();
     let _ = fio_json(&quick, work.path());
     let startup = t.elapsed();
-    for (name, pacing) in [
-        ("rate", "rate=100\n"),
-        ("poisson", "rate=100\nrate_process=poisson\n"),
-        ("queued", "rate=100\nioengine=libaio\niodepth=4\n"),
-        ("thinktime", "thinktime=20s\n"),
-        ("flow", "rate=100\nflow=1\nflow_sleep=30000000\n"),
+    // (name, options, ramp_time in s: the runtime counts after it)
+    for (name, pacing, ramp) in [
+        ("rate", "rate=100\n", 0),
+        ("poisson", "rate=100\nrate_process=poisson\n", 0),
+        ("queued", "rate=100\nioengine=libaio\niodepth=4\n", 0),
+        ("thinktime", "thinktime=20s\n", 0),
+        ("flow", "rate=100\nflow=1\nflow_sleep=30000000\n", 0),
+        // the wait begun in the ramp ends with it, the schedule starts again
+        // there (fio: one I/O, 2048 B/s over 2000 ms)
+        ("ramp", "rate=100\nramp_time=1\n", 1),
+        ("ramp-queued", "rate=100\nramp_time=1\nioengine=libaio\niodepth=4\n", 1),
     ] {
         let job = job_file(
             work.path(),
@@ -49,7 +54,7 @@ fn a_slow_rate_ends_at_the_runtime_and_reports_it() {
         );
         let (j, wall) = fio_json(&job, work.path());
         assert!(
-            wall <= Duration::from_secs(3) + startup,
+            wall <= Duration::from_secs(3 + ramp) + startup,
             "{name}: ran {wall:?} (startup {startup:?}), past its 2 s runtime"
         );
         let w = &j["jobs"][0]["write"];

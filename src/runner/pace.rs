@@ -462,6 +462,18 @@ fn fio_sleep(us: u64, stopped: &dyn Fn() -> bool) -> (u64, bool) {
     }
 }
 
+/// How `FioPacer::wait_for` ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// The operation's time came.
+    Due,
+    /// The ramp ended first and the schedule started again: the operation
+    /// goes now (one issued before the wait must be issued again).
+    Restarted,
+    /// The deadline, or a stop.
+    Ended,
+}
+
 /// fio's __check_min_rate state per direction.
 struct MinRate {
     min_bps: [u64; 2],
@@ -664,6 +676,24 @@ impl FioPacer {
 
     /// The ramp ended: the schedule and the counts start again (fio's
     /// reset_all_stats).
+    /// Waits for an operation due at `t` (from `due`), never past
+    /// `deadline`; and, in the ramp, never past the ramp's end: there the
+    /// rate's schedule starts again (fio's reset_all_stats), so a slow
+    /// rate's next operation, 40 s ahead, comes at once instead of never.
+    pub fn wait_for(&mut self, t: Instant, deadline: Option<Instant>, stopped: &dyn Fn() -> bool) -> Waited {
+        match (!self.measured).then_some(self.measure_start).filter(|&m| t > m) {
+            Some(m) => {
+                if !wait_due(m, deadline, Duration::ZERO, stopped) {
+                    return Waited::Ended;
+                }
+                self.restart();
+                Waited::Restarted
+            }
+            None if wait_due(t, deadline, Duration::ZERO, stopped) => Waited::Due,
+            None => Waited::Ended,
+        }
+    }
+
     fn restart(&mut self) {
         self.measured = true;
         self.epoch = self.measure_start;
@@ -806,7 +836,7 @@ pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &m
             }
             let Some(next) = wl.next_op(0) else { break };
             if let Some(t) = pacer.due(next.dir) {
-                if !wait_due(t, deadline, Duration::ZERO, &stopped) {
+                if pacer.wait_for(t, deadline, &stopped) == Waited::Ended {
                     rec.waited_out();
                     break;
                 }
@@ -823,7 +853,7 @@ pub(super) fn fio_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &m
             (Step::of(&next, wl.on_complete(&next, r)), start)
         } else {
             if let Some(t) = pacer.due_any() {
-                if !wait_due(t, deadline, Duration::ZERO, &stopped) {
+                if pacer.wait_for(t, deadline, &stopped) == Waited::Ended {
                     rec.waited_out();
                     break;
                 }

@@ -11,7 +11,7 @@
 //! built with `latency::NoSearch`, which adds nothing to it.
 
 use super::latency::{Action, LatencyHook, NoSearch, Search};
-use super::pace::{wait_due, FioPacer, Grid, Pacing};
+use super::pace::{wait_due, FioPacer, Grid, Pacing, Waited};
 use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
 use crate::engine::{Completion, Engine, Submit};
@@ -212,9 +212,18 @@ impl<L: LatencyHook> Queue<'_, L> {
                     }
                     // never past the deadline: an operation due after it is not issued
                     let deadline = self.rec.deadline();
-                    let due = match &self.grid {
-                        Some(g) => g.wait(t, deadline, &|| ctx.stopped()),
-                        None => wait_due(t, deadline, std::time::Duration::ZERO, &|| ctx.stopped()),
+                    let due = match (&self.grid, &mut self.pacer) {
+                        (Some(g), _) => g.wait(t, deadline, &|| ctx.stopped()),
+                        (None, Some(p)) => match p.wait_for(t, deadline, &|| ctx.stopped()) {
+                            Waited::Due => true,
+                            Waited::Restarted => {
+                                // the new schedule counts this operation
+                                p.issue(next.dir, next.len);
+                                true
+                            }
+                            Waited::Ended => false,
+                        },
+                        (None, None) => wait_due(t, deadline, std::time::Duration::ZERO, &|| ctx.stopped()),
                     };
                     if !due {
                         self.rec.waited_out();
