@@ -472,8 +472,11 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
                 .open(held.path())
                 .map_err(|e| failed(format!("opening {}: {e}", d.display())))?;
             held.check_same(&f).map_err(|e| failed(e.to_string()))?;
+            // named as the kernel resolved it when claimed (a plan's
+            // symlink shows the device it pointed to then)
+            let shown = std::fs::read_link(held.path()).unwrap_or_else(|_| d.clone());
             claim = Some(held);
-            Some((d.clone(), f))
+            Some((shown, f))
         }
         FsKind::Tmpfs | FsKind::Dir { .. } => None,
         _ => {
