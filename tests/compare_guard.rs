@@ -263,3 +263,67 @@ fn compare_takes_a_tcg_baseline_only_when_named() {
     assert!(text.contains("no ratios: every column is flagged"), "{text}");
     assert!(!text.contains('×'), "{text}");
 }
+
+/// A lab's raw-device column ran the workload as fslab adapts it for the
+/// device (one shared span as large as the filesystems' files together,
+/// written first): that is no different workload. A filesystem column
+/// whose size differs is.
+#[test]
+fn a_raw_device_column_is_the_same_workload_a_bigger_file_is_not() {
+    let mut r = fixture();
+    let raw: Vec<_> = r
+        .cells
+        .iter()
+        .filter(|c| c.lab.as_ref().unwrap().filesystem == "ext4" && c.lab.as_ref().unwrap().workload == "randread")
+        .cloned()
+        .map(|mut c| {
+            let t = c.lab.as_mut().unwrap();
+            t.filesystem = "raw".into();
+            t.fs_type = "raw".into();
+            let fslab::model::CellPlan::Io(p) = &mut c.plan else {
+                panic!("randread is io")
+            };
+            p.size = p.size.map(|s| s * 4);
+            p.jobs = 4;
+            p.file_mode = fslab::plan::FileMode::SharedFile;
+            p.precondition = true;
+            p.allow_device = true;
+            p.force_overwrite = true;
+            c
+        })
+        .collect();
+    assert_eq!(raw.len(), 2);
+    let mut bigger = raw.clone();
+    r.cells.extend(raw);
+    let c = compare::build(&[(String::new(), &r)], None);
+    let w = c.workloads.iter().find(|w| w.name == "randread").unwrap();
+    // jobs is no adaptation: it differs
+    assert_eq!(
+        w.differs.iter().map(|d| d.key.as_str()).collect::<Vec<_>>(),
+        ["jobs"],
+        "{:?}",
+        w.differs
+    );
+    for c in r.cells.iter_mut().filter(|c| c.lab.as_ref().unwrap().fs_type == "raw") {
+        if let fslab::model::CellPlan::Io(p) = &mut c.plan {
+            p.jobs = 1;
+        }
+    }
+    let c = compare::build(&[(String::new(), &r)], None);
+    assert!(c.workloads.iter().all(|w| w.differs.is_empty()), "{:?}", c.workloads);
+
+    // the same adaptation on a filesystem column is a different workload
+    for c in &mut bigger {
+        let t = c.lab.as_mut().unwrap();
+        t.filesystem = "xfs".into();
+        t.fs_type = "xfs".into();
+    }
+    r.cells.extend(bigger);
+    let c = compare::build(&[(String::new(), &r)], None);
+    let w = c.workloads.iter().find(|w| w.name == "randread").unwrap();
+    let keys: Vec<_> = w.differs.iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(keys, ["file_mode", "jobs", "precondition", "size"], "{:?}", w.differs);
+    let size = w.differs.iter().find(|d| d.key == "size").unwrap();
+    assert_eq!((size.a.value.as_str(), size.b.value.as_str()), ("8 MiB", "32 MiB"));
+    assert_eq!((size.a.column.as_str(), size.b.column.as_str()), ("tmpfs", "xfs"));
+}

@@ -307,6 +307,11 @@ fn not_workload(path: &str) -> bool {
 /// value meaning what that version did, `model::v1` and the plans' serde
 /// defaults), without the keys of `NOT_WORKLOAD`. A replay's load file
 /// counts by its file name, not the directory it was read from.
+///
+/// A lab's raw-device cell ran its plan as fslab adapts it for the device
+/// (`app::lab`'s `for_raw`: one shared span as large as the filesystems'
+/// files together, written first): its `size`, `file_mode` and
+/// `precondition` are left out, and `ADAPTED` says they are not compared.
 pub fn workload(c: &Cell) -> serde_json::Value {
     let mut plan = c.plan.to_value().unwrap_or(serde_json::Value::Null);
     if let Some(lf) = plan.get_mut("loadfile") {
@@ -318,8 +323,22 @@ pub fn workload(c: &Cell) -> serde_json::Value {
             *lf = base.into();
         }
     }
+    if c.lab.as_ref().is_some_and(|t| t.fs_type == "raw") {
+        if let Some(p) = plan.as_object_mut() {
+            for k in ADAPTED {
+                p.insert(k.to_string(), ADAPTED_VALUE.into());
+            }
+        }
+    }
     serde_json::json!({ "kind": c.kind().name(), "plan": plan })
 }
+
+/// The io plan's keys a lab adapts for a raw device (see `workload`).
+const ADAPTED: [&str; 3] = ["size", "file_mode", "precondition"];
+
+/// What `workload` puts in place of an adapted key's value: it matches
+/// any value (a key no cell may hold: its values are numbers and words).
+const ADAPTED_VALUE: &str = "\u{0}adapted to the device";
 
 /// A plan value as a difference shows it.
 fn show_value(key: &str, v: Option<&serde_json::Value>) -> String {
@@ -383,6 +402,7 @@ fn diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<
             }
         }
         _ if a == b => {}
+        _ if a == ADAPTED_VALUE || b == ADAPTED_VALUE => {}
         _ => out.push((path.to_string(), show_value(path, Some(a)), show_value(path, Some(b)))),
     }
 }
