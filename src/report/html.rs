@@ -350,10 +350,15 @@ fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
             b = esc(&cmp.baseline)
         )
     };
+    let base = if cmp.baseline.is_empty() {
+        // every column flagged: compare::flag_notes says why
+        "No baseline, no ratios".to_string()
+    } else {
+        format!("Baseline <b>{}</b>", esc(&cmp.baseline))
+    };
     let _ = writeln!(
         s,
-        "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">Baseline <b>{}</b>. {how}. ↑ higher is better, ↓ lower is better.</p>\n<div class=\"tables\">",
-        esc(&cmp.baseline)
+        "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">{base}. {how}. ↑ higher is better, ↓ lower is better.</p>\n<div class=\"tables\">",
     );
     for l in compare::flag_notes(cmp) {
         let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(&l));
