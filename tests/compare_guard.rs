@@ -100,6 +100,17 @@ fn compare_refuses_different_workloads_unless_forced() {
     let (code, out, _) = compare_out(d, &["r4k.json", "r64k.json", "--force", "--format", "plain"]);
     assert_eq!(code, 0);
     assert!(out.contains("!= not the same workload") && out.is_ascii(), "{out}");
+    // the HTML report has no --force: its table says it
+    fslab()
+        .current_dir(d)
+        .args(["report", "r4k.json", "r64k.json", "-o", "r.html"])
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert!(
+        page.contains("≠ not the same workload, the figures measure different work: bs 4 KiB (r4k) vs 64 KiB (r64k)"),
+        "the page says what differs"
+    );
 }
 
 fn fixture() -> Report {
