@@ -247,6 +247,26 @@ fn compare_takes_a_tcg_baseline_only_when_named() {
     );
     assert!(!out.contains("×*"), "{out}");
 
+    // CSV: the flagged column says which ratios are marked
+    let (code, out, err) = compare_out(dir.path(), &["ab.json", "--format", "csv"]);
+    assert_eq!(code, 0, "{err}");
+    let mut rows = 0;
+    for l in out.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f.len(), 13, "{l}");
+        let want = match f[4] {
+            "tmpfs@host" => "",
+            c if c.ends_with("@6.1") => "true",
+            _ => "false",
+        };
+        assert_eq!(f[12], want, "{l}");
+        if want == "true" {
+            assert_eq!(f[11], "false", "never significant: {l}");
+        }
+        rows += 1;
+    }
+    assert!(rows >= 40, "{out}");
+
     let html = dir.path().join("ab.html");
     fslab()
         .args(["report", "ab.json", "-o", "ab.html"])
