@@ -357,4 +357,20 @@ fn a_raw_device_column_is_the_same_workload_a_bigger_file_is_not() {
     let size = w.differs.iter().find(|d| d.key == "size").unwrap();
     assert_eq!((size.a.value.as_str(), size.b.value.as_str()), ("8 MiB", "32 MiB"));
     assert_eq!((size.a.column.as_str(), size.b.column.as_str()), ("tmpfs", "xfs"));
+
+    // compare names the columns of the one file, and the workload
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("lab.json");
+    std::fs::write(&f, serde_json::to_string(&r).unwrap()).unwrap();
+    let f = f.display().to_string();
+    expect_refusals(
+        &[refusal(
+            &["compare", &f],
+            format!(
+                "tmpfs and xfs in {f} ran different workloads in 'randread' (file_mode: file-per-job vs shared-file, \
+                 jobs: 1 vs 4, precondition: false vs true, size: 8 MiB vs 32 MiB); --force compares them anyway"
+            ),
+        )],
+        &[],
+    );
 }
