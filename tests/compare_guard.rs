@@ -358,6 +358,19 @@ fn a_raw_device_column_is_the_same_workload_a_bigger_file_is_not() {
     assert_eq!((size.a.value.as_str(), size.b.value.as_str()), ("8 MiB", "32 MiB"));
     assert_eq!((size.a.column.as_str(), size.b.column.as_str()), ("tmpfs", "xfs"));
 
+    // so with the raw cells first: they match any size, the next cell is
+    // what the others must match
+    let mut raw_first = r.clone();
+    raw_first
+        .cells
+        .sort_by_key(|c| c.lab.as_ref().unwrap().fs_type != "raw");
+    assert_eq!(raw_first.cells[0].lab.as_ref().unwrap().fs_type, "raw");
+    let c = compare::build(&[(String::new(), &raw_first)], None);
+    let w = c.workloads.iter().find(|w| w.name == "randread").unwrap();
+    let size = w.differs.iter().find(|d| d.key == "size").expect("xfs's size differs");
+    assert_eq!((size.a.value.as_str(), size.b.value.as_str()), ("8 MiB", "32 MiB"));
+    assert_eq!(size.b.column, "xfs");
+
     // compare names the columns of the one file, and the workload
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("lab.json");

@@ -428,6 +428,45 @@ struct Samples {
     differs: Vec<Difference>,
 }
 
+/// The keys on which workloads `a` and `b` differ, with both values.
+fn differing(a: &serde_json::Value, b: &serde_json::Value) -> Vec<(String, String, String)> {
+    let mut keys = Vec::new();
+    diff("", a, b, &mut keys);
+    // bs_max is bs unless a range was given: bs says it
+    let fixed = |v: &serde_json::Value| v["plan"]["bs"] == v["plan"]["bs_max"];
+    if fixed(a) && fixed(b) {
+        keys.retain(|k| k.0 != "bs_max");
+    }
+    keys
+}
+
+/// Records the differences `keys` of cell (`source`, `column`) from the
+/// workload's first cell, each key once.
+fn push_differences(w: &mut Samples, mut keys: Vec<(String, String, String)>, source: usize, column: &str) {
+    let Some((fsi, fcol, _)) = &w.first else { return };
+    // another kind of cell differs in everything: its kind says it
+    if keys.iter().any(|k| k.0 == "kind") {
+        keys.retain(|k| k.0 == "kind");
+    }
+    for (key, a, b) in keys {
+        if w.differs.iter().all(|d| d.key != key) {
+            w.differs.push(Difference {
+                key,
+                a: Side {
+                    column: fcol.clone(),
+                    source: *fsi,
+                    value: a,
+                },
+                b: Side {
+                    column: column.to_string(),
+                    source,
+                    value: b,
+                },
+            });
+        }
+    }
+}
+
 /// Everything `collect` gathers from the sources.
 struct Collected {
     /// Columns in order of appearance.
@@ -495,37 +534,22 @@ fn collect(sources: &[(String, &Report)]) -> Collected {
             }
             let wl = workload(c);
             let w = &mut workloads[wi];
+            let adapted = |v: &serde_json::Value| v["plan"]["size"] == ADAPTED_VALUE;
             match &w.first {
                 None => w.first = Some((si, fs.clone(), wl)),
-                Some((fsi, fcol, first)) => {
-                    let mut keys = Vec::new();
-                    diff("", first, &wl, &mut keys);
-                    // another kind of cell differs in everything: its kind says it
-                    if keys.iter().any(|k| k.0 == "kind") {
-                        keys.retain(|k| k.0 == "kind");
+                // a raw cell matches any size: the first cell that is not
+                // one is what the others must match
+                Some((_, _, first)) if adapted(first) && !adapted(&wl) => {
+                    let keys = differing(first, &wl);
+                    if keys.is_empty() {
+                        w.first = Some((si, fs.clone(), wl));
+                    } else {
+                        push_differences(w, keys, si, &fs);
                     }
-                    // bs_max is bs unless a range was given: bs says it
-                    let fixed = |v: &serde_json::Value| v["plan"]["bs"] == v["plan"]["bs_max"];
-                    if fixed(first) && fixed(&wl) {
-                        keys.retain(|k| k.0 != "bs_max");
-                    }
-                    for (key, a, b) in keys {
-                        if w.differs.iter().all(|d| d.key != key) {
-                            w.differs.push(Difference {
-                                key,
-                                a: Side {
-                                    column: fcol.clone(),
-                                    source: *fsi,
-                                    value: a,
-                                },
-                                b: Side {
-                                    column: fs.clone(),
-                                    source: si,
-                                    value: b,
-                                },
-                            });
-                        }
-                    }
+                }
+                Some(_) => {
+                    let keys = differing(&w.first.as_ref().expect("matched").2, &wl);
+                    push_differences(w, keys, si, &fs);
                 }
             }
             if let Some(sys) = &c.system {
