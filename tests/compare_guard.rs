@@ -387,3 +387,49 @@ fn a_raw_device_column_is_the_same_workload_a_bigger_file_is_not() {
         &[],
     );
 }
+
+/// A real lab run of a raw loop device beside ext4 (io, two jobs of a file
+/// each on ext4; one shared span on the device, written first): its saved
+/// result compares without refusal and its tables say nothing differs.
+#[test]
+fn a_real_raw_and_ext4_lab_compares_as_one_workload() {
+    if !crate::util::require_root_with(&["mkfs.ext4", "mount", "losetup"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = crate::util::scratch_dir();
+    let plan = dir.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        "repeat = 1\n\
+         [[filesystem]]\nname = \"raw\"\ntype = \"raw\"\nsize = \"64m\"\n\
+         [[filesystem]]\nname = \"ext4\"\ntype = \"ext4\"\nsize = \"64m\"\n\
+         [[workload]]\nname = \"randread\"\ntype = \"io\"\nrw = \"randread\"\nbs = \"4k\"\n\
+         jobs = 2\nsize = \"4m\"\ndirect = true\nruntime = \"300ms\"\n",
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let out = fslab()
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--scratch-dir",
+            scratch.path().to_str().unwrap(),
+        ])
+        .args(["--output", &format!("json:{}", json.display())])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains("raw (baseline)") && !text.contains("not the same workload"),
+        "{text}"
+    );
+    let (code, out, err) = compare_out(dir.path(), &["r.json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("read IOPS") && !out.contains("not the same workload"),
+        "{out}"
+    );
+    assert!(crate::util::scratch_leftovers(scratch.path()).is_empty());
+}
