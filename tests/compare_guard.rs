@@ -276,6 +276,10 @@ fn compare_takes_a_tcg_baseline_only_when_named() {
     let page = std::fs::read_to_string(html).unwrap();
     assert!(page.contains("Baseline <b>tmpfs@host</b>"), "the page's baseline");
     assert!(page.contains("×†</td>"), "marked ratios in the page");
+    assert!(
+        page.matches("×†").count() > page.matches("×†</td>").count(),
+        "and under the charts' bars"
+    );
 
     // only TCG columns: no baseline, no ratio, and a line saying why
     let mut only = kernel_ab();

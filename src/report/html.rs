@@ -399,7 +399,14 @@ fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
                             ci: c.est.ci95,
                             note: c
                                 .ratio
-                                .map(|x| format!("{x:.2}×{}", if c.significant() { "*" } else { "" }))
+                                .map(|x| {
+                                    let mark = match (c.marked, c.significant()) {
+                                        (true, _) => compare::MARK.to_string(),
+                                        (false, true) => "*".into(),
+                                        (false, false) => String::new(),
+                                    };
+                                    format!("{x:.2}×{mark}")
+                                })
                                 .unwrap_or_default(),
                             color: color(cmp, fs),
                         })
