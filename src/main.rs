@@ -282,6 +282,15 @@ fn compare(a: &fslab::cli::CompareArgs) -> ExitCode {
             ));
         }
     }
+    if !a.force {
+        if let Some(w) = c.workloads.iter().find(|w| !w.differs.is_empty()) {
+            eprintln!(
+                "fslab: error: {}",
+                fslab::units::shown(&compare::refusal(w, &a.files, c.workloads.len() > 1))
+            );
+            return ExitCode::from(2);
+        }
+    }
     print_bytes(&fslab::report::terminal_bytes(
         compare::render_as(&c, a.format).into_bytes(),
     ))

@@ -163,7 +163,8 @@ fn csv_has_a_row_per_workload_metric_and_filesystem() {
             "ci95",
             "ratio",
             "p_value",
-            "significant"
+            "significant",
+            "flagged"
         ]
     );
     let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();

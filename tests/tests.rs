@@ -6,6 +6,7 @@ mod bad_input;
 mod cleanup;
 mod cli_conventions;
 mod compare_formats;
+mod compare_guard;
 mod device;
 mod faultfs;
 mod faults;

@@ -727,6 +727,10 @@ pub struct CompareArgs {
     /// Table format: text (boxed), plain (ASCII, 80 columns, for mail), markdown or csv.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TableFormat::Text)]
     pub format: TableFormat,
+    /// Compare cells that ran different workloads (another bs, rw, kind...);
+    /// without it they are refused, naming the keys. The table then says what differs.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -755,6 +759,7 @@ const COMPARE_EXAMPLES: &str = "Examples:
   fslab io --target /mnt/xfs --rw randrw --direct --output json:xfs.json
   fslab compare ext4.json xfs.json --baseline ext4
   fslab compare a.json b.json --format plain   # ASCII, <= 80 columns, for mail
+  fslab compare 4k.json 64k.json --force  # differing workloads (bs)
   fslab compare meta.json --format markdown    # pipe tables: an issue, a wiki";
 
 #[derive(Debug, Args, Clone)]

@@ -112,11 +112,14 @@ pub struct Col {
     pub ratio: Option<f64>,
     /// Welch's p-value against the baseline.
     pub p: Option<f64>,
+    /// The ratio involves a flagged column (`Comparison::flagged`), this
+    /// one or the baseline: shown marked `†`, never as significant.
+    pub marked: bool,
 }
 
 impl Col {
     pub fn significant(&self) -> bool {
-        self.p.is_some_and(|p| p < ALPHA)
+        !self.marked && self.p.is_some_and(|p| p < ALPHA)
     }
 }
 
@@ -137,6 +140,31 @@ pub struct WorkloadCmp {
     pub failed: Vec<(String, String)>,
     /// (filesystem, cells of it that telemetry marked disturbed, its cells).
     pub disturbed: Vec<(String, u32, u32)>,
+    /// How the cells side by side differ in what they ran (empty: the
+    /// same workload): `fslab compare` refuses such a table without
+    /// `--force`, and every table says it.
+    pub differs: Vec<Difference>,
+}
+
+/// One key of the workload (`workload`) on which two cells of one table
+/// differ: the table's first cell and the first that differs from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    /// The plan's key, dotted when nested ("bs", "uring.sqpoll"), or "kind".
+    pub key: String,
+    pub a: Side,
+    pub b: Side,
+}
+
+/// One cell's side of a `Difference`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Side {
+    pub column: String,
+    /// Index of the source (result file) the cell came from.
+    pub source: usize,
+    /// The value as shown ("4 KiB", "randread", "default" for a key its
+    /// plan leaves at its default).
+    pub value: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +174,13 @@ pub struct Comparison {
     pub workloads: Vec<WorkloadCmp>,
     /// One line per filesystem: what it was (type, mkfs, mount, device).
     pub environment: Vec<(String, String)>,
+    /// Columns whose timings are not comparable with the others', with
+    /// why (cells emulated under TCG): never the baseline unless asked
+    /// for by name, and every ratio involving one is marked.
+    pub flagged: Vec<(String, String)>,
+    /// The baseline a source asked for (a plan's, or the first column)
+    /// when it was flagged and another took its place.
+    pub baseline_moved_from: Option<String>,
 }
 
 impl Comparison {
@@ -227,6 +262,158 @@ pub fn kernel_note(c: &Cell) -> Option<String> {
     Some(d)
 }
 
+/// Plan keys that are not the workload: where the cell ran (`target`,
+/// the very thing a comparison compares), the random seed (repeats may
+/// differ in it, the work does not), switches of error handling and safety,
+/// and what is reported rather than done; a key without a dot matches at any
+/// depth. For fio jobs: the job file's options as written (they name the
+/// files; the io plan they were mapped to is compared) and fio's reporting.
+const NOT_WORKLOAD: &[&str] = &[
+    "target",
+    "seed",
+    "stop_on_error",
+    "allow_device",
+    "force_overwrite",
+    "lat_buckets_ns",
+    "lat_percentiles",
+    "load_spec",
+    "fio.options",
+    "fio.groupid",
+    "fio.report",
+    "fio.latency_depth",
+];
+
+/// Plan keys holding a number of bytes, shown as sizes.
+const BYTE_KEYS: &[&str] = &[
+    "bs",
+    "bs_max",
+    "size",
+    "size_min",
+    "size_max",
+    "read_file_size",
+    "xattr_size",
+];
+
+fn not_workload(path: &str) -> bool {
+    let last = path.rsplit('.').next().unwrap_or(path);
+    NOT_WORKLOAD
+        .iter()
+        .any(|k| if k.contains('.') { *k == path } else { *k == last })
+}
+
+/// What a cell ran, as a comparison judges it: its kind and its typed
+/// plan (re-serialised by this fslab, so every version's file reads the
+/// same way; a field an older fslab did not write was filled in with the
+/// value meaning what that version did, `model::v1` and the plans' serde
+/// defaults), without the keys of `NOT_WORKLOAD`. A replay's load file
+/// counts by its file name, not the directory it was read from.
+///
+/// A lab's raw-device cell ran its plan as fslab adapts it for the device
+/// (`app::lab`'s `for_raw`: one shared span as large as the filesystems'
+/// files together, written first): its `size`, `file_mode` and
+/// `precondition` are left out, and `ADAPTED` says they are not compared.
+pub fn workload(c: &Cell) -> serde_json::Value {
+    let mut plan = c.plan.to_value().unwrap_or(serde_json::Value::Null);
+    if let Some(lf) = plan.get_mut("loadfile") {
+        if let Some(name) = lf.as_str() {
+            let base = std::path::Path::new(name)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| name.to_string());
+            *lf = base.into();
+        }
+    }
+    if c.lab.as_ref().is_some_and(|t| t.fs_type == "raw") {
+        if let Some(p) = plan.as_object_mut() {
+            for k in ADAPTED {
+                p.insert(k.to_string(), ADAPTED_VALUE.into());
+            }
+        }
+    }
+    serde_json::json!({ "kind": c.kind().name(), "plan": plan })
+}
+
+/// The io plan's keys a lab adapts for a raw device (see `workload`).
+const ADAPTED: [&str; 3] = ["size", "file_mode", "precondition"];
+
+/// What `workload` puts in place of an adapted key's value: it matches
+/// any value (a key no cell may hold: its values are numbers and words).
+const ADAPTED_VALUE: &str = "\u{0}adapted to the device";
+
+/// A plan value as a difference shows it.
+fn show_value(key: &str, v: Option<&serde_json::Value>) -> String {
+    use serde_json::Value;
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let s = match v {
+        None => return "default".into(),
+        Some(Value::Null) => return "none".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) if BYTE_KEYS.contains(&last) => match n.as_u64() {
+            Some(b) => size(b),
+            None => n.to_string(),
+        },
+        Some(v) => v.to_string(),
+    };
+    // a value is a word or two in a one-line message
+    match s.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
+    }
+}
+
+/// Bytes in the largest binary unit that divides them exactly ("4 KiB",
+/// "1536 B"): a difference must never round two values into one.
+fn size(b: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut out = format!("{b} B");
+    let mut v = b;
+    for u in UNITS {
+        if v == 0 || !v.is_multiple_of(1024) {
+            break;
+        }
+        v /= 1024;
+        out = format!("{v} {u}");
+    }
+    out
+}
+
+/// The keys on which workloads `a` and `b` differ, with each side's value,
+/// in `a`'s order (then `b`'s); `path` is the dotted key so far.
+fn diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<(String, String, String)>) {
+    use serde_json::Value;
+    if !path.is_empty() && not_workload(path) {
+        return;
+    }
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
+            for k in keys {
+                // the plan's own keys are named without the "plan." wrapper
+                let p = match path {
+                    "" | "plan" => k.clone(),
+                    _ => format!("{path}.{k}"),
+                };
+                match (x.get(k), y.get(k)) {
+                    (Some(u), Some(v)) => diff(&p, u, v, out),
+                    // left out when at its default (serde's skip_serializing_if)
+                    (u, v) if !not_workload(&p) => out.push((p.clone(), show_value(&p, u), show_value(&p, v))),
+                    _ => {}
+                }
+            }
+        }
+        _ if a == b => {}
+        _ if a == ADAPTED_VALUE || b == ADAPTED_VALUE => {}
+        _ => out.push((path.to_string(), show_value(path, Some(a)), show_value(path, Some(b)))),
+    }
+}
+
+/// Why a cell's timings are not comparable with other cells', if they are
+/// not: it ran in a VM under TCG, where every instruction is emulated.
+pub fn flag(c: &Cell) -> Option<String> {
+    let vm = c.lab.as_ref()?.kernel.as_ref()?.vm.as_ref()?;
+    vm.emulated.then(|| "timings emulated (TCG)".to_string())
+}
+
 /// Values of one workload: per metric (name, unit, higher is better, values
 /// per filesystem), and the (filesystem, reason) of cells that failed.
 struct Samples {
@@ -235,15 +422,72 @@ struct Samples {
     failed: Vec<(String, String)>,
     /// (filesystem, disturbed cells, cells with telemetry)
     disturbed: Vec<(String, u32, u32)>,
+    /// The first measured cell's (source, column, workload): the others are
+    /// checked against it.
+    first: Option<(usize, String, serde_json::Value)>,
+    differs: Vec<Difference>,
+}
+
+/// The keys on which workloads `a` and `b` differ, with both values.
+fn differing(a: &serde_json::Value, b: &serde_json::Value) -> Vec<(String, String, String)> {
+    let mut keys = Vec::new();
+    diff("", a, b, &mut keys);
+    // bs_max is bs unless a range was given: bs says it
+    let fixed = |v: &serde_json::Value| v["plan"]["bs"] == v["plan"]["bs_max"];
+    if fixed(a) && fixed(b) {
+        keys.retain(|k| k.0 != "bs_max");
+    }
+    keys
+}
+
+/// Records the differences `keys` of cell (`source`, `column`) from the
+/// workload's first cell, each key once.
+fn push_differences(w: &mut Samples, mut keys: Vec<(String, String, String)>, source: usize, column: &str) {
+    let Some((fsi, fcol, _)) = &w.first else { return };
+    // another kind of cell differs in everything: its kind says it
+    if keys.iter().any(|k| k.0 == "kind") {
+        keys.retain(|k| k.0 == "kind");
+    }
+    for (key, a, b) in keys {
+        if w.differs.iter().all(|d| d.key != key) {
+            w.differs.push(Difference {
+                key,
+                a: Side {
+                    column: fcol.clone(),
+                    source: *fsi,
+                    value: a,
+                },
+                b: Side {
+                    column: column.to_string(),
+                    source,
+                    value: b,
+                },
+            });
+        }
+    }
+}
+
+/// Everything `collect` gathers from the sources.
+struct Collected {
+    /// Columns in order of appearance.
+    filesystems: Vec<String>,
+    environment: Vec<(String, String)>,
+    workloads: Vec<Samples>,
+    /// (column, why) of columns with a flagged cell.
+    flagged: Vec<(String, String)>,
+    /// (column, the plan's filesystem name) of lab columns.
+    lab_fs: Vec<(String, String)>,
 }
 
 /// Every cell's metrics, grouped by workload and filesystem; with the
 /// filesystems in order of appearance and what each was.
-fn collect(sources: &[(String, &Report)]) -> (Vec<String>, Vec<(String, String)>, Vec<Samples>) {
+fn collect(sources: &[(String, &Report)]) -> Collected {
     let mut filesystems: Vec<String> = Vec::new();
     let mut environment: Vec<(String, String)> = Vec::new();
     let mut workloads: Vec<Samples> = Vec::new();
-    for (label, r) in sources {
+    let mut flagged: Vec<(String, String)> = Vec::new();
+    let mut lab_fs: Vec<(String, String)> = Vec::new();
+    for (si, (label, r)) in sources.iter().enumerate() {
         if let Some(l) = &r.lab {
             for f in l.columns() {
                 if !filesystems.contains(&f) {
@@ -265,6 +509,8 @@ fn collect(sources: &[(String, &Report)]) -> (Vec<String>, Vec<(String, String)>
                         rows: Vec::new(),
                         failed: Vec::new(),
                         disturbed: Vec::new(),
+                        first: None,
+                        differs: Vec::new(),
                     });
                     workloads.len() - 1
                 }
@@ -275,6 +521,36 @@ fn collect(sources: &[(String, &Report)]) -> (Vec<String>, Vec<(String, String)>
             }
             if c.interrupted {
                 continue;
+            }
+            if let Some(t) = &c.lab {
+                if !lab_fs.iter().any(|(f, _)| *f == fs) {
+                    lab_fs.push((fs.clone(), t.filesystem.clone()));
+                }
+            }
+            if let Some(why) = flag(c) {
+                if !flagged.iter().any(|(f, _)| *f == fs) {
+                    flagged.push((fs.clone(), why));
+                }
+            }
+            let wl = workload(c);
+            let w = &mut workloads[wi];
+            let adapted = |v: &serde_json::Value| v["plan"]["size"] == ADAPTED_VALUE;
+            match &w.first {
+                None => w.first = Some((si, fs.clone(), wl)),
+                // a raw cell matches any size: the first cell that is not
+                // one is what the others must match
+                Some((_, _, first)) if adapted(first) && !adapted(&wl) => {
+                    let keys = differing(first, &wl);
+                    if keys.is_empty() {
+                        w.first = Some((si, fs.clone(), wl));
+                    } else {
+                        push_differences(w, keys, si, &fs);
+                    }
+                }
+                Some(_) => {
+                    let keys = differing(&w.first.as_ref().expect("matched").2, &wl);
+                    push_differences(w, keys, si, &fs);
+                }
             }
             if let Some(sys) = &c.system {
                 let d = &mut workloads[wi].disturbed;
@@ -308,12 +584,20 @@ fn collect(sources: &[(String, &Report)]) -> (Vec<String>, Vec<(String, String)>
             }
         }
     }
-    (filesystems, environment, workloads)
+    Collected {
+        filesystems,
+        environment,
+        workloads,
+        flagged,
+        lab_fs,
+    }
 }
 
 /// One metric's row: each filesystem's estimate, with its ratio to the
-/// baseline (`bi`) and the p-value of the difference.
-fn row(metric: String, unit: Unit, hib: bool, per_fs: &[Vec<f64>], n_fs: usize, bi: Option<usize>) -> Row {
+/// baseline (`bi`) and the p-value of the difference; a ratio involving a
+/// flagged column (`flagged[i]`) is marked.
+fn row(metric: String, unit: Unit, hib: bool, per_fs: &[Vec<f64>], flagged: &[bool], bi: Option<usize>) -> Row {
+    let n_fs = flagged.len();
     let ests: Vec<Option<Estimate>> = (0..n_fs).map(|i| per_fs.get(i).and_then(|v| Estimate::of(v))).collect();
     let base = bi.and_then(|b| ests[b]);
     let cols = ests
@@ -322,10 +606,12 @@ fn row(metric: String, unit: Unit, hib: bool, per_fs: &[Vec<f64>], n_fs: usize, 
         .map(|(i, e)| {
             let est = (*e)?;
             let vs_base = base.filter(|_| Some(i) != bi);
+            let ratio = vs_base.filter(|b| b.mean != 0.0).map(|b| est.mean / b.mean);
             Some(Col {
                 est,
-                ratio: vs_base.filter(|b| b.mean != 0.0).map(|b| est.mean / b.mean),
+                ratio,
                 p: vs_base.and_then(|b| welch_p(&est, &b)),
+                marked: ratio.is_some() && (flagged[i] || bi.is_some_and(|b| flagged[b])),
             })
         })
         .collect();
@@ -338,16 +624,39 @@ fn row(metric: String, unit: Unit, hib: bool, per_fs: &[Vec<f64>], n_fs: usize, 
 }
 
 /// Builds the comparison of every (label, report) given; `baseline`
-/// overrides the reports' own.
+/// overrides the reports' own. Without it, the reports' baseline (a plan's,
+/// else the first column) is used unless it is flagged: then the same
+/// filesystem's first column that is not (a kernel A/B plan's host kernel),
+/// else the first column that is not, else none (no ratios).
 pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Comparison {
-    let (filesystems, environment, workloads) = collect(sources);
-    let baseline = baseline
-        .map(String::from)
-        .or_else(|| sources.iter().find_map(|(_, r)| r.lab.as_ref()?.baseline_column()))
+    let Collected {
+        filesystems,
+        environment,
+        workloads,
+        flagged,
+        lab_fs,
+    } = collect(sources);
+    let is_flagged = |f: &str| flagged.iter().any(|(c, _)| c == f);
+    let preferred = sources
+        .iter()
+        .find_map(|(_, r)| r.lab.as_ref()?.baseline_column())
         .filter(|b| filesystems.contains(b))
-        .or_else(|| filesystems.first().cloned())
-        .unwrap_or_default();
+        .or_else(|| filesystems.first().cloned());
+    let (baseline, baseline_moved_from) = match (baseline, preferred) {
+        (Some(b), _) => (b.to_string(), None),
+        (None, Some(p)) if is_flagged(&p) => {
+            let fs_of = |c: &str| lab_fs.iter().find(|(x, _)| x == c).map(|(_, f)| f.as_str());
+            let pick = filesystems
+                .iter()
+                .filter(|f| !is_flagged(f))
+                .find(|f| fs_of(&p).is_some() && fs_of(f) == fs_of(&p))
+                .or_else(|| filesystems.iter().find(|f| !is_flagged(f)));
+            (pick.cloned().unwrap_or_default(), Some(p))
+        }
+        (None, p) => (p.unwrap_or_default(), None),
+    };
     let bi = filesystems.iter().position(|f| *f == baseline);
+    let fl: Vec<bool> = filesystems.iter().map(|f| is_flagged(f)).collect();
     let workloads = workloads
         .into_iter()
         .map(|w| {
@@ -356,13 +665,14 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
             let rows = w
                 .rows
                 .into_iter()
-                .map(|(metric, unit, hib, per_fs)| row(metric, unit, hib, &per_fs, filesystems.len(), bi))
+                .map(|(metric, unit, hib, per_fs)| row(metric, unit, hib, &per_fs, &fl, bi))
                 .collect();
             WorkloadCmp {
                 name: w.name,
                 rows,
                 failed,
                 disturbed: w.disturbed.into_iter().filter(|d| d.1 > 0).collect(),
+                differs: w.differs,
             }
         })
         .collect();
@@ -371,6 +681,8 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
         baseline,
         workloads,
         environment,
+        flagged,
+        baseline_moved_from,
     }
 }
 
@@ -399,11 +711,96 @@ fn fmt_col(c: &Col, unit: Unit) -> String {
     }
     if let Some(r) = c.ratio {
         let _ = write!(s, "  {r:.2}×");
-        if c.significant() {
+        if c.marked {
+            s.push(MARK);
+        } else if c.significant() {
             s.push('*');
         }
     }
     s
+}
+
+/// The mark of a ratio involving a flagged column.
+pub const MARK: char = '†';
+
+/// A workload's differences as one note: "bs 4 KiB (a) vs 64 KiB (b); ...".
+pub fn differences(w: &WorkloadCmp) -> String {
+    w.differs
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} ({}) vs {} ({})",
+                d.key, d.a.value, d.a.column, d.b.value, d.b.column
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `fslab compare`'s refusal of workload `w`, whose cells differ: the two
+/// files (or the columns of one file) and each differing key, e.g. "a.json
+/// and b.json ran different workloads (bs: 4 KiB vs 64 KiB); --force
+/// compares them anyway". `files` are the sources' names; `named` adds
+/// the workload's name (when there are several).
+pub fn refusal(w: &WorkloadCmp, files: &[String], named: bool) -> String {
+    let Some(d) = w.differs.first() else {
+        return String::new();
+    };
+    let file = |i: usize| files.get(i).cloned().unwrap_or_default();
+    let who = if d.a.source != d.b.source {
+        format!("{} and {}", file(d.a.source), file(d.b.source))
+    } else if d.a.column != d.b.column {
+        format!("{} and {} in {}", d.a.column, d.b.column, file(d.a.source))
+    } else {
+        format!("cells of {} in {}", d.a.column, file(d.a.source))
+    };
+    let keys: Vec<String> = w
+        .differs
+        .iter()
+        .map(|d| format!("{}: {} vs {}", d.key, d.a.value, d.b.value))
+        .collect();
+    format!(
+        "{who} ran different workloads{} ({}); --force compares them anyway",
+        if named {
+            format!(" in '{}'", w.name)
+        } else {
+            String::new()
+        },
+        keys.join(", ")
+    )
+}
+
+/// The footer's lines on flagged columns and the baseline they could not be.
+pub fn flag_notes(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    if c.flagged.is_empty() {
+        return out;
+    }
+    let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (f, why) in &c.flagged {
+        match by_why.iter_mut().find(|(w, _)| *w == why.as_str()) {
+            Some((_, cols)) => cols.push(f),
+            None => by_why.push((why, vec![f])),
+        }
+    }
+    for (why, cols) in by_why {
+        out.push(format!(
+            "{MARK} {}: {why}, not comparable with the other columns; a ratio involving one is marked {MARK}",
+            cols.join(", ")
+        ));
+    }
+    match (&c.baseline_moved_from, c.baseline.is_empty()) {
+        (Some(from), false) => out.push(format!(
+            "baseline {} instead of {from}: a flagged column is never the baseline unless named (fslab compare --baseline)",
+            c.baseline
+        )),
+        (_, true) => out.push(
+            "no ratios: every column is flagged, and a flagged column is never the baseline unless named (fslab compare --baseline)"
+                .to_string(),
+        ),
+        _ => {}
+    }
+    out
 }
 
 /// The comparison as boxed text tables, one per workload.
@@ -447,6 +844,10 @@ pub fn write(s: &mut Doc, c: &Comparison) {
             } else {
                 f.clone()
             };
+            if c.flagged.iter().any(|x| x.0 == *f) {
+                h.push(' ');
+                h.push(MARK);
+            }
             if w.disturbed.iter().any(|d| d.0 == *f) {
                 h.push_str(" !");
             }
@@ -477,6 +878,13 @@ pub fn write(s: &mut Doc, c: &Comparison) {
         for (f, e) in &w.failed {
             let _ = writeln!(s, "  {f}: failed: {e}");
         }
+        if !w.differs.is_empty() {
+            let _ = writeln!(
+                s,
+                "  ≠ not the same workload, the figures measure different work: {}",
+                differences(w)
+            );
+        }
         for (f, n, of) in &w.disturbed {
             let _ = writeln!(
                 s,
@@ -484,8 +892,22 @@ pub fn write(s: &mut Doc, c: &Comparison) {
             );
         }
     }
+    let notes = flag_notes(c);
+    if !notes.is_empty() {
+        s.push('\n');
+    }
+    for l in notes {
+        let _ = writeln!(s, "{l}");
+    }
     let n = c.max_repeats();
-    if n > 1 {
+    if c.baseline.is_empty() {
+        if n > 1 {
+            let _ = writeln!(
+                s,
+                "\nmean ± 95% confidence interval over up to {n} repeats (Student t); ↑/↓: higher/lower is better"
+            );
+        }
+    } else if n > 1 {
         let _ = writeln!(
             s,
             "\nmean ± 95% confidence interval over up to {n} repeats (Student t); ×: ratio to {}; \
@@ -519,6 +941,7 @@ mod tests {
             est: slow,
             ratio: Some(0.5),
             p: Some(p),
+            marked: false,
         };
         assert!(c.significant());
         assert_eq!(fmt_col(&c, Unit::Rate), "50 ± 2  0.50×*");
@@ -526,6 +949,7 @@ mod tests {
             est: est(&[99.0, 103.0, 97.0]),
             ratio: Some(0.997),
             p: welch_p(&est(&[99.0, 103.0, 97.0]), &base),
+            marked: false,
         };
         assert!(!same.significant());
     }

@@ -1,16 +1,18 @@
 //! `fslab compare --format csv` (and `fslab run --format csv` of a plan of
 //! several filesystems): the comparison as one row per (workload, metric,
 //! filesystem), for scripts:
-//! `workload,metric,unit,higher_is_better,filesystem,baseline,n,mean,ci95,ratio,p_value,significant`
-//! (ci95 is empty below 2 repeats; ratio, p_value and significant are empty
-//! for the baseline; figures in the unit named, latencies in ns).
+//! `workload,metric,unit,higher_is_better,filesystem,baseline,n,mean,ci95,ratio,p_value,significant,flagged`
+//! (ci95 is empty below 2 repeats; ratio, p_value, significant and flagged
+//! are empty for the baseline; figures in the unit named, latencies in ns;
+//! flagged: the ratio involves a column not comparable with the others, an
+//! emulated (TCG) one, as the text marks it `†`).
 
 use super::compare::{Comparison, Unit};
 use super::csv::field;
 use std::fmt::Write;
 
 /// The header, in order.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "workload",
     "metric",
     "unit",
@@ -23,6 +25,7 @@ pub const COLUMNS: [&str; 12] = [
     "ratio",
     "p_value",
     "significant",
+    "flagged",
 ];
 
 fn unit(u: Unit) -> &'static str {
@@ -45,7 +48,7 @@ pub fn render(c: &Comparison) -> String {
                 let Some(col) = col else { continue };
                 let _ = writeln!(
                     s,
-                    "{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     field(&w.name),
                     field(&r.metric),
                     field(unit(r.unit)),
@@ -59,6 +62,11 @@ pub fn render(c: &Comparison) -> String {
                     opt(col.p),
                     if col.p.is_some() {
                         col.significant().to_string()
+                    } else {
+                        String::new()
+                    },
+                    if col.ratio.is_some() {
+                        col.marked.to_string()
                     } else {
                         String::new()
                     },

@@ -223,6 +223,9 @@ fn comparison_table(s: &mut String, cmp: &Comparison, w: &WorkloadCmp) {
         if f == base && used.len() > 1 {
             h.push_str(" (baseline)");
         }
+        if cmp.flagged.iter().any(|x| x.0 == *f) {
+            let _ = write!(h, " <span title=\"not comparable\">{}</span>", compare::MARK);
+        }
         if w.disturbed.iter().any(|d| d.0 == *f) {
             h.push_str(" <span class=\"dist\" title=\"disturbed cells\">!</span>");
         }
@@ -278,6 +281,14 @@ fn comparison_table(s: &mut String, cmp: &Comparison, w: &WorkloadCmp) {
                 continue;
             }
             match col.and_then(|c| Some((c, c.ratio?))) {
+                Some((c, ratio)) if c.marked => {
+                    let _ = write!(
+                        s,
+                        "<td title=\"involves a flagged column: not comparable\">{ratio:.2}×{}</td><td>{}</td>",
+                        compare::MARK,
+                        c.p.map(fmt_p).unwrap_or_else(|| "–".into())
+                    );
+                }
                 Some((c, ratio)) => {
                     let class = match (c.significant(), (ratio > 1.0) == r.higher_is_better) {
                         _ if ratio == 1.0 => "",
@@ -298,6 +309,13 @@ fn comparison_table(s: &mut String, cmp: &Comparison, w: &WorkloadCmp) {
         s.push_str("</tr>\n");
     }
     s.push_str("</table>\n");
+    if !w.differs.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p class=\"fail\">≠ not the same workload, the figures measure different work: {}</p>",
+            esc(&compare::differences(w))
+        );
+    }
     for (f, e) in &w.failed {
         let _ = writeln!(s, "<p class=\"fail\">{}: failed: {}</p>", esc(f), esc(e));
     }
@@ -332,11 +350,19 @@ fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
             b = esc(&cmp.baseline)
         )
     };
+    let base = if cmp.baseline.is_empty() {
+        // every column flagged: compare::flag_notes says why
+        "No baseline, no ratios".to_string()
+    } else {
+        format!("Baseline <b>{}</b>", esc(&cmp.baseline))
+    };
     let _ = writeln!(
         s,
-        "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">Baseline <b>{}</b>. {how}. ↑ higher is better, ↓ lower is better.</p>\n<div class=\"tables\">",
-        esc(&cmp.baseline)
+        "<h2 id=\"comparison\">Comparison</h2>\n<p class=\"note\">{base}. {how}. ↑ higher is better, ↓ lower is better.</p>\n<div class=\"tables\">",
     );
+    for l in compare::flag_notes(cmp) {
+        let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(&l));
+    }
     for w in &cmp.workloads {
         comparison_table(s, cmp, w);
     }
@@ -373,7 +399,14 @@ fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
                             ci: c.est.ci95,
                             note: c
                                 .ratio
-                                .map(|x| format!("{x:.2}×{}", if c.significant() { "*" } else { "" }))
+                                .map(|x| {
+                                    let mark = match (c.marked, c.significant()) {
+                                        (true, _) => compare::MARK.to_string(),
+                                        (false, true) => "*".into(),
+                                        (false, false) => String::new(),
+                                    };
+                                    format!("{x:.2}×{mark}")
+                                })
                                 .unwrap_or_default(),
                             color: color(cmp, fs),
                         })
