@@ -327,9 +327,18 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
     let mut j = json!({
         "jobname": c.name, "groupid": id, "error": super::fio_terse::first_errno(c), "elapsed": secs.round() as u64,
         "job_runtime": c.elapsed_ns / 1_000_000, "job options": opts,
-        "usr_cpu": pct(c.cpu.user_ns), "sys_cpu": pct(c.cpu.sys_ns), "ctx": 0, "majf": 0, "minf": 0,
+        "usr_cpu": pct(c.cpu.user_ns), "sys_cpu": pct(c.cpu.sys_ns),
         "iodepth_level": depth, "latency_ns": lns, "latency_us": lus, "latency_ms": lms,
     });
+    // getrusage's counts (the job's threads for a fio cell, the process for
+    // another); a result that did not count them (an older version's) has
+    // no such keys rather than a zero: no fio tool fslab is tested with
+    // reads them
+    if let Some(r) = c.cpu.rusage {
+        j["ctx"] = json!(r.ctx);
+        j["majf"] = json!(r.majf);
+        j["minf"] = json!(r.minf);
+    }
     for (key, dir) in [
         ("read", OpKind::Read),
         ("write", OpKind::Write),

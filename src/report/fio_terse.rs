@@ -98,7 +98,8 @@ pub fn line(c: &Cell, version: &str) -> String {
     let r = fio.map(|f| f.report).unwrap_or_default();
     let groupid = fio.map_or(0, |f| f.groupid);
     let pcts = pcts_of(c);
-    let error = if c.error.is_some() { 1 } else { 0 };
+    // fio's ts->error, as its JSON and text print it (the errno, not a flag)
+    let error = first_errno(c);
     let _ = write!(s, "3;{version};{};{groupid};{error}", c.name.replace(';', ","));
     ddir(&mut s, c, c.dir(OpKind::Read), &r, &pcts);
     ddir(&mut s, c, c.dir(OpKind::Write), &r, &pcts);
@@ -110,7 +111,13 @@ pub fn line(c: &Cell, version: &str) -> String {
             0.0
         }
     };
-    let _ = write!(s, ";{:.6}%;{:.6}%;0;0;0", pct(c.cpu.user_ns), pct(c.cpu.sys_ns));
+    // ctx, majf, minf as getrusage counted them; empty fields (the place
+    // kept, as fio's field list is positional) where a result did not count them
+    let counts = c
+        .cpu
+        .rusage
+        .map_or(";;;".to_string(), |r| format!(";{};{};{}", r.ctx, r.majf, r.minf));
+    let _ = write!(s, ";{:.6}%;{:.6}%{counts}", pct(c.cpu.user_ns), pct(c.cpu.sys_ns));
     for (_, p) in depth_levels(&c.inflight_depth) {
         let _ = write!(s, ";{p:.1}%");
     }

@@ -149,9 +149,15 @@ fn job(s: &mut String, c: &Cell) {
             0.0
         }
     };
+    // ctx, majf and minf as getrusage counted them (the job's threads for
+    // a fio cell, the process for another); a result that did not count
+    // them (an older version's) leaves them out rather than print a zero
+    let counts = c.cpu.rusage.map_or(String::new(), |r| {
+        format!(", ctx={}, majf={}, minf={}", r.ctx, r.majf, r.minf)
+    });
     let _ = writeln!(
         s,
-        "  cpu          : usr={:.2}%, sys={:.2}%, ctx=0, majf=0, minf=0",
+        "  cpu          : usr={:.2}%, sys={:.2}%{counts}",
         pct(c.cpu.user_ns),
         pct(c.cpu.sys_ns)
     );
