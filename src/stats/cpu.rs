@@ -121,11 +121,28 @@ mod tests {
         }
         std::hint::black_box(x);
         assert!(used.user_ns + used.sys_ns >= 20_000_000, "{used:?}");
-        // a sleep is a voluntary switch; touching fresh pages are minor faults
+        // a sleep is a voluntary switch; the first write to each page of a
+        // fresh mapping is a minor fault
         let before = CpuTimes::thread();
         std::thread::sleep(std::time::Duration::from_millis(1));
-        let pages = vec![1u8; 64 << 12];
-        std::hint::black_box(&pages);
+        let len = 16 << 12;
+        // SAFETY: a fresh private anonymous mapping, written within its
+        // length and unmapped here; nothing else refers to it.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            for off in (0..len).step_by(4096) {
+                std::ptr::write_volatile((p as *mut u8).add(off), 1);
+            }
+            libc::munmap(p, len);
+        }
         let d = CpuTimes::thread() - before;
         assert!(d.ctx >= 1 && d.minf >= 1, "{d:?}");
         assert!(max_rss_kib() > 0);

@@ -35,21 +35,31 @@ pub struct Step {
     pub dir: OpKind,
     pub result: i64,
     pub offset: u64,
+    /// A read or write that succeeded moving fewer bytes than it asked
+    /// for (fio's short_ios).
+    pub short: bool,
 }
 
 impl Step {
     /// A step that is not a read or write of one offset.
     pub fn new(dir: OpKind, result: i64) -> Self {
-        Step { dir, result, offset: 0 }
+        Step {
+            dir,
+            result,
+            offset: 0,
+            short: false,
+        }
     }
 
     /// The step of `next`'s operation, which returned `result`.
     #[inline]
     pub fn of(next: &NextOp, result: i64) -> Self {
+        let rw = matches!(next.op, Op::Read { .. } | Op::Write { .. });
         Step {
             dir: next.dir,
             result,
             offset: next.op.offset(),
+            short: rw && result >= 0 && (result as u64) < next.len,
         }
     }
 }
