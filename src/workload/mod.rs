@@ -160,3 +160,36 @@ pub trait Workload {
         Vec::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio's short_ios: a read or write that succeeded with fewer bytes
+    /// than asked; a full one, a failed one or another kind of op is not.
+    #[test]
+    fn a_step_is_short_when_it_moved_less_than_asked() {
+        let read = NextOp {
+            op: Op::Read {
+                fd: -1,
+                offset: 8192,
+                buf: std::ptr::null_mut(),
+                len: 4096,
+                buf_index: 0,
+            },
+            dir: OpKind::Read,
+            len: 4096,
+        };
+        let short = |r: i64| Step::of(&read, r).short;
+        assert!(short(2048) && short(0));
+        assert!(!short(4096) && !short(-(libc::EIO as i64)));
+        assert_eq!(Step::of(&read, 2048).offset, 8192);
+        let sync = NextOp {
+            op: Op::Fsync { fd: -1 },
+            dir: OpKind::Fsync,
+            len: 4096,
+        };
+        assert!(!Step::of(&sync, 0).short);
+        assert!(!Step::new(OpKind::Read, 10).short);
+    }
+}
