@@ -199,6 +199,16 @@ fn check_job_block(what: &str, ours: &Ours, fio_text: &str) {
         field(&read, "BW").starts_with(&format!("{mib:.1}MiB/s")),
         "{what}: {read:?}, {mib}"
     );
+    // the group's line: its bytes over its runtime (one job here)
+    let group = fields(&ours.text, "READ:");
+    let (bytes, ms) = (num(&dir["bytes"]), num(&cell["elapsed_ns"]) / 1_000_000);
+    let agg = bytes as f64 * 1e9 / num(&cell["elapsed_ns"]) as f64 / 1048576.0;
+    assert!(
+        field(&group, "bw").starts_with(&format!("{agg:.1}MiB/s")),
+        "{what}: {group:?}"
+    );
+    assert!(field(&group, "io").starts_with(&format!("{:.1}MiB", bytes as f64 / 1048576.0)));
+    assert_eq!(field(&group, "run"), format!("{ms}-{ms}msec"), "{what}");
     // clat and lat: the JSON's figures in fio's unit, none shown as a 0 it was not
     for (head, key) in [("clat (", "clat_ns"), ("lat (", "lat_ns")] {
         let l = &j["read"][key];

@@ -231,7 +231,9 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
 }
 
 /// fio's latency_ns/us/ms maps: percent of all I/Os whose latency falls in
-/// (previous key, key], from the merged histograms of reads and writes.
+/// (previous key, key], from the merged histograms of reads and writes; a
+/// share under 0.01% that is not empty shows as 0.01%, as fio's
+/// stat_calc_lat.
 pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     let mut all = LatHist::new();
     for d in c
@@ -244,13 +246,17 @@ pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     let total = all.len().max(1) as f64;
     let buckets = all.to_sparse().buckets;
     let share = |lo: u64, hi: u64| {
-        buckets
+        let n: u64 = buckets
             .iter()
             .filter(|(v, _)| *v > lo && *v <= hi)
             .map(|(_, n)| *n)
-            .sum::<u64>() as f64
-            * 100.0
-            / total
+            .sum();
+        let pct = n as f64 * 100.0 / total;
+        if n > 0 {
+            pct.max(0.01)
+        } else {
+            pct
+        }
     };
     let mut out = Vec::new();
     for (unit, keys) in [

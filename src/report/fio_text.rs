@@ -231,10 +231,19 @@ impl Reporter for FioText {
                 if ds.is_empty() {
                     continue;
                 }
-                let total: f64 = ds.iter().map(|(_, d)| d.bytes_per_s).sum();
+                // fio's aggregate: the group's bytes over its longest
+                // runtime (not the sum of the jobs' rates, which counts a
+                // job that ran shorter at its own pace)
+                let longest = ds.iter().map(|(c, _)| c.elapsed_ns).max().unwrap_or(0);
+                let bytes: u64 = ds.iter().map(|(_, d)| d.bytes).sum();
+                let total = if longest > 0 {
+                    bytes as f64 * 1e9 / longest as f64
+                } else {
+                    0.0
+                };
                 let lo = ds.iter().map(|(_, d)| d.bytes_per_s).fold(f64::INFINITY, f64::min);
                 let hi = ds.iter().map(|(_, d)| d.bytes_per_s).fold(0.0, f64::max);
-                let io: u64 = ds.iter().map(|(_, d)| d.bytes).sum();
+                let io = bytes;
                 let rmin = ds.iter().map(|(c, _)| c.elapsed_ns / 1_000_000).min().unwrap_or(0);
                 let rmax = ds.iter().map(|(c, _)| c.elapsed_ns / 1_000_000).max().unwrap_or(0);
                 let _ = writeln!(
