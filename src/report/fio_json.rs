@@ -231,9 +231,10 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
 }
 
 /// fio's latency_ns/us/ms maps: percent of all I/Os whose latency falls in
-/// (previous key, key], from the merged histograms of reads and writes; a
-/// share under 0.01% that is not empty shows as 0.01%, as fio's
-/// stat_calc_lat.
+/// (previous key, key], from the merged histograms of reads and writes.
+/// Exact shares, summing to 100: fio's stat_calc_lat raises a non-empty
+/// share under 0.01% to 0.01%, a display floor the JSON's full precision
+/// does not need.
 pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     let mut all = LatHist::new();
     for d in c
@@ -246,17 +247,13 @@ pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     let total = all.len().max(1) as f64;
     let buckets = all.to_sparse().buckets;
     let share = |lo: u64, hi: u64| {
-        let n: u64 = buckets
+        buckets
             .iter()
             .filter(|(v, _)| *v > lo && *v <= hi)
             .map(|(_, n)| *n)
-            .sum();
-        let pct = n as f64 * 100.0 / total;
-        if n > 0 {
-            pct.max(0.01)
-        } else {
-            pct
-        }
+            .sum::<u64>() as f64
+            * 100.0
+            / total
     };
     let mut out = Vec::new();
     for (unit, keys) in [
