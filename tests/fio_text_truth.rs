@@ -339,3 +339,48 @@ fn every_figure_of_fslab_fio_text_is_measured() {
     assert_eq!(ios(j), 16384);
     assert!(num(&j["ctx"]) * 10 < ios(j), "null engine: {j}");
 }
+
+/// A result that did not count ctx, majf, minf or short I/Os (the
+/// committed fixture, from an older version) renders without them: no
+/// `ctx=` in the text, no keys in the JSON, empty terse fields; given the
+/// counts, every format prints them.
+#[test]
+fn figures_a_result_did_not_count_are_left_out_not_zero() {
+    use fslab::report::{fio_json::FioJson, fio_terse::FioTerse, fio_text::FioText, Reporter};
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/io.json");
+    let mut r = fslab::model::parse_report(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let render = |r: &fslab::model::Report, f: &dyn Reporter| String::from_utf8(f.render(r)).unwrap();
+    assert!(r.cells[0].cpu.rusage.is_none());
+    let text = render(&r, &FioText);
+    let cpu = fields(&text, "cpu ");
+    let keys: Vec<&str> = cpu.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["usr", "sys"], "{text}");
+    let j: Value = serde_json::from_str(&render(&r, &FioJson)).unwrap();
+    for k in ["ctx", "majf", "minf"] {
+        assert!(j["jobs"][0].get(k).is_none(), "{k}");
+    }
+    assert!(j["jobs"][0]["read"].get("short_ios").is_none());
+    let terse = render(&r, &FioTerse);
+    let t: Vec<&str> = terse.lines().next().unwrap().split(';').collect();
+    assert_eq!(t.len(), 121);
+    assert_eq!(&t[89..92], ["", "", ""]);
+    r.cells[0].cpu.rusage = Some(fslab::model::RusageCounts {
+        ctx: 97608,
+        majf: 3,
+        minf: 41,
+    });
+    let text = render(&r, &FioText);
+    let cpu = fields(&text, "cpu ");
+    assert_eq!(
+        (field(&cpu, "ctx"), field(&cpu, "majf"), field(&cpu, "minf")),
+        ("97608", "3", "41")
+    );
+    let j: Value = serde_json::from_str(&render(&r, &FioJson)).unwrap();
+    assert_eq!(
+        (&j["jobs"][0]["ctx"], &j["jobs"][0]["minf"]),
+        (&97608.into(), &41.into())
+    );
+    let terse = render(&r, &FioTerse);
+    let t: Vec<&str> = terse.lines().next().unwrap().split(';').collect();
+    assert_eq!(&t[89..92], ["97608", "3", "41"]);
+}
