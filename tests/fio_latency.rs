@@ -69,9 +69,13 @@ fn a_generous_target_reaches_iodepth_and_the_final_window_starts_afresh() {
     assert!(ios > 0);
     // fresh stats: the final window filled the queue from empty once, so at
     // most one submission found nothing else in flight (the depth-1 window
-    // before it would have added every one of its operations here)
+    // before it would have added every one of its operations here); a
+    // share under 0.1% that is not empty shows as 0.1%, as fio's
     let at_one = bucket(&j, "1") * ios as f64 / 100.0;
-    assert!(at_one <= 1.5, "{at_one} submissions at depth 1 of {ios}");
+    assert!(
+        at_one <= 1.5 || bucket(&j, "1") == 0.1,
+        "{at_one} submissions at depth 1 of {ios}"
+    );
     for l in above(8) {
         assert_eq!(bucket(&j, l), 0.0, "bucket {l} above the depth");
     }

@@ -18,6 +18,7 @@ mod fio_pacing;
 mod fio_parser;
 mod fio_region;
 mod fio_steady;
+mod fio_text_truth;
 mod html;
 mod io;
 mod io_buffers;

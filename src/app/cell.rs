@@ -3,7 +3,7 @@
 //! `RunOut` to a `Cell` is made here.
 
 use crate::model::ranks::{per_s, RankRate, RankRates, StonewallRates};
-use crate::model::{Cell, CellPlan, CpuSummary, DirResult, JobCpu, TargetInfo};
+use crate::model::{Cell, CellPlan, CpuSummary, DirResult, JobCpu, RusageCounts, TargetInfo};
 use crate::runner::{RankRun, RunOut, StonewallOut};
 use crate::stats::cpu::CpuTimes;
 use crate::stats::OpKind;
@@ -34,6 +34,7 @@ pub fn from_run(name: &str, plan: CellPlan, target: TargetInfo, warnings: Vec<St
             user_ns: out.cpu_process.user_ns,
             sys_ns: out.cpu_process.sys_ns,
             percent_of_core: pct(out.cpu_process),
+            rusage: Some(RusageCounts::of(&out.cpu_process)),
             jobs: out
                 .jobs
                 .iter()
@@ -43,6 +44,7 @@ pub fn from_run(name: &str, plan: CellPlan, target: TargetInfo, warnings: Vec<St
                     user_ns: o.cpu.user_ns,
                     sys_ns: o.cpu.sys_ns,
                     percent_of_core: pct(o.cpu),
+                    rusage: Some(RusageCounts::of(&o.cpu)),
                 })
                 .collect(),
         },

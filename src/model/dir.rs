@@ -23,6 +23,11 @@ pub struct DirResult {
     pub cpu_percent: Option<f64>,
     pub ops: u64,
     pub bytes: u64,
+    /// Reads and writes that succeeded moving fewer bytes than they asked
+    /// for (fio's short_ios); None for other kinds, and in results of
+    /// versions that did not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_ops: Option<u64>,
     /// Failed operations by errno name ("EIO": 3).
     pub errors: BTreeMap<String, u64>,
     pub iops: f64,
@@ -104,6 +109,7 @@ impl DirResult {
             cpu_percent: None,
             ops: s.lat.count,
             bytes: s.bytes,
+            short_ops: matches!(dir, OpKind::Read | OpKind::Write).then_some(s.short),
             errors: s.errors.iter().map(|(e, c)| (errno_name(*e), *c)).collect(),
             iops: rate(s.lat.count),
             bytes_per_s: bps,

@@ -198,6 +198,32 @@ pub struct CpuSummary {
     /// (user+sys)/elapsed*100 for the whole process (bonnie++'s %CP).
     pub percent_of_core: f64,
     pub jobs: Vec<JobCpu>,
+    /// Context switches and page faults over the same span as the CPU
+    /// time (None in results of versions that did not count them: a
+    /// reporter then leaves the figures out rather than print a zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rusage: Option<RusageCounts>,
+}
+
+/// What getrusage counts besides CPU time, as fio's `cpu` line prints it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RusageCounts {
+    /// Voluntary plus involuntary context switches.
+    pub ctx: u64,
+    /// Major page faults (a page read from a device).
+    pub majf: u64,
+    /// Minor page faults.
+    pub minf: u64,
+}
+
+impl RusageCounts {
+    pub fn of(c: &crate::stats::cpu::CpuTimes) -> Self {
+        RusageCounts {
+            ctx: c.ctx,
+            majf: c.majf,
+            minf: c.minf,
+        }
+    }
 }
 
 impl CpuSummary {
@@ -208,6 +234,7 @@ impl CpuSummary {
             sys_ns: cpu.sys_ns,
             percent_of_core: cpu.percent_of_core(elapsed_ns),
             jobs: Vec::new(),
+            rusage: Some(RusageCounts::of(&cpu)),
         }
     }
 }
@@ -218,6 +245,10 @@ pub struct JobCpu {
     pub user_ns: u64,
     pub sys_ns: u64,
     pub percent_of_core: f64,
+    /// The job's threads' context switches and page faults (None in
+    /// results of versions that did not count them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rusage: Option<RusageCounts>,
 }
 
 impl Cell {

@@ -63,6 +63,8 @@ pub(crate) fn fio_bins(h: &crate::stats::SparseHist) -> Vec<(u64, u64)> {
     bins.into_iter().map(|(i, c)| (plat_idx_to_val(i), c)).collect()
 }
 
+/// A direction the job did not do: fio's zeros, each true (no I/O, so none
+/// short or dropped, no samples).
 fn empty_dir() -> Value {
     let z = lat_obj(None, 0, NO_SHOW);
     json!({"io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0,
@@ -130,7 +132,38 @@ fn sync_obj(c: &Cell, plus: bool) -> Value {
     json!({"total_ios": 0, "lat_ns": lat_obj(lat, if lat.is_some() { n } else { 0 }, show)})
 }
 
-fn dir_obj(c: &Cell, d: &DirResult, plus: bool) -> Value {
+/// fio's bw_agg, a job's share of its group's bandwidth in percent (stat.c:
+/// the mean of the job's bandwidth samples over the group's aggregate, the
+/// group's bytes over its longest runtime, at most 100; 0 without samples).
+/// A cell of `fslab io` is a group of its own.
+pub(crate) fn share_of_group(r: &Report, c: &Cell, dir: OpKind, mean_kib: f64, samples: usize) -> f64 {
+    if samples == 0 {
+        return 0.0;
+    }
+    let group = c.plan.fio().map(|f| f.groupid);
+    let members: Vec<&Cell> = match group {
+        Some(g) => r
+            .cells
+            .iter()
+            .filter(|o| o.plan.fio().map(|f| f.groupid) == Some(g))
+            .collect(),
+        None => vec![c],
+    };
+    let bytes: u64 = members.iter().filter_map(|o| o.dir(dir)).map(|d| d.bytes).sum();
+    let run_ms = members
+        .iter()
+        .filter(|o| o.dir(dir).is_some())
+        .map(|o| o.elapsed_ns / 1_000_000)
+        .max()
+        .unwrap_or(0);
+    // as fio's integers: the aggregate in bytes/s, then in KiB/s
+    match (bytes * 1000).checked_div(run_ms).map(|b| b / 1024) {
+        Some(agg_kib) if agg_kib > 0 => (mean_kib * 100.0 / agg_kib as f64).min(100.0),
+        _ => 100.0,
+    }
+}
+
+fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
     let pcts = pcts_of(c);
     let r = report_of(c);
     let show = |on: bool| Show {
@@ -158,38 +191,50 @@ fn dir_obj(c: &Cell, d: &DirResult, plus: bool) -> Value {
     };
     let (im, isd) = mean_sd(&ops);
     let (bm, bsd) = mean_sd(&kib);
-    if let Some(bs) = meta_engine_bs(c) {
+    let mut o = if let Some(bs) = meta_engine_bs(c) {
         // fio's metadata engines: the file operations are clat samples; the
         // I/Os are bs-sized fake ones over each file's bytes (fio fills no lat)
         let ios = d.bytes / bs;
         let z = lat_obj(None, 0, show(false));
         let scale = if d.ops > 0 { ios as f64 / d.ops as f64 } else { 0.0 };
-        return json!({
+        json!({
             "io_bytes": d.bytes, "io_kbytes": d.bytes / 1024, "bw_bytes": d.bytes_per_s as u64,
             "bw": (d.bytes_per_s / 1024.0) as u64, "iops": d.iops * scale, "runtime": c.elapsed_ns / 1_000_000,
-            "total_ios": ios, "short_ios": 0, "drop_ios": 0,
+            "total_ios": ios, "drop_ios": 0,
             "slat_ns": z.clone(), "clat_ns": lat_obj(clat, n(clat), show(r.clat_percentiles)), "lat_ns": z,
             "bw_min": 0, "bw_max": 0, "bw_agg": 0.0, "bw_mean": 0.0, "bw_dev": 0.0, "bw_samples": 0,
             "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0,
-        });
-    }
-    json!({
+        })
+    } else {
+        json!({
         "io_bytes": d.bytes, "io_kbytes": d.bytes / 1024, "bw_bytes": d.bytes_per_s as u64,
         "bw": (d.bytes_per_s / 1024.0) as u64, "iops": d.iops, "runtime": c.elapsed_ns / 1_000_000,
-        "total_ios": d.ops, "short_ios": 0, "drop_ios": 0,
+        "total_ios": d.ops, "drop_ios": 0,
         "slat_ns": lat_obj(slat, n(slat), show(r.slat_percentiles)),
         "clat_ns": lat_obj(clat, n(clat), show(r.clat_percentiles)),
         "lat_ns": lat_obj(lat, n(lat), show(r.lat_percentiles)),
         "bw_min": if kib.is_empty() { 0 } else { mn(&kib) }, "bw_max": mx(&kib),
-        "bw_agg": if kib.is_empty() { 0.0 } else { 100.0 },
+        "bw_agg": share_of_group(r_all, c, d.dir, bm, kib.len()),
         "bw_mean": bm, "bw_dev": bsd, "bw_samples": kib.len(),
         "iops_min": if ops.is_empty() { 0 } else { mn(&ops) }, "iops_max": mx(&ops),
         "iops_mean": im, "iops_stddev": isd, "iops_samples": ops.len(),
-    })
+        })
+    };
+    // short_ios: the reads and writes that moved less than they asked, as
+    // counted (absent for a result that did not count them, rather than a
+    // zero). drop_ios stays 0 by construction: fio drops I/Os only in its
+    // io_submit_mode=offload, which fslab does not have.
+    if let Some(n) = d.short_ops {
+        o["short_ios"] = json!(n);
+    }
+    o
 }
 
 /// fio's latency_ns/us/ms maps: percent of all I/Os whose latency falls in
 /// (previous key, key], from the merged histograms of reads and writes.
+/// Exact shares, summing to 100: fio's stat_calc_lat raises a non-empty
+/// share under 0.01% to 0.01%, a display floor the JSON's full precision
+/// does not need.
 pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     let mut all = LatHist::new();
     for d in c
@@ -231,10 +276,27 @@ pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     (out[0].clone(), out[1].clone(), out[2].clone())
 }
 
-/// fio's "IO depths" buckets (io_u_mark_depth): each is labelled with its
-/// lowest depth and runs to the next label ("4" is 4 to 7), the percentage
-/// of submissions at each in-flight depth; a sync run is all at depth 1.
-pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
+/// fio's "IO depths" buckets (io_u_mark_depth) of a cell: each is labelled
+/// with its lowest depth and runs to the next label ("4" is 4 to 7), the
+/// percentage of submissions at each in-flight depth, as counted by the
+/// queueing engines. A sync engine counts none: it has one operation in
+/// flight per thread by construction, so its reads and writes are all at
+/// depth 1; a job that did none is 0% everywhere (fio's stat_calc_dist
+/// with no I/O), and a share under 0.1% that is not empty shows as 0.1%,
+/// as fio's.
+pub(crate) fn depth_levels(c: &Cell) -> Vec<(&'static str, f64)> {
+    let rw_ops: u64 = c
+        .directions
+        .iter()
+        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
+        .map(|d| d.ops)
+        .sum();
+    let sync = [0, rw_ops];
+    let counts: &[u64] = if c.inflight_depth.iter().any(|&n| n > 0) {
+        &c.inflight_depth
+    } else {
+        &sync
+    };
     let total: u64 = counts.iter().sum();
     let mut out = Vec::new();
     let levels = [
@@ -248,20 +310,16 @@ pub(crate) fn depth_levels(counts: &[u64]) -> Vec<(&'static str, f64)> {
     ];
     for (i, (label, lo)) in levels.iter().enumerate() {
         let hi = levels.get(i + 1).map_or(usize::MAX, |l| l.1);
+        let n: u64 = counts
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| *d >= *lo && *d < hi)
+            .map(|(_, n)| *n)
+            .sum();
         let pct = if total == 0 {
-            if *lo == 0 {
-                100.0
-            } else {
-                0.0
-            }
+            0.0
         } else {
-            let n: u64 = counts
-                .iter()
-                .enumerate()
-                .filter(|(d, _)| *d >= *lo && *d < hi)
-                .map(|(_, n)| *n)
-                .sum();
-            n as f64 * 100.0 / total as f64
+            (n as f64 * 100.0 / total as f64).max(if n > 0 { 0.1 } else { 0.0 })
         };
         out.push((*label, pct));
     }
@@ -284,7 +342,7 @@ pub(crate) fn latency_fields(c: &Cell) -> (u64, u64, f64, u64) {
 }
 
 /// One io or fio cell as a fio job.
-fn job(c: &Cell, id: usize, plus: bool) -> Value {
+fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
     let Some(p) = c.plan.io() else {
         return Value::Null;
     };
@@ -314,7 +372,7 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
         }
     };
     let (lns, lus, lms) = latency_maps(c);
-    let depth: Map<String, Value> = depth_levels(&c.inflight_depth)
+    let depth: Map<String, Value> = depth_levels(c)
         .into_iter()
         .map(|(label, pct)| (label.to_string(), json!(pct)))
         .collect();
@@ -327,9 +385,18 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
     let mut j = json!({
         "jobname": c.name, "groupid": id, "error": super::fio_terse::first_errno(c), "elapsed": secs.round() as u64,
         "job_runtime": c.elapsed_ns / 1_000_000, "job options": opts,
-        "usr_cpu": pct(c.cpu.user_ns), "sys_cpu": pct(c.cpu.sys_ns), "ctx": 0, "majf": 0, "minf": 0,
+        "usr_cpu": pct(c.cpu.user_ns), "sys_cpu": pct(c.cpu.sys_ns),
         "iodepth_level": depth, "latency_ns": lns, "latency_us": lus, "latency_ms": lms,
     });
+    // getrusage's counts (the job's threads for a fio cell, the process for
+    // another); a result that did not count them (an older version's) has
+    // no such keys rather than a zero: no fio tool fslab is tested with
+    // reads them
+    if let Some(ru) = c.cpu.rusage {
+        j["ctx"] = json!(ru.ctx);
+        j["majf"] = json!(ru.majf);
+        j["minf"] = json!(ru.minf);
+    }
     for (key, dir) in [
         ("read", OpKind::Read),
         ("write", OpKind::Write),
@@ -337,7 +404,7 @@ fn job(c: &Cell, id: usize, plus: bool) -> Value {
     ] {
         j[key] = match (dir, c.dir(dir)) {
             (OpKind::Fsync, _) | (_, None) => empty_dir(),
-            (_, Some(d)) => dir_obj(c, d, plus),
+            (_, Some(d)) => dir_obj(r, c, d, plus),
         };
     }
     j["sync"] = sync_obj(c, plus);
@@ -379,7 +446,7 @@ pub fn render(r: &Report, plus: bool) -> Vec<u8> {
             // io and fio cells that ran (a lab cell that failed has no job)
             .filter(|c| c.error.is_none() && c.plan.io().is_some())
             .enumerate()
-            .map(|(i, c)| job(c, i, plus))
+            .map(|(i, c)| job(r, c, i, plus))
             .collect();
         let v = json!({
             "fio version": format!("fslab-{}", r.fslab_version),

@@ -34,7 +34,7 @@ fn lat4(s: &mut String, l: Option<&LatSummary>) {
 }
 
 /// One direction's 41 fields (fio's show_ddir_status_terse, version 3).
-fn ddir(s: &mut String, c: &Cell, d: Option<&DirResult>, r: &LatReport, pcts: &[f64]) {
+fn ddir(s: &mut String, all: &Report, c: &Cell, d: Option<&DirResult>, r: &LatReport, pcts: &[f64]) {
     let runtime_ms = c.elapsed_ns / 1_000_000;
     let (bytes, ops) = d.map_or((0, 0), |d| (d.bytes, d.ops));
     let (bw, iops) = if runtime_ms > 0 && ops > 0 {
@@ -87,21 +87,23 @@ fn ddir(s: &mut String, c: &Cell, d: Option<&DirResult>, r: &LatReport, pcts: &[
         let (m, sd) = mean_sd(&kib);
         let mn = kib.iter().cloned().fold(f64::INFINITY, f64::min).max(0.0) as u64;
         let mx = kib.iter().cloned().fold(0.0, f64::max) as u64;
-        let _ = write!(s, ";{mn};{mx};{:.6}%;{m:.6};{sd:.6}", 100.0);
+        let per = super::fio_json::share_of_group(all, c, d.map_or(OpKind::Read, |d| d.dir), m, kib.len());
+        let _ = write!(s, ";{mn};{mx};{per:.6}%;{m:.6};{sd:.6}");
     }
 }
 
 /// One job's terse line (version 3).
-pub fn line(c: &Cell, version: &str) -> String {
+pub fn line(all: &Report, c: &Cell, version: &str) -> String {
     let mut s = String::new();
     let fio = c.plan.fio();
     let r = fio.map(|f| f.report).unwrap_or_default();
     let groupid = fio.map_or(0, |f| f.groupid);
     let pcts = pcts_of(c);
-    let error = if c.error.is_some() { 1 } else { 0 };
+    // fio's ts->error, as its JSON and text print it (the errno, not a flag)
+    let error = first_errno(c);
     let _ = write!(s, "3;{version};{};{groupid};{error}", c.name.replace(';', ","));
-    ddir(&mut s, c, c.dir(OpKind::Read), &r, &pcts);
-    ddir(&mut s, c, c.dir(OpKind::Write), &r, &pcts);
+    ddir(&mut s, all, c, c.dir(OpKind::Read), &r, &pcts);
+    ddir(&mut s, all, c, c.dir(OpKind::Write), &r, &pcts);
     let secs = c.elapsed_ns as f64 / 1e9;
     let pct = |ns: u64| {
         if secs > 0.0 {
@@ -110,8 +112,14 @@ pub fn line(c: &Cell, version: &str) -> String {
             0.0
         }
     };
-    let _ = write!(s, ";{:.6}%;{:.6}%;0;0;0", pct(c.cpu.user_ns), pct(c.cpu.sys_ns));
-    for (_, p) in depth_levels(&c.inflight_depth) {
+    // ctx, majf, minf as getrusage counted them; empty fields (the place
+    // kept, as fio's field list is positional) where a result did not count them
+    let counts = c
+        .cpu
+        .rusage
+        .map_or(";;;".to_string(), |r| format!(";{};{};{}", r.ctx, r.majf, r.minf));
+    let _ = write!(s, ";{:.6}%;{:.6}%{counts}", pct(c.cpu.user_ns), pct(c.cpu.sys_ns));
+    for (_, p) in depth_levels(c) {
         let _ = write!(s, ";{p:.1}%");
     }
     let (lns, lus, lms) = latency_maps(c);
@@ -195,7 +203,7 @@ pub struct FioTerse;
 impl Reporter for FioTerse {
     fn render(&self, r: &Report) -> Vec<u8> {
         let v = format!("fslab-{}", r.fslab_version);
-        jobs(r).map(|c| line(c, &v)).collect::<String>().into_bytes()
+        jobs(r).map(|c| line(r, c, &v)).collect::<String>().into_bytes()
     }
 }
 

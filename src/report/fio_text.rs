@@ -2,6 +2,14 @@
 //! bandwidth line, slat/clat/lat in the unit fio would pick, the clat
 //! percentile block, CPU and I/O depths; then "Run status group N" lines.
 //! Close enough that people find their numbers where they look for them.
+//!
+//! Every number printed was measured, or is fio's own constant for what
+//! the job asked (the `latency` line without a latency target: target=0,
+//! window=0, percentile=100.00%). fio's lines fslab does not measure are
+//! left out rather than filled with zeros: the bw/iops sample lines, the
+//! `lat (usec)` buckets (the JSON's latency_us has them), `submit` and
+//! `complete` (fslab does not count I/Os per submit call), `issued rwts`
+//! and "Disk stats" (fslab's telemetry reports devices its own way).
 
 use super::Reporter;
 use crate::model::{Cell, DirResult, LatSummary, Report};
@@ -10,26 +18,30 @@ use std::fmt::Write;
 
 pub struct FioText;
 
-/// fio's unit choice: nsec below 10 µs of max, usec below 10 ms, else msec.
-fn unit(max_ns: u64) -> (&'static str, f64) {
-    if max_ns < 10_000 {
-        ("nsec", 1.0)
-    } else if max_ns < 10_000_000 {
-        ("usec", 1e3)
+/// fio's unit of a latency line (stat.c display_lat): msec when both the
+/// minimum and the mean are above 1 ms, usec when above 1 µs, else nsec.
+/// Chosen on the minimum, so that the minimum never prints as a 0 it was
+/// not (a unit chosen on the maximum printed "min=0" msec for 34 µs).
+fn unit(min_ns: u64, mean_ns: f64) -> (&'static str, u64) {
+    if min_ns > 1_000_000 && mean_ns > 1e6 {
+        ("msec", 1_000_000)
+    } else if min_ns > 1_000 && mean_ns > 1e3 {
+        ("usec", 1_000)
     } else {
-        ("msec", 1e6)
+        ("nsec", 1)
     }
 }
 
 fn lat_line(s: &mut String, what: &str, l: &LatSummary) {
-    let (u, div) = unit(l.max_ns);
+    let (u, div) = unit(l.min_ns, l.mean_ns);
+    // min and max divided as integers, as fio's
     let _ = writeln!(
         s,
-        "    {what} ({u}): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
-        l.min_ns as f64 / div,
-        l.max_ns as f64 / div,
-        l.mean_ns / div,
-        l.stddev_ns / div
+        "    {what} ({u}): min={}, max={}, avg={:.2}, stdev={:.2}",
+        l.min_ns / div,
+        l.max_ns / div,
+        l.mean_ns / div as f64,
+        l.stddev_ns / div as f64
     );
 }
 
@@ -43,16 +55,31 @@ fn bw(bps: f64) -> String {
 }
 
 /// fio's percentile block of one latency (`what`: clat, lat, slat, sync).
+/// The unit is fio's (show_clat_percentiles): msec when the smallest value
+/// shown is above 2 ms and the largest above 100 ms, usec when above 2 µs
+/// and 100 µs, else nsec; values divided as integers.
 fn pct_block(s: &mut String, what: &str, l: &LatSummary, pcts: &[f64]) {
-    let (u, div) = unit(l.max_ns);
-    let _ = writeln!(s, "    {what} percentiles ({u}):");
     let hist = LatHist::from_sparse(&l.histogram);
+    let vals: Vec<u64> = pcts
+        .iter()
+        .map(|&p| hist.quantile(p / 100.0, l.min_ns, l.max_ns))
+        .collect();
+    let (lo, hi) = (
+        vals.iter().copied().min().unwrap_or(0),
+        vals.iter().copied().max().unwrap_or(0),
+    );
+    let (u, div) = if lo > 2_000_000 && hi > 99_999_999 {
+        ("msec", 1_000_000)
+    } else if lo > 2_000 && hi > 99_999 {
+        ("usec", 1_000)
+    } else {
+        ("nsec", 1)
+    };
+    let _ = writeln!(s, "    {what} percentiles ({u}):");
     let cells: Vec<String> = pcts
         .iter()
-        .map(|&p| {
-            let v = hist.quantile(p / 100.0, l.min_ns, l.max_ns) as f64 / div;
-            format!("{:>5.2}th=[{:>5.0}]", p, v)
-        })
+        .zip(&vals)
+        .map(|(p, v)| format!("{:>5.2}th=[{:>5}]", p, v / div))
         .collect();
     let rows: Vec<String> = cells.chunks(4).map(|c| c.join(", ")).collect();
     for (i, r) in rows.iter().enumerate() {
@@ -149,13 +176,19 @@ fn job(s: &mut String, c: &Cell) {
             0.0
         }
     };
+    // ctx, majf and minf as getrusage counted them (the job's threads for
+    // a fio cell, the process for another); a result that did not count
+    // them (an older version's) leaves them out rather than print a zero
+    let counts = c.cpu.rusage.map_or(String::new(), |r| {
+        format!(", ctx={}, majf={}, minf={}", r.ctx, r.majf, r.minf)
+    });
     let _ = writeln!(
         s,
-        "  cpu          : usr={:.2}%, sys={:.2}%, ctx=0, majf=0, minf=0",
+        "  cpu          : usr={:.2}%, sys={:.2}%{counts}",
         pct(c.cpu.user_ns),
         pct(c.cpu.sys_ns)
     );
-    let depth = super::fio_json::depth_levels(&c.inflight_depth)
+    let depth = super::fio_json::depth_levels(c)
         .iter()
         .map(|(label, pct)| format!("{label}={pct:.1}%"))
         .collect::<Vec<_>>()
@@ -198,10 +231,19 @@ impl Reporter for FioText {
                 if ds.is_empty() {
                     continue;
                 }
-                let total: f64 = ds.iter().map(|(_, d)| d.bytes_per_s).sum();
+                // fio's aggregate: the group's bytes over its longest
+                // runtime (not the sum of the jobs' rates, which counts a
+                // job that ran shorter at its own pace)
+                let longest = ds.iter().map(|(c, _)| c.elapsed_ns).max().unwrap_or(0);
+                let bytes: u64 = ds.iter().map(|(_, d)| d.bytes).sum();
+                let total = if longest > 0 {
+                    bytes as f64 * 1e9 / longest as f64
+                } else {
+                    0.0
+                };
                 let lo = ds.iter().map(|(_, d)| d.bytes_per_s).fold(f64::INFINITY, f64::min);
                 let hi = ds.iter().map(|(_, d)| d.bytes_per_s).fold(0.0, f64::max);
-                let io: u64 = ds.iter().map(|(_, d)| d.bytes).sum();
+                let io = bytes;
                 let rmin = ds.iter().map(|(c, _)| c.elapsed_ns / 1_000_000).min().unwrap_or(0);
                 let rmax = ds.iter().map(|(c, _)| c.elapsed_ns / 1_000_000).max().unwrap_or(0);
                 let _ = writeln!(

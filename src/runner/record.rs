@@ -165,6 +165,7 @@ impl<'a> Recorder<'a> {
         if result >= 0 {
             let moved = result as u64;
             st.record_ok(lat, moved);
+            st.short += step.short as u64;
             self.interval.note(dir, lat);
             self.bytes += moved;
         } else {

@@ -244,6 +244,10 @@ pub struct OpStats {
     pub slat: Option<LatStats>,
     pub clat: Option<LatStats>,
     pub bytes: u64,
+    /// Successful reads and writes that moved fewer bytes than they asked
+    /// for (fio's short_ios).
+    #[serde(default)]
+    pub short: u64,
     /// Failed operations by errno (their latency is not in `lat`).
     pub errors: BTreeMap<i32, u64>,
     /// Thresholds in ns, and exact counts of successful ops at or under each.
@@ -324,6 +328,7 @@ impl AddAssign<&OpStats> for OpStats {
         merge(&mut self.slat, &o.slat);
         merge(&mut self.clat, &o.clat);
         self.bytes += o.bytes;
+        self.short += o.short;
         for (e, c) in &o.errors {
             *self.errors.entry(*e).or_insert(0) += c;
         }

@@ -35,21 +35,31 @@ pub struct Step {
     pub dir: OpKind,
     pub result: i64,
     pub offset: u64,
+    /// A read or write that succeeded moving fewer bytes than it asked
+    /// for (fio's short_ios).
+    pub short: bool,
 }
 
 impl Step {
     /// A step that is not a read or write of one offset.
     pub fn new(dir: OpKind, result: i64) -> Self {
-        Step { dir, result, offset: 0 }
+        Step {
+            dir,
+            result,
+            offset: 0,
+            short: false,
+        }
     }
 
     /// The step of `next`'s operation, which returned `result`.
     #[inline]
     pub fn of(next: &NextOp, result: i64) -> Self {
+        let rw = matches!(next.op, Op::Read { .. } | Op::Write { .. });
         Step {
             dir: next.dir,
             result,
             offset: next.op.offset(),
+            short: rw && result >= 0 && (result as u64) < next.len,
         }
     }
 }
@@ -148,5 +158,38 @@ pub trait Workload {
     /// The I/O buffers, indexed as in `Op::Read::buf_index`, for engines that register them.
     fn buffers(&self) -> Vec<(*mut u8, usize)> {
         Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio's short_ios: a read or write that succeeded with fewer bytes
+    /// than asked; a full one, a failed one or another kind of op is not.
+    #[test]
+    fn a_step_is_short_when_it_moved_less_than_asked() {
+        let read = NextOp {
+            op: Op::Read {
+                fd: -1,
+                offset: 8192,
+                buf: std::ptr::null_mut(),
+                len: 4096,
+                buf_index: 0,
+            },
+            dir: OpKind::Read,
+            len: 4096,
+        };
+        let short = |r: i64| Step::of(&read, r).short;
+        assert!(short(2048) && short(0));
+        assert!(!short(4096) && !short(-(libc::EIO as i64)));
+        assert_eq!(Step::of(&read, 2048).offset, 8192);
+        let sync = NextOp {
+            op: Op::Fsync { fd: -1 },
+            dir: OpKind::Fsync,
+            len: 4096,
+        };
+        assert!(!Step::of(&sync, 0).short);
+        assert!(!Step::new(OpKind::Read, 10).short);
     }
 }
