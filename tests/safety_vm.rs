@@ -81,7 +81,16 @@ fn run_vm(plan: &Path, args: &[&str], home: &Path, json: &Path, cwd: &Path) -> s
 /// The one cell's VM facts, after checking the run succeeded.
 fn vm_of(out: &std::process::Output, json: &Path) -> Value {
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let cell_error = std::fs::read(json)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .map(|j| j["cells"][0]["error"].to_string());
+    assert!(
+        out.status.success(),
+        "{}: {err}; cell error {cell_error:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
     let j = read_json(json);
     let c = &j["cells"][0];
     assert!(c["error"].is_null(), "{}", c["error"]);

@@ -127,7 +127,12 @@ fn a_guest_cell_runs_under_its_kernel_and_reads_as_a_host_cell_does() {
     let json = dir.path().join("r.json");
     let out = run(&p, scratch.path(), &json, "");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    assert!(
+        out.status.success(),
+        "{}: {err}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
     let j = read_json(&json);
     crate::schema::assert_valid("a result with a guest cell", &j);
     let c = cells(&j);
