@@ -234,9 +234,6 @@ struct Machine<'a> {
     console: &'a File,
     result: &'a File,
     disk: Option<(&'a File, &'a str)>,
-    /// The disk image's own path (fslab's new file), used instead of the
-    /// descriptor's: see `command`.
-    disk_path: Option<&'a Path>,
     kvm: bool,
     cpus: u32,
     memory: u64,
@@ -260,22 +257,10 @@ impl Machine<'_> {
             .arg(opts("file", &[("id", "console"), ("path", &fd_path(self.console))]));
         c.args(["-serial", "chardev:console"]);
         if let Some((disk, cache)) = self.disk {
-            // fslab's own image goes by its path, comma-escaped (`opts`),
-            // as it did before descriptors: with the image reached through
-            // /proc/self/fd, two full test runs each had a guest cell fail
-            // with EIO on its disk (cause not found; suspected, not proven).
-            // The image is a new file in fslab's own new directory; a
-            // plan's device stays a descriptor, checked under its claim.
-            // (a name that is not UTF-8 keeps the descriptor: a lossy
-            // copy of it could name another file)
-            let file = match self.disk_path.and_then(|p| p.to_str()) {
-                Some(p) => p.to_string(),
-                None => fd_path(disk),
-            };
             c.arg("-drive").arg(opts(
                 "",
                 &[
-                    ("file", &file),
+                    ("file", &fd_path(disk)),
                     ("format", "raw"),
                     ("if", "virtio"),
                     ("cache", cache),
@@ -558,7 +543,6 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
         console: &console_f,
         result: &result_f,
         disk: disk.as_ref().map(|(_, f)| (f, cache)),
-        disk_path: disk.as_ref().map(|(p, _)| p.as_path()).filter(|p| p.starts_with(&dir)),
         kvm: accel.kvm,
         cpus: c.vm.cpus,
         memory: c.vm.memory,
@@ -721,7 +705,6 @@ mod tests {
             console: &console,
             result: &result,
             disk: Some((&disk, "none")),
-            disk_path: None,
             kvm: false,
             cpus: 1,
             memory: 1 << 30,
