@@ -446,7 +446,7 @@ impl Partitioned {
         let p = PathBuf::from(format!("{}p1", self.dev));
         let t = std::time::Instant::now();
         while !p.exists() {
-            assert!(t.elapsed() < std::time::Duration::from_secs(10), "no {}", p.display());
+            assert!(t.elapsed() < std::time::Duration::from_secs(60), "no {}", p.display());
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         p

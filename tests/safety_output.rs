@@ -53,8 +53,11 @@ fn a_slow_rate_ends_at_the_runtime_and_reports_it() {
             &format!("{head}[{name}]\n{pacing}"),
         );
         let (j, wall) = fio_json(&job, work.path());
+        // the 3 s, plus this machine's startup and 2 s for a busy
+        // CI machine: still far below the 20-40 s a wait past the
+        // deadline takes (2.1 s measured here on a quiet machine)
         assert!(
-            wall <= Duration::from_secs(3 + ramp) + startup,
+            wall <= Duration::from_secs(5 + ramp) + startup,
             "{name}: ran {wall:?} (startup {startup:?}), past its 2 s runtime"
         );
         let w = &j["jobs"][0]["write"];
@@ -64,7 +67,9 @@ fn a_slow_rate_ends_at_the_runtime_and_reports_it() {
             w["bw_bytes"].as_u64().unwrap(),
         );
         // the whole runtime, its I/Os (at least the first), their bandwidth over it
-        assert!((2000..=2100).contains(&runtime), "{name}: runtime {runtime} ms\n{j}");
+        // (a late wake-up on a loaded machine may add a little; a wait
+        // past the deadline adds tens of seconds)
+        assert!((2000..=2500).contains(&runtime), "{name}: runtime {runtime} ms\n{j}");
         assert!(bytes >= 4096 && bytes % 4096 == 0, "{name}: {bytes} bytes");
         assert_eq!(
             bw,
