@@ -98,18 +98,7 @@ fn strip_comment(line: &str) -> &str {
 fn keyword(word: &str) -> Option<u64> {
     match word {
         "$pagesize" => Some(rustix::param::page_size() as u64),
-        "$mb_memory" => {
-            let m = std::fs::read_to_string("/proc/meminfo").ok()?;
-            let kib: u64 = m
-                .lines()
-                .find_map(|l| l.strip_prefix("MemTotal:"))?
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse()
-                .ok()?;
-            Some(kib / 1024)
-        }
+        "$mb_memory" => crate::plan::host_memory().map(|b| b >> 20),
         "$ncpus" => {
             // sysconf(_SC_NPROCESSORS_ONLN), as fio's cpus_online()
             let s = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;

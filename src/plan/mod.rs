@@ -535,3 +535,18 @@ fn quick_filesystems(a: &RunArgs) -> Result<Vec<FsPlan>> {
             .collect::<Result<Vec<_>>>()?
     })
 }
+
+/// The host's memory (MemTotal), if /proc/meminfo says: fio's `$mb_memory`
+/// and the check of a VM's `memory`.
+pub fn host_memory() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = m
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib << 10)
+}

@@ -76,20 +76,6 @@ impl Default for VmPlan {
 /// The most vCPUs QEMU's default x86 machine (pc) takes.
 pub const MAX_CPUS: u32 = 255;
 
-/// The host's memory (MemTotal), if /proc/meminfo says.
-fn host_memory() -> Option<u64> {
-    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib: u64 = m
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib << 10)
-}
-
 /// The QEMU binary fslab runs.
 pub const QEMU: &str = "qemu-system-x86_64";
 
@@ -336,7 +322,7 @@ pub fn check_vm_filesystems(lab: &LabPlan) -> Result<()> {
         return Ok(());
     }
     let flag = if lab.file.is_some() { "PLAN" } else { "--kernel" };
-    if let Some(host) = host_memory().filter(|&h| lab.vm.memory > h) {
+    if let Some(host) = crate::plan::host_memory().filter(|&h| lab.vm.memory > h) {
         let at = if lab.vm.memory_at.is_empty() {
             "[vm] memory (default 2g)"
         } else {
