@@ -27,11 +27,6 @@ fn bw(j: &serde_json::Value, name: &str) -> f64 {
         .unwrap()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
 fn job_file(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -62,8 +57,16 @@ fn a_rate_limited_job_beside_an_unlimited_one_paces_as_fio_does() {
     }
     eprintln!("fio {theirs:?}\nfslab {ours:?}");
     let target = (1 << 20) as f64;
-    let lim = median(ours.iter().map(|x| x.0).collect());
-    let lim_fio = median(theirs.iter().map(|x| x.0).collect());
+    // A busy machine only ever slows a round down (a stall near the end of
+    // 2 s cannot be caught up), never speeds a limited job past its rate:
+    // the fastest round of each tool is its pacing, and no round may exceed
+    // the target. (The median failed in a full run when two of three rounds were
+    // stalled: 0.94× and 0.71× of the rate, fio's own 0.60× in one.)
+    for (l, _) in ours.iter().chain(&theirs) {
+        assert!(*l < 1.05 * target, "a round ran at {l} B/s, over the rate {target}");
+    }
+    let fastest = |v: &[(f64, f64)]| v.iter().map(|x| x.0).fold(0.0, f64::max);
+    let (lim, lim_fio) = (fastest(&ours), fastest(&theirs));
     assert!((lim / target - 1.0).abs() < 0.05, "rate {lim} B/s, target {target}");
     assert!((lim / lim_fio - 1.0).abs() < 0.10, "rate {lim} B/s, fio's {lim_fio}");
     // the limit is the limited job's only: its neighbour runs free in both tools
