@@ -14,6 +14,21 @@
 
 #[allow(dead_code)]
 mod util;
+mod verdicts;
+
+/// The tests of this binary run one after another: each one's cells are
+/// the other's disturbance.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn wrong_setups_are_flagged_and_correct_ones_are_not() {
+    let _serial = serial();
+    verdicts::wrong_setups_are_flagged_and_correct_ones_are_not();
+}
 
 use serde_json::Value;
 use std::path::Path;
@@ -117,6 +132,7 @@ fn false_alarm(sys: &serde_json::Value) -> bool {
 
 #[test]
 fn a_cpu_burner_disturbs_a_meta_cell_and_quiet_cells_raise_no_alarm() {
+    let _serial = serial();
     let work = scratch_dir();
 
     // A burner during the cell: disturbed, about one CPU of the machine

@@ -259,6 +259,7 @@ pub(crate) fn hand_built_system(disturbed: bool) -> fslab::model::system::System
         device_ios: ios,
         await_us: aw,
         share_pct: Some(ios as f64 * aw * 100.0 / (ops as f64 * mean)),
+        unattributed: None,
     };
     let mut interference = Interference {
         other_cpu_pct: 1.2 + others,

@@ -37,6 +37,7 @@ mod safety_disclose;
 mod safety_output;
 mod safety_vm;
 mod schema;
+mod shares;
 mod signals;
 mod snapshots;
 mod stdout_table;

@@ -216,6 +216,11 @@ pub fn run_cell<K: CellWork>(
             h.after_timed(c);
         }
     }
+    // after the hooks: the verdict reads the cell's telemetry
+    let ram = crate::plan::host_memory();
+    for c in &mut cells {
+        c.verdict = Some(crate::telemetry::verdict::judge(c, ram));
+    }
     // measured: an abort while the files go must not lose it
     work.publish(&cells);
     guard.finish();

@@ -17,6 +17,7 @@ mod schema;
 pub mod steady;
 pub mod system;
 mod target;
+pub mod verdict;
 mod v1;
 
 pub use cell_plan::{CellKind, CellPlan, FioCellPlan, FioJob};
@@ -129,6 +130,10 @@ pub struct Cell {
     /// fio jobs with steadystate/ss_dur: fio's steady-state detection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steadystate: Option<steady::SteadyState>,
+    /// What bounded the cell's figures and what makes them suspect (absent
+    /// in files written before verdicts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<verdict::Verdict>,
 }
 
 /// A lab cell's place in the plan.
@@ -275,6 +280,7 @@ impl Cell {
             profile: None,
             xattrs: None,
             steadystate: None,
+            verdict: None,
         }
     }
 

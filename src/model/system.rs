@@ -235,8 +235,15 @@ pub struct LatencyShare {
     /// The device's completed requests and their mean await.
     pub device_ios: u64,
     pub await_us: f64,
-    /// device_ios × await / (ops × mean latency), %; None without operations.
+    /// device_ios × await / (ops × mean latency), %: the part of fslab's
+    /// operation time the device spent on its requests. None without
+    /// operations, and when the device's time is not fslab's alone
+    /// (`unattributed` says why): a share is never above 100%.
     pub share_pct: Option<f64>,
+    /// Why the device's time cannot be attributed to fslab's operations
+    /// (it served other I/O, or more request time than fslab waited for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unattributed: Option<String>,
 }
 
 /// One MPI rank's machine, summarised.

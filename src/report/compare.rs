@@ -140,6 +140,9 @@ pub struct WorkloadCmp {
     pub failed: Vec<(String, String)>,
     /// (filesystem, cells of it that telemetry marked disturbed, its cells).
     pub disturbed: Vec<(String, u32, u32)>,
+    /// (filesystem, the bounds of its cells' verdicts, distinct, in order
+    /// met): columns bounded by different limits are compared with a note.
+    pub bounds: Vec<(String, Vec<crate::model::verdict::Bound>)>,
     /// How the cells side by side differ in what they ran (empty: the
     /// same workload): `fslab compare` refuses such a table without
     /// `--force`, and every table says it.
@@ -422,10 +425,26 @@ struct Samples {
     failed: Vec<(String, String)>,
     /// (filesystem, disturbed cells, cells with telemetry)
     disturbed: Vec<(String, u32, u32)>,
+    bounds: Vec<(String, Vec<crate::model::verdict::Bound>)>,
     /// The first measured cell's (source, column, workload): the others are
     /// checked against it.
     first: Option<(usize, String, serde_json::Value)>,
     differs: Vec<Difference>,
+}
+
+/// "bounds differ: ext4 device, xfs page-cache: ..." when the columns of a
+/// table were bounded by different limits (each column's cells' bounds).
+pub fn bounds_line(w: &WorkloadCmp) -> Option<String> {
+    let name = |v: &[crate::model::verdict::Bound]| v.iter().map(|b| b.name()).collect::<Vec<_>>().join("/");
+    let first = w.bounds.first()?;
+    if w.bounds.iter().all(|b| b.1 == first.1) {
+        return None;
+    }
+    let each: Vec<String> = w.bounds.iter().map(|(f, b)| format!("{f} {}", name(b))).collect();
+    Some(format!(
+        "bounds differ: {}: a ratio between these columns compares different limits, not only the filesystems",
+        each.join(", ")
+    ))
 }
 
 /// The keys on which workloads `a` and `b` differ, with both values.
@@ -509,6 +528,7 @@ fn collect(sources: &[(String, &Report)]) -> Collected {
                         rows: Vec::new(),
                         failed: Vec::new(),
                         disturbed: Vec::new(),
+                        bounds: Vec::new(),
                         first: None,
                         differs: Vec::new(),
                     });
@@ -550,6 +570,14 @@ fn collect(sources: &[(String, &Report)]) -> Collected {
                 Some(_) => {
                     let keys = differing(&w.first.as_ref().expect("matched").2, &wl);
                     push_differences(w, keys, si, &fs);
+                }
+            }
+            if let Some(v) = &c.verdict {
+                let b = &mut workloads[wi].bounds;
+                match b.iter_mut().find(|x| x.0 == fs) {
+                    Some(x) if !x.1.contains(&v.bound) => x.1.push(v.bound),
+                    Some(_) => {}
+                    None => b.push((fs.clone(), vec![v.bound])),
                 }
             }
             if let Some(sys) = &c.system {
@@ -672,6 +700,7 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
                 rows,
                 failed,
                 disturbed: w.disturbed.into_iter().filter(|d| d.1 > 0).collect(),
+                bounds: w.bounds,
                 differs: w.differs,
             }
         })
@@ -885,10 +914,16 @@ pub fn write(s: &mut Doc, c: &Comparison) {
                 differences(w)
             );
         }
-        for (f, n, of) in &w.disturbed {
+        if let Some(l) = bounds_line(w) {
+            let _ = writeln!(s, "  {l}");
+        }
+        // one line per table, whatever the number of disturbed columns
+        if !w.disturbed.is_empty() {
+            let each: Vec<String> = w.disturbed.iter().map(|(f, n, of)| format!("{f} {n} of {of}")).collect();
             let _ = writeln!(
                 s,
-                "  ! {f}: {n} of {of} cell(s) disturbed (other processes or the hypervisor's steal took CPU; see the system blocks)"
+                "  ! disturbed cells: {} (other processes or the hypervisor took CPU or I/O; see each cell's verdict)",
+                each.join(", ")
             );
         }
     }

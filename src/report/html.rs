@@ -319,6 +319,9 @@ fn comparison_table(s: &mut String, cmp: &Comparison, w: &WorkloadCmp) {
     for (f, e) in &w.failed {
         let _ = writeln!(s, "<p class=\"fail\">{}: failed: {}</p>", esc(f), esc(e));
     }
+    if let Some(l) = compare::bounds_line(w) {
+        let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(&l));
+    }
     if !w.disturbed.is_empty() {
         let each: Vec<String> = w
             .disturbed
@@ -788,7 +791,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
     if cells.is_empty() {
         return;
     }
-    s.push_str("<style>figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}table.sys td:nth-child(2),table.sys td:last-child{text-align:left}table.sys td:nth-child(11),table.sys td:nth-child(12){white-space:nowrap}</style>\n<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each value is held over its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
+    s.push_str("<style>figure.chart[data-disturbed]{border:2px solid #D00}.dist{color:#D00;font-weight:700}.badge{border:1px solid #888;border-radius:3px;padding:0 3px;font-size:90%}table.sys td:nth-child(2),table.sys td:last-child{text-align:left}table.sys td:nth-child(11),table.sys td:nth-child(12){white-space:nowrap}</style>\n<h2 id=\"system\">System timelines</h2>\n<p class=\"note\">Per cell, on one time axis (seconds since the first timed phase; each value is held over its interval): fslab's throughput and p99 latency, each device's %util and await, the machine's CPU split (stacked, % of all CPUs; fslab's own dashed), Dirty and Writeback memory. Timed phases shaded; cells that other processes disturbed are framed in red.</p>\n<div class=\"grid\">\n");
     let line = |label: String, color: &str, points: Vec<(f64, f64)>, dashed: bool| Series {
         label,
         color: color.into(),
@@ -994,11 +997,22 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
         let sys = c.system.as_ref().expect("filtered");
         let (fs, _) = place(label, c);
         let rep = c.lab.as_ref().map(|l| format!(" #{}", l.repeat)).unwrap_or_default();
-        let state = if sys.interference.disturbed {
-            format!("<td class=\"dist\">{}</td>", esc(&sy::interference_line(sys)))
+        let mut state = if sys.interference.disturbed {
+            format!("<td class=\"dist\">{}", esc(&sy::interference_line(sys)))
         } else {
-            "<td>quiet</td>".to_string()
+            "<td>quiet".to_string()
         };
+        // the cell's verdict as a badge: its bound, the whole line on hover
+        if let Some(v) = &c.verdict {
+            let _ = write!(
+                state,
+                " <span class=\"badge\" title=\"{}\">{}{}</span>",
+                esc(&v.line()),
+                v.bound.name(),
+                if v.flags.is_empty() { "" } else { " ⚑" }
+            );
+        }
+        state.push_str("</td>");
         let share = |dev: &str, dir: crate::stats::OpKind| {
             sys.latency_share
                 .iter()
@@ -1009,7 +1023,14 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                         fmt_ns(l.await_us * 1e3),
                         fmt_ns(l.mean_lat_us * 1e3)
                     ),
-                    None => fmt_ns(l.await_us * 1e3),
+                    None => match &l.unattributed {
+                        Some(why) => format!(
+                            "{} <span title=\"{}\">(—)</span>",
+                            fmt_ns(l.await_us * 1e3),
+                            esc(why)
+                        ),
+                        None => fmt_ns(l.await_us * 1e3),
+                    },
                 })
                 .unwrap_or_default()
         };

@@ -99,11 +99,23 @@ pub fn share_lines(sys: &SystemData) -> Vec<String> {
                 line.push_str(&us(l.await_us));
                 if let Some(p) = l.share_pct {
                     let _ = write!(line, " ({p:.0}%)");
+                } else if l.unattributed.is_some() {
+                    line.push_str(" (share —, see below)");
                 }
             }
             line
         })
         .collect()
+}
+
+/// "— vda write: why its time is not fslab's", under the share lines, one
+/// per device and direction whose share is "—".
+fn unattributed_lines(s: &mut String, indent: &str, sys: &SystemData) {
+    for l in &sys.latency_share {
+        if let Some(why) = &l.unattributed {
+            wrapped(s, indent, &format!("— {} {}: {why}", l.device, l.dir.name()));
+        }
+    }
 }
 
 /// "usr 12.0% sys 30.1% iowait 40.2% irq 0.1% soft 1.0% steal 0.0% idle 16.6%, fslab 38.5%"
@@ -375,6 +387,7 @@ pub fn text_block(s: &mut String, c: &Cell) {
         for l in shares {
             let _ = writeln!(s, "    {l}");
         }
+        unattributed_lines(s, "    ", sys);
     }
     let _ = writeln!(s, "  cpu: {}", cpu_line(&sys.total));
     if let Some(p) = psi_line(&sys.total) {
@@ -382,8 +395,14 @@ pub fn text_block(s: &mut String, c: &Cell) {
     }
     phase_table(s, sys);
     let _ = writeln!(s, "  memory: {}", memory_line(sys));
-    wrapped(s, "  ", &interference_line(sys));
-    if !sys.interference.top_others.is_empty() {
+    // a disturbance's reasons (naming the processes) are said once, in the
+    // cell's verdict line; without a verdict (older files) here
+    let said = sys.interference.disturbed
+        && c.verdict.as_ref().is_some_and(|v| v.has(crate::model::verdict::FlagKind::Disturbed));
+    if !said {
+        wrapped(s, "  ", &interference_line(sys));
+    }
+    if !said && !sys.interference.top_others.is_empty() {
         let top: Vec<String> = sys
             .interference
             .top_others
@@ -429,7 +448,13 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
         Some(l) => format!("{} #{} {}", l.column(), l.repeat, l.workload),
         None => c.name.clone(),
     };
-    let head = format!("{place}: {}", interference(sys, false));
+    // the disturbance's reasons are said once, in the verdict line below
+    let head = match &c.verdict {
+        Some(v) if sys.interference.disturbed && v.has(crate::model::verdict::FlagKind::Disturbed) => {
+            format!("{place}: DISTURBED")
+        }
+        _ => format!("{place}: {}", interference(sys, false)),
+    };
     let (d, w) = dirty_peaks(sys);
     let mem = format!("peak Dirty {}, Writeback {}", Bytes(d * 1024), Bytes(w * 1024));
     if head.chars().count() + mem.len() + 2 <= WIDTH {
@@ -448,8 +473,12 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
     for l in share_lines(sys) {
         let _ = writeln!(s, "  {l}");
     }
+    unattributed_lines(s, "  ", sys);
     let _ = writeln!(s, "  cpu: {}", cpu_line(&sys.total));
     foreign_lines(s, "  ", sys);
+    if let Some(v) = &c.verdict {
+        wrapped(s, "  ", &format!("verdict: {}", v.line()));
+    }
     for l in rerun_lines(sys) {
         wrapped(s, "  ", &l);
     }
@@ -520,6 +549,7 @@ mod tests {
             device_ios: ios,
             await_us: 398.0,
             share_pct,
+            unattributed: None,
         }
     }
 

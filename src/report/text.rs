@@ -516,6 +516,9 @@ fn trailer(s: &mut String, c: &Cell) {
     if c.inflight_depth.len() > 2 {
         let _ = writeln!(s, "in flight at submit: {}", depth_levels(&c.inflight_depth));
     }
+    if let Some(v) = &c.verdict {
+        let _ = writeln!(s, "verdict: {}", v.line());
+    }
     for w in &c.warnings {
         let _ = writeln!(s, "warning: {w}");
     }

@@ -13,3 +13,4 @@ pub mod procstat;
 pub mod profile;
 pub mod sampler;
 pub mod stack;
+pub mod verdict;

@@ -48,11 +48,6 @@ impl SystemHook {
     }
 }
 
-/// A warning line for a disturbed cell (every output shows warnings).
-pub fn disturbed_warning(sd: &SystemData) -> Option<String> {
-    let i = &sd.interference;
-    i.disturbed.then(|| format!("disturbed: {}", i.reasons.join("; ")))
-}
 
 /// Gathers every rank's summary on rank 0 (a collective: every rank calls it
 /// once per cell run, at its first `after_timed`).
@@ -151,9 +146,6 @@ impl CellHook for SystemHook {
         let mut sd = done.system.clone().unwrap_or_default();
         sd.attempts = 1;
         sd.latency_share = crate::telemetry::latency::latency_shares(&cell.directions, &sd.devices);
-        if let Some(w) = disturbed_warning(&sd) {
-            cell.warnings.push(w);
-        }
         cell.system = Some(sd);
     }
 }
@@ -201,14 +193,5 @@ mod tests {
         let mut c = cell("c");
         h.after_timed(&mut c);
         assert!(c.system.is_none(), "no timed phase ran: nothing measured");
-    }
-
-    #[test]
-    fn a_disturbed_cell_gets_one_warning_line() {
-        let mut sd = SystemData::default();
-        assert_eq!(disturbed_warning(&sd), None);
-        sd.interference.disturbed = true;
-        sd.interference.reasons = vec!["a".into(), "b".into()];
-        assert_eq!(disturbed_warning(&sd).as_deref(), Some("disturbed: a; b"));
     }
 }

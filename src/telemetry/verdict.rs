@@ -1,0 +1,395 @@
+//! The verdict on a cell (`model::verdict`): what bounded it, from what
+//! fslab measured beside its operations (each device's bytes and busy time
+//! through the stack, the CPU split, fslab's own CPU, interference), and
+//! the flags a reader needs before trusting a figure. Seen without it:
+//! `examples/seed-samba-xattr.toml` reported XFS at 1348 MB/s while the loop
+//! devices wrote 75–110 MB/s, and a "cached" randread on a fresh XFS read
+//! every block from the device; both printed as results, with no word.
+
+use crate::model::system::{DeviceData, IostatPoint};
+use crate::model::verdict::{Bound, Flag, FlagKind, Verdict};
+use crate::model::{Cell, CellPlan};
+use crate::plan::{FileMode, IoPlan};
+use crate::stats::OpKind;
+use crate::units::Bytes;
+
+/// A device busy this much of the cell bounded it.
+const BUSY_PCT: f64 = 70.0;
+/// A job whose thread used this much of a CPU was CPU-bound.
+const CPU_SATURATED: f64 = 0.80;
+/// Under this share of fslab's bytes reaching the device, the page cache
+/// served the cell.
+const CACHED_SHARE: f64 = 0.10;
+/// Bytes below which a direction's device traffic says nothing (journal,
+/// metadata, the odd read-ahead).
+const SLACK_BYTES: u64 = 8 << 20;
+/// A timed span under this is too short for a stable figure.
+const MIN_SECONDS: f64 = 1.0;
+/// More passes over the working set than this: it stays in caches.
+const MAX_PASSES: f64 = 25.0;
+
+fn io_plan(c: &Cell) -> Option<&IoPlan> {
+    match &c.plan {
+        CellPlan::Io(p) => Some(p),
+        CellPlan::Fio(f) => Some(&f.io),
+        _ => None,
+    }
+}
+
+/// The device fslab's filesystem is on: the top of the stack.
+fn top(devices: &[DeviceData]) -> Option<&DeviceData> {
+    devices.iter().find(|d| d.above.is_none())
+}
+
+/// The devices nothing else is under: where data comes to rest.
+fn bottoms(devices: &[DeviceData]) -> Vec<&DeviceData> {
+    devices
+        .iter()
+        .filter(|d| !devices.iter().any(|x| x.above.as_deref() == Some(d.name.as_str())))
+        .collect()
+}
+
+fn flushes(t: &IostatPoint) -> f64 {
+    t.f_s * t.len_ms as f64 / 1000.0
+}
+
+/// The verdict on `c`; `ram` is the host's memory (None: unknown).
+pub fn judge(c: &Cell, ram: Option<u64>) -> Verdict {
+    let mut flags = Vec::new();
+    let mut flag = |kind, evidence: String| flags.push(Flag { kind, evidence });
+    let secs = c.elapsed_ns as f64 / 1e9;
+    let plan = io_plan(c);
+    // data I/O: fslab io and fio's reads and writes, a replay's ReadX and
+    // WriteX (metadata phases, which reuse the kinds, have a phase name)
+    let data = |ks: &[OpKind]| {
+        c.directions
+            .iter()
+            .filter(|d| ks.contains(&d.dir) && d.phase.is_none())
+            .fold((0u64, 0u64), |a, d| (a.0 + d.ops, a.1 + d.bytes))
+    };
+    let (reads, read_bytes) = data(&[OpKind::Read, OpKind::ReadX]);
+    let (writes, write_bytes) = data(&[OpKind::Write, OpKind::WriteX]);
+    let syncs = data(&[OpKind::Fsync, OpKind::Flush]).0;
+    let ops: u64 = c.directions.iter().map(|d| d.ops).sum();
+    let sys = c.system.as_ref();
+    let top = sys.and_then(|s| top(&s.devices));
+    let direct = plan.is_some_and(|p| p.direct) && c.target.direct_honoured != Some(false);
+
+    // what makes the figures suspect
+    if c.interrupted {
+        flag(FlagKind::StoppedEarly, format!("interrupted after {secs:.1} s"));
+    } else if let Some(rt) = plan.filter(|p| p.time_based).and_then(|p| p.runtime) {
+        let want = rt.as_secs_f64();
+        if secs < 0.9 * want && c.error.is_none() {
+            flag(
+                FlagKind::StoppedEarly,
+                format!("ended after {secs:.1} s of its {want:.1} s runtime"),
+            );
+        }
+    }
+    if ops > 0 && secs < MIN_SECONDS {
+        flag(
+            FlagKind::TooShort,
+            format!("timed for {secs:.2} s: under {MIN_SECONDS:.0} s one stall or timer tick moves the figure"),
+        );
+    }
+    if plan.is_some_and(|p| p.direct) && c.target.direct_honoured == Some(false) {
+        flag(
+            FlagKind::DirectNotHonoured,
+            format!("O_DIRECT was asked for, but {} serves it from memory", c.target.fs_type),
+        );
+    }
+    if let Some(p) = plan {
+        let set = p.size.unwrap_or(0)
+            * match p.file_mode {
+                FileMode::FilePerJob => u64::from(p.jobs.max(1)),
+                FileMode::SharedFile => 1,
+            };
+        let moved = read_bytes + write_bytes;
+        // a device test only: a cache test is meant to stay in memory
+        if direct && set > 0 && moved as f64 > MAX_PASSES * set as f64 {
+            flag(
+                FlagKind::SmallWorkingSet,
+                format!(
+                    "moved {} over a working set of {} ({:.0} passes in {secs:.1} s): a set this small stays in the device's and the host's caches",
+                    Bytes(moved),
+                    Bytes(set),
+                    moved as f64 / set as f64
+                ),
+            );
+        }
+    }
+    if let (Some(s), Some(t)) = (sys, top) {
+        let i = &s.interference;
+        if i.disturbed {
+            flag(FlagKind::Disturbed, i.reasons.join("; "));
+        }
+        if !direct && write_bytes >= 2 * SLACK_BYTES && (t.total.write_bytes as f64) < 0.5 * write_bytes as f64 {
+            flag(
+                FlagKind::PageCache,
+                format!(
+                    "fslab wrote {} ({:.0} MB/s), {} wrote {}: the page cache absorbed {:.0}% of it",
+                    Bytes(write_bytes),
+                    write_bytes as f64 / secs.max(1e-9) / 1e6,
+                    t.name,
+                    Bytes(t.total.write_bytes),
+                    100.0 * (1.0 - t.total.write_bytes as f64 / write_bytes as f64)
+                ),
+            );
+        }
+        let cache_test = c.lab.as_ref().is_some_and(|l| l.workload.contains("cached"));
+        if cache_test && reads > 0 && t.total.read_bytes as f64 > 0.5 * read_bytes as f64 + SLACK_BYTES as f64 {
+            flag(
+                FlagKind::ColdCache,
+                format!(
+                    "a cache test whose reads came from {}: it read {} of fslab's {}",
+                    t.name,
+                    Bytes(t.total.read_bytes),
+                    Bytes(read_bytes)
+                ),
+            );
+        }
+        // an io cell only: a metadata cell's creates and deletes write too
+        if plan.is_some() && writes == 0 && syncs == 0 && c.error.is_none() {
+            let w: u64 = bottoms(&s.devices).iter().map(|d| d.total.write_bytes).sum();
+            if w > 4 * SLACK_BYTES {
+                flag(
+                    FlagKind::ForeignWriteback,
+                    format!(
+                        "fslab wrote nothing, yet {} wrote {}: earlier writes (a previous phase's files or deletes, or others') were flushed during the cell",
+                        bottoms(&s.devices).iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "),
+                        Bytes(w)
+                    ),
+                );
+            }
+        }
+        if syncs > 0 && write_bytes + t.total.write_bytes > 0 {
+            let b = bottoms(&s.devices);
+            let any = b.iter().map(|d| flushes(&d.total)).sum::<f64>();
+            let on_tmpfs = b.len() == 1 && b[0].role == crate::model::system::DeviceRole::Loop;
+            if on_tmpfs {
+                flag(
+                    FlagKind::NoFlush,
+                    format!(
+                        "{syncs} fsync(s), but {}'s image {} is on no block device (tmpfs?): nothing reaches persistent storage",
+                        b[0].name,
+                        b[0].backing.as_deref().unwrap_or("(unknown)")
+                    ),
+                );
+            } else if any < 0.5 {
+                flag(
+                    FlagKind::NoFlush,
+                    format!(
+                        "{syncs} fsync(s), but {} received no flush request: a disabled barrier (nobarrier) or a volatile write cache makes fsync faster than the device",
+                        b.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    // what bounded it
+    let jobs = plan.map(|p| p.jobs).unwrap_or(1).max(1) as f64;
+    let per_job = |ns: u64| ns as f64 / 1e9 / secs.max(1e-9) / jobs;
+    let (user, system) = (per_job(c.cpu.user_ns), per_job(c.cpu.sys_ns));
+    let cpu_bound = (user + system >= CPU_SATURATED).then(|| {
+        if user > system {
+            (
+                Bound::Tool,
+                format!(
+                    "fslab's own code used {:.0}% of a CPU per job ({:.0}% in the kernel): the figure is fslab's limit, not the system's",
+                    user * 100.0,
+                    system * 100.0
+                ),
+            )
+        } else {
+            (
+                Bound::Cpu,
+                format!(
+                    "fslab's threads used {:.0}% of a CPU per job, {:.0}% of it in the kernel's path",
+                    (user + system) * 100.0,
+                    100.0 * system / (user + system)
+                ),
+            )
+        }
+    });
+    let (bound, evidence) = if ops == 0 {
+        (Bound::Unknown, "no operations".to_string())
+    } else if let Some(f) = flags.iter().find(|f| f.kind == FlagKind::Disturbed) {
+        (Bound::Noise, format!("disturbed: {}", f.evidence))
+    } else if let Some(t) = top {
+        let util = t.total.util_pct;
+        let logical = read_bytes + write_bytes;
+        let on_device = t.total.read_bytes.min(read_bytes.max(SLACK_BYTES)) + t.total.write_bytes.min(write_bytes.max(SLACK_BYTES));
+        if util >= BUSY_PCT {
+            (
+                Bound::Device,
+                format!("{} busy {util:.0}% of the cell, queue {:.1}", t.name, t.total.aqu_sz),
+            )
+        } else if logical >= SLACK_BYTES && (on_device as f64) < CACHED_SHARE * logical as f64 {
+            let mut e = format!(
+                "{} of the {} fslab moved reached {}",
+                Bytes(t.total.read_bytes + t.total.write_bytes),
+                Bytes(logical),
+                t.name
+            );
+            if let Some(r) = ram {
+                e += &format!(" (this host has {} of RAM)", Bytes(r));
+            }
+            (Bound::PageCache, e)
+        } else if let Some(b) = cpu_bound {
+            b
+        } else if let Some(s) = sys.filter(|s| s.total.cpu.idle + s.total.cpu.iowait < 10.0) {
+            (
+                Bound::Cpu,
+                format!("the machine's CPUs were {:.0}% busy", 100.0 - s.total.cpu.idle - s.total.cpu.iowait),
+            )
+        } else {
+            // neither saturated: the larger of the device's busy time and
+            // fslab's CPU per job
+            let cpu = (user + system) * 100.0;
+            if util >= cpu {
+                (
+                    Bound::Device,
+                    format!("{} busy {util:.0}% of the cell beside fslab's {cpu:.0}% of a CPU per job: latency-bound on the device", t.name),
+                )
+            } else {
+                (
+                    Bound::Cpu,
+                    format!("fslab's {cpu:.0}% of a CPU per job beside {} busy {util:.0}%: latency-bound on the CPU path", t.name),
+                )
+            }
+        }
+    } else if let Some(b) = cpu_bound {
+        b
+    } else {
+        (Bound::Unknown, "no device telemetry for this target".to_string())
+    };
+    Verdict { bound, evidence, flags }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::system::{DeviceRole, SystemData};
+    use crate::model::DirResult;
+    use crate::stats::OpStats;
+
+    /// A 2 s io cell of `direct` reads and writes (bytes each) on loop0
+    /// over vda, whose totals are `loop0` and `vda` (read, write bytes,
+    /// %util, flushes).
+    fn cell(direct: bool, rd: u64, wr: u64, loop0: (u64, u64, f64, f64), vda: (u64, u64)) -> Cell {
+        let mut a = crate::cli::IoArgs {
+            engine: "null".into(),
+            ..Default::default()
+        };
+        a.common.target = ".".into();
+        a.direct = direct;
+        let plan = crate::plan::IoPlan::from_args(&a).expect("a valid plan");
+        let mut c = Cell::failed("c", CellPlan::Io(plan), Default::default(), String::new());
+        c.error = None;
+        c.elapsed_ns = 2_000_000_000;
+        for (k, b) in [(OpKind::Read, rd), (OpKind::Write, wr)] {
+            if b > 0 {
+                let mut d = DirResult::of(k, &OpStats::default(), c.elapsed_ns);
+                d.ops = b / 4096;
+                d.bytes = b;
+                c.directions.push(d);
+            }
+        }
+        let dev = |name: &str, above: Option<&str>, r, w, util, f_s| DeviceData {
+            name: name.into(),
+            role: if above.is_none() { DeviceRole::Loop } else { DeviceRole::Disk },
+            above: above.map(Into::into),
+            total: IostatPoint {
+                len_ms: 2000,
+                read_bytes: r,
+                write_bytes: w,
+                util_pct: util,
+                f_s,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        c.system = Some(SystemData {
+            devices: vec![
+                dev("loop0", None, loop0.0, loop0.1, loop0.2, loop0.3),
+                dev("vda", Some("loop0"), vda.0, vda.1, 50.0, 1.0),
+            ],
+            ..Default::default()
+        });
+        c
+    }
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_busy_device_bounds_a_direct_cell_and_raises_no_flag() {
+        let c = cell(true, 100 * MIB, 0, (100 * MIB, 0, 96.0, 0.0), (100 * MIB, 0));
+        let v = judge(&c, Some(16 << 30));
+        assert_eq!(v.bound, Bound::Device, "{v:?}");
+        assert!(v.flags.is_empty(), "{v:?}");
+        assert!(v.evidence.contains("loop0 busy 96%"), "{v:?}");
+    }
+
+    #[test]
+    fn buffered_writes_the_device_never_saw_are_the_page_cache() {
+        // the seed-samba plan: 2.7 GB in 2 s while the loop device wrote 200 MB
+        let c = cell(false, 0, 2600 * MIB, (0, 200 * MIB, 30.0, 0.0), (0, 200 * MIB));
+        let v = judge(&c, Some(16 << 30));
+        assert_eq!(v.bound, Bound::PageCache, "{v:?}");
+        assert!(v.has(FlagKind::PageCache), "{v:?}");
+        assert!(v.line().contains("absorbed 92%"), "{}", v.line());
+    }
+
+    #[test]
+    fn fsync_without_a_flush_below_is_flagged() {
+        let mut c = cell(true, 0, 64 * MIB, (0, 64 * MIB, 90.0, 0.0), (0, 64 * MIB));
+        let mut d = DirResult::of(OpKind::Fsync, &OpStats::default(), c.elapsed_ns);
+        d.ops = 100;
+        c.directions.push(d);
+        // vda saw flushes: nothing to say
+        assert!(!judge(&c, None).has(FlagKind::NoFlush));
+        c.system.as_mut().unwrap().devices[1].total.f_s = 0.0;
+        let v = judge(&c, None);
+        assert!(v.has(FlagKind::NoFlush), "{v:?}");
+        // an image on tmpfs: no device under the loop device at all
+        c.system.as_mut().unwrap().devices.truncate(1);
+        let v = judge(&c, None);
+        assert!(v.flags.iter().any(|f| f.kind == FlagKind::NoFlush && f.evidence.contains("no block device")));
+    }
+
+    #[test]
+    fn writes_during_a_read_only_cell_are_someone_else_s_writeback() {
+        let c = cell(true, 64 * MIB, 0, (64 * MIB, 0, 90.0, 0.0), (64 * MIB, 400 * MIB));
+        let v = judge(&c, None);
+        assert!(v.has(FlagKind::ForeignWriteback), "{v:?}");
+    }
+
+    #[test]
+    fn short_interrupted_and_disturbed_cells_say_so() {
+        let mut c = cell(true, 64 * MIB, 0, (64 * MIB, 0, 90.0, 0.0), (64 * MIB, 0));
+        c.elapsed_ns = 300_000_000;
+        c.interrupted = true;
+        let sys = c.system.as_mut().unwrap();
+        sys.interference.disturbed = true;
+        sys.interference.reasons = vec!["other processes used 50% of the CPUs".into()];
+        let v = judge(&c, None);
+        assert!(v.has(FlagKind::TooShort) && v.has(FlagKind::StoppedEarly), "{v:?}");
+        assert_eq!(v.bound, Bound::Noise);
+        // the disturbance is said once in the line
+        assert_eq!(v.line().matches("other processes used 50%").count(), 1, "{}", v.line());
+    }
+
+    #[test]
+    fn fslab_s_own_cpu_bounds_a_null_engine() {
+        let mut c = cell(false, 0, 0, (0, 0, 0.0, 0.0), (0, 0));
+        let mut d = DirResult::of(OpKind::Read, &OpStats::default(), c.elapsed_ns);
+        d.ops = 1_000_000;
+        c.directions.push(d);
+        c.cpu.user_ns = 1_900_000_000;
+        c.cpu.sys_ns = 50_000_000;
+        let v = judge(&c, None);
+        assert_eq!(v.bound, Bound::Tool, "{v:?}");
+    }
+}
