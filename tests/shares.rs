@@ -6,6 +6,7 @@
 
 use crate::util::*;
 use serde_json::Value;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 /// Every latency share of every cell: at most 100%, and a missing one says why.
@@ -31,6 +32,20 @@ fn check_shares(j: &Value) -> Vec<(String, String, Option<f64>, Option<String>)>
     seen
 }
 
+/// The other tenant's shell loop, ended with its whole process group (its
+/// running dd too) when dropped, also when the test panics.
+struct Tenant(std::process::Child);
+
+impl Drop for Tenant {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) of the process group this test started (pgid = its pid)
+        unsafe {
+            libc::kill(-(self.0.id() as i32), libc::SIGKILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn foreign_writes_to_the_disk_under_a_loop_device_are_not_fslab_s_share() {
     if !require_root_with(&["losetup", "mkfs.ext4", "mount", "dd"]) {
@@ -42,13 +57,20 @@ fn foreign_writes_to_the_disk_under_a_loop_device_are_not_fslab_s_share() {
     // the other tenant: direct writes to a file on the disk under the loop
     // device's image (both in the root filesystem's temporary directories)
     let other = tempfile::tempdir_in("/var/tmp").unwrap();
-    let mut dd = Command::new("dd")
-        .args(["if=/dev/zero", "bs=1M", "count=3000", "oflag=direct"])
-        .arg(format!("of={}", other.path().join("foreign").display()))
+    // (256 MiB rewritten over and over: it writes for as long as fslab
+    // runs, in bounded space; a process group of its own, ended whole)
+    let foreign = other.path().join("foreign");
+    let dd = Tenant(Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "while :; do dd if=/dev/zero of='{}' bs=1M count=256 oflag=direct conv=notrunc 2>/dev/null; done",
+            foreign.display()
+        ))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .process_group(0)
         .spawn()
-        .unwrap();
+        .unwrap());
     let out_dir = tempfile::tempdir().unwrap();
     let mut runs = Vec::new();
     // direct and buffered, reads and writes: each direction of each device
@@ -65,9 +87,8 @@ fn foreign_writes_to_the_disk_under_a_loop_device_are_not_fslab_s_share() {
         let out = cmd.output().unwrap();
         runs.push((out, jp));
     }
-    // the tenant ends before anything is asserted (ours, by pid)
-    let _ = dd.kill();
-    let _ = dd.wait();
+    // the tenant ends before anything is asserted
+    drop(dd);
     drop(other);
     let name = lo.dev.trim_start_matches("/dev/").to_string();
     for (out, jp) in runs {

@@ -116,11 +116,12 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
     let tmpfs_backed = TmpfsBacked::new();
     let shm = tempfile::tempdir_in("/dev/shm").unwrap();
     let t = s(ext4.path()).to_string();
-    let io = |extra: &[&str]| {
-        let mut a = vec!["io", "--target", t.as_str(), "--quiet"];
+    fn with<'a>(t: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+        let mut a = vec!["io", "--target", t, "--quiet"];
         a.extend_from_slice(extra);
         a
-    };
+    }
+    let io = |extra: &[&'static str]| with(t.as_str(), extra);
     let mut wrong: Vec<(&str, Want, Value)> = Vec::new();
     let mut run = |what: &'static str, want: Want, args: Vec<&str>| {
         let (v, text) = verdict_of(&args);
