@@ -60,17 +60,19 @@ fn foreign_writes_to_the_disk_under_a_loop_device_are_not_fslab_s_share() {
     // (256 MiB rewritten over and over: it writes for as long as fslab
     // runs, in bounded space; a process group of its own, ended whole)
     let foreign = other.path().join("foreign");
-    let dd = Tenant(Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "while :; do dd if=/dev/zero of='{}' bs=1M count=256 oflag=direct conv=notrunc 2>/dev/null; done",
-            foreign.display()
-        ))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap());
+    let dd = Tenant(
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "while :; do dd if=/dev/zero of='{}' bs=1M count=256 oflag=direct conv=notrunc 2>/dev/null; done",
+                foreign.display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap(),
+    );
     let out_dir = tempfile::tempdir().unwrap();
     let mut runs = Vec::new();
     // direct and buffered, reads and writes: each direction of each device
@@ -105,7 +107,9 @@ fn foreign_writes_to_the_disk_under_a_loop_device_are_not_fslab_s_share() {
             .iter()
             .find(|s| s.1 == "write")
             .unwrap_or_else(|| panic!("no write share below {name}: {seen:?}"));
-        let why = w.3.as_deref().unwrap_or_else(|| panic!("a write share beside dd's writes: {w:?}"));
+        let why =
+            w.3.as_deref()
+                .unwrap_or_else(|| panic!("a write share beside dd's writes: {w:?}"));
         // said in the text too, under the share lines
         assert!(
             text.contains(&format!("— {} write: ", w.0)),

@@ -21,7 +21,10 @@ fn signal_after(sig: i32, wait: Duration, args: &[&str]) -> (std::process::Outpu
 fn reads_of(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/io"))
         .ok()
-        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("syscr:").and_then(|v| v.trim().parse().ok())))
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("syscr:").and_then(|v| v.trim().parse().ok()))
+        })
         .unwrap_or(0)
 }
 

@@ -7,7 +7,8 @@
 
 use crate::util::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// `fslab ARGS --output json:…` (a path appended as the last argument where
@@ -21,7 +22,11 @@ fn verdict_of(args: &[&str]) -> (Value, String) {
         .arg(format!("json:{}", out.display()))
         .output()
         .unwrap();
-    assert!(o.status.success(), "fslab {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "fslab {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let j = read_json(&out);
     let v = j["cells"][0]["verdict"].clone();
     assert!(v.is_object(), "no verdict: {}", j["cells"][0]);
@@ -50,6 +55,20 @@ fn shows(v: &Value, want: &Want) -> bool {
     }
 }
 
+/// A shell loop in a process group of its own, ended whole (its running
+/// child too) when dropped, also on panic.
+struct Group(std::process::Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) of the process group this test started (pgid = its pid)
+        unsafe {
+            libc::kill(-(self.0.id() as i32), libc::SIGKILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
 /// A loop device whose image is on tmpfs, with ext4 mounted on it.
 struct TmpfsBacked {
     mount: Option<Mount>,
@@ -74,7 +93,11 @@ impl TmpfsBacked {
         .trim()
         .to_string();
         assert!(dev.starts_with("/dev/loop"), "losetup: {dev}");
-        assert!(Command::new("mkfs.ext4").args(["-q", "-F", &dev]).status().unwrap().success());
+        assert!(Command::new("mkfs.ext4")
+            .args(["-q", "-F", &dev])
+            .status()
+            .unwrap()
+            .success());
         let mount = Some(Mount::new(&dev, "ext4", ""));
         TmpfsBacked { mount, dev, _dir: dir }
     }
@@ -91,23 +114,11 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// A lab plan of one ext4 filesystem and `workload` (TOML of one
-/// [[workload]]), with `top` at its top.
-fn lab_plan(dir: &Path, top: &str, workload: &str) -> PathBuf {
-    let p = dir.join("plan.toml");
-    std::fs::write(
-        &p,
-        format!("name = \"v\"\nrepeat = 1\n{top}\n[[filesystem]]\nname = \"ext4\"\ntype = \"ext4\"\nsize = \"512m\"\n\n[[workload]]\n{workload}\n"),
-    )
-    .unwrap();
-    p
-}
-
 pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
     if !require_root_with(&["losetup", "mkfs.ext4", "mount", "dbench"]) {
         return;
     }
-    let ext4 = Scratch::new("ext4", 1024);
+    let ext4 = Scratch::new("ext4", 2048);
     let nobarrier = {
         let lo = LoopDev::new(512);
         lo.mkfs("ext4");
@@ -123,117 +134,193 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
     }
     let io = |extra: &[&'static str]| with(t.as_str(), extra);
     let mut wrong: Vec<(&str, Want, Value)> = Vec::new();
-    let mut run = |what: &'static str, want: Want, args: Vec<&str>| {
+    let run = |what: &'static str, want: Want, args: Vec<&str>| {
         let (v, text) = verdict_of(&args);
         assert!(text.contains("verdict: "), "{what}: no verdict line:\n{text}");
-        wrong.push((what, want, v));
+        (what, want, v)
     };
     // 1. buffered writes the device never saw, reported as the device's
-    run(
+    wrong.push(run(
         "buffered writes of a file smaller than RAM",
         Want::Flag("page-cache"),
         io(&["--rw", "write", "--bs", "1m", "--size", "512m", "--runtime", "2s"]),
-    );
+    ));
+    // its dirty pages must not reach the next cells (that is setup 10)
+    assert!(Command::new("sync")
+        .arg("-f")
+        .arg(ext4.path())
+        .status()
+        .unwrap()
+        .success());
     // 2. buffered reads of a cached file presented as a device figure
-    run(
+    wrong.push(run(
         "buffered reads of a file smaller than RAM",
         Want::Bound("page-cache"),
         io(&["--rw", "randread", "--size", "64m", "--runtime", "2s"]),
-    );
+    ));
     // 3. fsync on an ext4 mounted without barriers
     let nb = s(nobarrier.0.path()).to_string();
-    run(
+    wrong.push(run(
         "fsync on ext4 mounted barrier=0",
         Want::Flag("no-flush"),
         vec![
-            "io", "--target", &nb, "--quiet", "--rw", "write", "--size", "8m", "--runtime", "2s", "--fsync-every", "1",
+            "io",
+            "--target",
+            &nb,
+            "--quiet",
+            "--rw",
+            "write",
+            "--size",
+            "8m",
+            "--runtime",
+            "2s",
+            "--fsync",
+            "1",
         ],
-    );
+    ));
     // 4. fsync on a loop device whose image is on tmpfs
     let tb = s(tmpfs_backed.mount.as_ref().unwrap().path()).to_string();
-    run(
+    wrong.push(run(
         "fsync on a loop device over tmpfs",
         Want::Flag("no-flush"),
         vec![
-            "io", "--target", &tb, "--quiet", "--rw", "write", "--size", "8m", "--runtime", "2s", "--fsync-every", "1",
+            "io",
+            "--target",
+            &tb,
+            "--quiet",
+            "--rw",
+            "write",
+            "--size",
+            "8m",
+            "--runtime",
+            "2s",
+            "--fsync",
+            "1",
         ],
-    );
+    ));
     // 5. fslab's own CPU is the limit
-    run(
+    wrong.push(run(
         "the null engine",
         Want::Bound("tool"),
-        io(&["--engine", "null", "--rw", "randread", "--size", "64m", "--runtime", "2s"]),
-    );
+        io(&[
+            "--engine",
+            "null",
+            "--rw",
+            "randread",
+            "--size",
+            "64m",
+            "--runtime",
+            "2s",
+        ]),
+    ));
     // 6. a working set far below the bandwidth-seconds
-    run(
+    wrong.push(run(
         "a 1 MiB working set for 2 s",
         Want::Flag("small-working-set"),
         io(&["--direct", "--rw", "randread", "--size", "1m", "--runtime", "2s"]),
-    );
+    ));
     // 7. too short to measure
-    run(
+    wrong.push(run(
         "a 200 ms run",
         Want::Flag("too-short"),
         io(&["--direct", "--rw", "randread", "--size", "64m", "--runtime", "200ms"]),
-    );
+    ));
     // 8. O_DIRECT on tmpfs
     let sh = s(shm.path()).to_string();
-    run(
+    wrong.push(run(
         "O_DIRECT on tmpfs",
         Want::Flag("direct-not-honoured"),
-        vec!["io", "--target", &sh, "--quiet", "--direct", "--rw", "randread", "--size", "16m", "--runtime", "1s"],
-    );
+        vec![
+            "io",
+            "--target",
+            &sh,
+            "--quiet",
+            "--direct",
+            "--rw",
+            "randread",
+            "--size",
+            "16m",
+            "--runtime",
+            "1s",
+        ],
+    ));
     // 9. a CPU hog beside the cell
     {
         let mut hogs: Vec<std::process::Child> = (0..2)
             .map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
             .collect();
-        run(
+        wrong.push(run(
             "two CPU hogs beside the cell",
             Want::Flag("disturbed"),
             io(&["--direct", "--rw", "randread", "--size", "64m", "--runtime", "2s"]),
-        );
+        ));
         for h in &mut hogs {
             let _ = h.kill();
             let _ = h.wait();
         }
     }
-    // 10. an earlier phase's unsynced writes flushed during a read-only cell
+    // 10. writes to the filesystem fslab did not make, flushed during a
+    // read-only cell (a loop of 64 MiB synced rewrites beside it, in a
+    // process group of its own, ended whole)
     {
         let junk = ext4.path().join("earlier");
-        std::fs::write(&junk, vec![7u8; 256 << 20]).unwrap();
-        let mut sync = Command::new("sync")
-            .arg("-f")
-            .arg(&junk)
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        run(
-            "an earlier phase's writes flushed during a read-only cell",
+        let writer = Group(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "while :; do dd if=/dev/zero of='{}' bs=1M count=64 conv=fsync 2>/dev/null; done",
+                    junk.display()
+                ))
+                .stdout(Stdio::null())
+                .process_group(0)
+                .spawn()
+                .unwrap(),
+        );
+        wrong.push(run(
+            "writes fslab did not make, flushed during a read-only cell",
             Want::Flag("foreign-writeback"),
             io(&["--direct", "--rw", "randread", "--size", "64m", "--runtime", "2s"]),
-        );
-        let _ = sync.wait();
+        ));
+        drop(writer);
         std::fs::remove_file(&junk).unwrap();
     }
-    // 11. a "cached" cell whose file is cold (caches dropped before it)
+    // 11. a run stopped early (SIGINT 3 s into a 20 s run of a 16 MiB
+    // file: laid out in well under a second, then timed)
+    {
+        let res = tempfile::tempdir().unwrap();
+        let out = res.path().join("r.json");
+        let o = Command::new("timeout")
+            .args(["--preserve-status", "--signal=INT", "3"])
+            .arg(fslab_path())
+            .args(io(&[
+                "--direct",
+                "--rw",
+                "randread",
+                "--size",
+                "16m",
+                "--runtime",
+                "20s",
+            ]))
+            .arg("--output")
+            .arg(format!("json:{}", out.display()))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+        let j = read_json(&out);
+        wrong.push((
+            "a run stopped by Ctrl-C",
+            Want::Flag("stopped-early"),
+            j["cells"][0]["verdict"].clone(),
+        ));
+    }
     let plans = tempfile::tempdir().unwrap();
     let scratch = scratch_dir();
-    let cold = lab_plan(
-        plans.path(),
-        "drop-caches = true",
-        "name = \"randread-4k-cached\"\ntype = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"256m\"\nruntime = \"2s\"",
-    );
-    run(
-        "a cached cell on a cold file",
-        Want::Flag("cold-cache"),
-        vec!["run", s(&cold), "--quiet", "--scratch-dir", s(scratch.path())],
-    );
     // 12. the seed-samba plan as shipped (one filesystem, 3 s): a replay in
     // the page cache, not the disks the seed measured
     let samba = plans.path().join("samba.toml");
     {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-samba-xattr.toml")).unwrap();
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-samba-xattr.toml")).unwrap();
         let mut plan: toml::Table = text.parse().unwrap();
         plan.insert("repeat".into(), 1.into());
         let fss = plan["filesystem"].as_array_mut().unwrap();
@@ -244,12 +331,11 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
         w[0].as_table_mut().unwrap().insert("time".into(), "3s".into());
         std::fs::write(&samba, toml::to_string(&plan).unwrap()).unwrap();
     }
-    run(
+    wrong.push(run(
         "the seed-samba plan (shortened)",
-        Want::Bound("page-cache"),
+        Want::Flag("page-cache"),
         vec!["run", s(&samba), "--quiet", "--scratch-dir", s(scratch.path())],
-    );
-    drop(run);
+    ));
 
     // correct setups: no flag (a machine's disturbance aside)
     let mut correct: Vec<(&str, Value)> = Vec::new();
@@ -257,30 +343,79 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
         let (v, _) = verdict_of(&args);
         correct.push((what, v));
     };
-    ok("direct 4k random reads", io(&["--direct", "--rw", "randread", "--size", "256m", "--runtime", "2s"]));
-    ok("direct 4k random writes", io(&["--direct", "--rw", "randwrite", "--size", "256m", "--runtime", "2s"]));
-    ok("direct 1m sequential reads", io(&["--direct", "--rw", "read", "--bs", "1m", "--size", "256m", "--runtime", "2s"]));
-    ok("direct mixed random I/O", io(&["--direct", "--rw", "randrw", "--size", "256m", "--runtime", "2s"]));
+    ok(
+        "direct 4k random reads",
+        io(&["--direct", "--rw", "randread", "--size", "256m", "--runtime", "2s"]),
+    );
+    ok(
+        "direct 4k random writes",
+        io(&["--direct", "--rw", "randwrite", "--size", "256m", "--runtime", "2s"]),
+    );
+    ok(
+        "direct 1m sequential reads",
+        io(&[
+            "--direct",
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--size",
+            "1g",
+            "--runtime",
+            "2s",
+        ]),
+    );
+    ok(
+        "direct mixed random I/O",
+        io(&["--direct", "--rw", "randrw", "--size", "256m", "--runtime", "2s"]),
+    );
     ok(
         "direct random reads, 4 jobs",
-        io(&["--direct", "--rw", "randread", "--jobs", "4", "--size", "64m", "--runtime", "2s"]),
+        io(&[
+            "--direct",
+            "--rw",
+            "randread",
+            "--jobs",
+            "4",
+            "--size",
+            "64m",
+            "--runtime",
+            "2s",
+        ]),
     );
     ok(
         "fsync'd writes with barriers",
-        io(&["--direct", "--rw", "write", "--size", "64m", "--runtime", "2s", "--fsync-every", "8"]),
+        io(&[
+            "--direct",
+            "--rw",
+            "write",
+            "--size",
+            "64m",
+            "--runtime",
+            "2s",
+            "--fsync",
+            "8",
+        ]),
     );
-    ok("buffered reads of a cached file", io(&["--rw", "randread", "--size", "64m", "--runtime", "2s"]));
+    ok(
+        "buffered reads of a cached file",
+        io(&["--rw", "randread", "--size", "64m", "--runtime", "2s"]),
+    );
     ok(
         "a metadata cell",
         vec!["meta", "--target", t.as_str(), "--quiet", "--files", "20k"],
     );
-    drop(ok);
 
     let mut report = String::new();
     let mut missed = Vec::new();
     for (what, want, v) in &wrong {
         let hit = shows(v, want);
-        report += &format!("{} wrong: {what}: {} {}\n", if hit { "ok" } else { "MISSED" }, v["bound"], flags(v).join(","));
+        report += &format!(
+            "{} wrong: {what}: {} {}\n",
+            if hit { "ok" } else { "MISSED" },
+            v["bound"],
+            flags(v).join(",")
+        );
         if !hit {
             missed.push(*what);
         }
@@ -295,5 +430,8 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
     }
     eprintln!("{report}");
     assert!(missed.is_empty(), "wrong setups not flagged: {missed:?}\n{report}");
-    assert!(false_alarms.is_empty(), "correct setups flagged: {false_alarms:?}\n{report}");
+    assert!(
+        false_alarms.is_empty(),
+        "correct setups flagged: {false_alarms:?}\n{report}"
+    );
 }

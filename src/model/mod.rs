@@ -17,8 +17,8 @@ mod schema;
 pub mod steady;
 pub mod system;
 mod target;
-pub mod verdict;
 mod v1;
+pub mod verdict;
 
 pub use cell_plan::{CellKind, CellPlan, FioCellPlan, FioJob};
 pub use dir::{pct_key, DirResult, LatBucket, LatSummary};

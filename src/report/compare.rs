@@ -919,7 +919,11 @@ pub fn write(s: &mut Doc, c: &Comparison) {
         }
         // one line per table, whatever the number of disturbed columns
         if !w.disturbed.is_empty() {
-            let each: Vec<String> = w.disturbed.iter().map(|(f, n, of)| format!("{f} {n} of {of}")).collect();
+            let each: Vec<String> = w
+                .disturbed
+                .iter()
+                .map(|(f, n, of)| format!("{f} {n} of {of}"))
+                .collect();
             let _ = writeln!(
                 s,
                 "  ! disturbed cells: {} (other processes or the hypervisor took CPU or I/O; see each cell's verdict)",

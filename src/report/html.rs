@@ -1024,11 +1024,7 @@ fn system_timelines(s: &mut String, n: &mut usize, sources: &[(String, &Report)]
                         fmt_ns(l.mean_lat_us * 1e3)
                     ),
                     None => match &l.unattributed {
-                        Some(why) => format!(
-                            "{} <span title=\"{}\">(—)</span>",
-                            fmt_ns(l.await_us * 1e3),
-                            esc(why)
-                        ),
+                        Some(why) => format!("{} <span title=\"{}\">(—)</span>", fmt_ns(l.await_us * 1e3), esc(why)),
                         None => fmt_ns(l.await_us * 1e3),
                     },
                 })

@@ -398,7 +398,9 @@ pub fn text_block(s: &mut String, c: &Cell) {
     // a disturbance's reasons (naming the processes) are said once, in the
     // cell's verdict line; without a verdict (older files) here
     let said = sys.interference.disturbed
-        && c.verdict.as_ref().is_some_and(|v| v.has(crate::model::verdict::FlagKind::Disturbed));
+        && c.verdict
+            .as_ref()
+            .is_some_and(|v| v.has(crate::model::verdict::FlagKind::Disturbed));
     if !said {
         wrapped(s, "  ", &interference_line(sys));
     }

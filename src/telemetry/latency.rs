@@ -179,13 +179,22 @@ mod tests {
         d.bytes = 4096 * 1000;
         let s = latency_shares(&[d.clone()], &[dev("vda", None, 300, 1400, 300 * 4096)]);
         assert_eq!(s[0].share_pct, None);
-        assert!(s[0].unattributed.as_deref().unwrap().contains("more than fslab's reads waited"), "{s:?}");
+        assert!(
+            s[0].unattributed
+                .as_deref()
+                .unwrap()
+                .contains("more than fslab's reads waited"),
+            "{s:?}"
+        );
         // a device that moved far more bytes than fslab read: others' I/O
         let mut d = dir(OpKind::Read, 1000, 200.0);
         d.bytes = 4096 * 1000;
         let s = latency_shares(&[d.clone()], &[dev("vda", None, 5000, 100, 64 << 20)]);
         assert_eq!(s[0].share_pct, None);
-        assert!(s[0].unattributed.as_deref().unwrap().contains("served other I/O"), "{s:?}");
+        assert!(
+            s[0].unattributed.as_deref().unwrap().contains("served other I/O"),
+            "{s:?}"
+        );
         // a disk under a loop device whose requests took longer in all than
         // the loop device's (was "loop8 62%, vda 67%")
         let devs = [
@@ -195,7 +204,10 @@ mod tests {
         let s = latency_shares(&[d.clone()], &devs);
         assert!((s[0].share_pct.unwrap() - 62.0).abs() < 1e-9);
         assert_eq!(s[1].share_pct, None);
-        assert!(s[1].unattributed.as_deref().unwrap().contains("loop8 above it"), "{s:?}");
+        assert!(
+            s[1].unattributed.as_deref().unwrap().contains("loop8 above it"),
+            "{s:?}"
+        );
         // every share of a cell that is fslab's alone is at most 100%
         let devs = [
             dev("loop8", None, 1000, 199, 4096 * 1000),

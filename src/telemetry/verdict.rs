@@ -149,15 +149,17 @@ pub fn judge(c: &Cell, ram: Option<u64>) -> Verdict {
                 ),
             );
         }
-        // an io cell only: a metadata cell's creates and deletes write too
+        // an io cell only (a metadata cell's creates and deletes write too),
+        // on the filesystem's own device (a disk under a loop device also
+        // carries other tenants' writes: interference says those)
         if plan.is_some() && writes == 0 && syncs == 0 && c.error.is_none() {
-            let w: u64 = bottoms(&s.devices).iter().map(|d| d.total.write_bytes).sum();
+            let w = t.total.write_bytes;
             if w > 4 * SLACK_BYTES {
                 flag(
                     FlagKind::ForeignWriteback,
                     format!(
                         "fslab wrote nothing, yet {} wrote {}: earlier writes (a previous phase's files or deletes, or others') were flushed during the cell",
-                        bottoms(&s.devices).iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", "),
+                        t.name,
                         Bytes(w)
                     ),
                 );
@@ -165,7 +167,6 @@ pub fn judge(c: &Cell, ram: Option<u64>) -> Verdict {
         }
         if syncs > 0 && write_bytes + t.total.write_bytes > 0 {
             let b = bottoms(&s.devices);
-            let any = b.iter().map(|d| flushes(&d.total)).sum::<f64>();
             let on_tmpfs = b.len() == 1 && b[0].role == crate::model::system::DeviceRole::Loop;
             if on_tmpfs {
                 flag(
@@ -176,12 +177,14 @@ pub fn judge(c: &Cell, ram: Option<u64>) -> Verdict {
                         b[0].backing.as_deref().unwrap_or("(unknown)")
                     ),
                 );
-            } else if any < 0.5 {
+            } else if flushes(&t.total) < 0.5 {
+                // the filesystem's own device: a disk below it also carries
+                // other tenants' flushes
                 flag(
                     FlagKind::NoFlush,
                     format!(
-                        "{syncs} fsync(s), but {} received no flush request: a disabled barrier (nobarrier) or a volatile write cache makes fsync faster than the device",
-                        b.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+                        "{syncs} fsync(s), but {} received no flush request: a disabled barrier (nobarrier, barrier=0) or a volatile write cache makes fsync faster than the device",
+                        t.name
                     ),
                 );
             }
@@ -213,14 +216,21 @@ pub fn judge(c: &Cell, ram: Option<u64>) -> Verdict {
             )
         }
     });
+    let disturbed = flags
+        .iter()
+        .find(|f| f.kind == FlagKind::Disturbed)
+        .map(|f| f.evidence.clone());
     let (bound, evidence) = if ops == 0 {
         (Bound::Unknown, "no operations".to_string())
-    } else if let Some(f) = flags.iter().find(|f| f.kind == FlagKind::Disturbed) {
-        (Bound::Noise, format!("disturbed: {}", f.evidence))
+    } else if let Some(b) = cpu_bound.clone().filter(|b| b.0 == Bound::Tool) {
+        // fslab's own code saturated its threads: whatever served the data,
+        // the figure is fslab's limit
+        b
     } else if let Some(t) = top {
         let util = t.total.util_pct;
         let logical = read_bytes + write_bytes;
-        let on_device = t.total.read_bytes.min(read_bytes.max(SLACK_BYTES)) + t.total.write_bytes.min(write_bytes.max(SLACK_BYTES));
+        let on_device =
+            t.total.read_bytes.min(read_bytes.max(SLACK_BYTES)) + t.total.write_bytes.min(write_bytes.max(SLACK_BYTES));
         if util >= BUSY_PCT {
             (
                 Bound::Device,
@@ -239,10 +249,19 @@ pub fn judge(c: &Cell, ram: Option<u64>) -> Verdict {
             (Bound::PageCache, e)
         } else if let Some(b) = cpu_bound {
             b
-        } else if let Some(s) = sys.filter(|s| s.total.cpu.idle + s.total.cpu.iowait < 10.0) {
+        } else if let Some(s) = sys.filter(|s| s.total.cpu.idle + s.total.cpu.iowait < 10.0 && disturbed.is_none()) {
             (
                 Bound::Cpu,
-                format!("the machine's CPUs were {:.0}% busy", 100.0 - s.total.cpu.idle - s.total.cpu.iowait),
+                format!(
+                    "the machine's CPUs were {:.0}% busy",
+                    100.0 - s.total.cpu.idle - s.total.cpu.iowait
+                ),
+            )
+        } else if let Some(d) = disturbed {
+            // nothing saturated, and others competed: their noise is the limit
+            (
+                Bound::Noise,
+                format!("nothing saturated, and the cell was disturbed: {d}"),
             )
         } else {
             // neither saturated: the larger of the device's busy time and
@@ -256,12 +275,17 @@ pub fn judge(c: &Cell, ram: Option<u64>) -> Verdict {
             } else {
                 (
                     Bound::Cpu,
-                    format!("fslab's {cpu:.0}% of a CPU per job beside {} busy {util:.0}%: latency-bound on the CPU path", t.name),
+                    format!(
+                        "fslab's {cpu:.0}% of a CPU per job beside {} busy {util:.0}%: latency-bound on the CPU path",
+                        t.name
+                    ),
                 )
             }
         }
     } else if let Some(b) = cpu_bound {
         b
+    } else if let Some(d) = disturbed {
+        (Bound::Noise, format!("the cell was disturbed: {d}"))
     } else {
         (Bound::Unknown, "no device telemetry for this target".to_string())
     };
@@ -299,7 +323,11 @@ mod tests {
         }
         let dev = |name: &str, above: Option<&str>, r, w, util, f_s| DeviceData {
             name: name.into(),
-            role: if above.is_none() { DeviceRole::Loop } else { DeviceRole::Disk },
+            role: if above.is_none() {
+                DeviceRole::Loop
+            } else {
+                DeviceRole::Disk
+            },
             above: above.map(Into::into),
             total: IostatPoint {
                 len_ms: 2000,
@@ -348,20 +376,35 @@ mod tests {
         let mut d = DirResult::of(OpKind::Fsync, &OpStats::default(), c.elapsed_ns);
         d.ops = 100;
         c.directions.push(d);
-        // vda saw flushes: nothing to say
+        // loop0 (the filesystem's device) saw flushes: nothing to say
+        c.system.as_mut().unwrap().devices[0].total.f_s = 10.0;
         assert!(!judge(&c, None).has(FlagKind::NoFlush));
-        c.system.as_mut().unwrap().devices[1].total.f_s = 0.0;
+        // none reached it (barrier=0), whatever the disk below saw
+        c.system.as_mut().unwrap().devices[0].total.f_s = 0.0;
         let v = judge(&c, None);
         assert!(v.has(FlagKind::NoFlush), "{v:?}");
         // an image on tmpfs: no device under the loop device at all
         c.system.as_mut().unwrap().devices.truncate(1);
         let v = judge(&c, None);
-        assert!(v.flags.iter().any(|f| f.kind == FlagKind::NoFlush && f.evidence.contains("no block device")));
+        assert!(v
+            .flags
+            .iter()
+            .any(|f| f.kind == FlagKind::NoFlush && f.evidence.contains("no block device")));
     }
 
     #[test]
     fn writes_during_a_read_only_cell_are_someone_else_s_writeback() {
+        // others' writes on the disk under the loop device are interference's
         let c = cell(true, 64 * MIB, 0, (64 * MIB, 0, 90.0, 0.0), (64 * MIB, 400 * MIB));
+        assert!(!judge(&c, None).has(FlagKind::ForeignWriteback));
+        // the filesystem's own device wrote: earlier work being flushed
+        let c = cell(
+            true,
+            64 * MIB,
+            0,
+            (64 * MIB, 300 * MIB, 90.0, 0.0),
+            (64 * MIB, 300 * MIB),
+        );
         let v = judge(&c, None);
         assert!(v.has(FlagKind::ForeignWriteback), "{v:?}");
     }
@@ -376,9 +419,34 @@ mod tests {
         sys.interference.reasons = vec!["other processes used 50% of the CPUs".into()];
         let v = judge(&c, None);
         assert!(v.has(FlagKind::TooShort) && v.has(FlagKind::StoppedEarly), "{v:?}");
-        assert_eq!(v.bound, Bound::Noise);
-        // the disturbance is said once in the line
+        // the busy device still bounded it; the disturbance is a flag
+        assert_eq!(v.bound, Bound::Device);
+        assert!(v.has(FlagKind::Disturbed));
+        // nothing saturated: the noise is the limit, said once in the line
+        c.system.as_mut().unwrap().devices[0].total.util_pct = 20.0;
+        c.cpu.sys_ns = 10_000_000;
+        let v = judge(&c, None);
+        assert_eq!(v.bound, Bound::Noise, "{v:?}");
         assert_eq!(v.line().matches("other processes used 50%").count(), 1, "{}", v.line());
+    }
+
+    #[test]
+    fn a_cache_test_that_read_from_the_device_is_cold() {
+        let mut c = cell(false, 256 * MIB, 0, (250 * MIB, 0, 95.0, 0.0), (250 * MIB, 0));
+        c.lab = Some(crate::model::LabTag {
+            workload: "randread-4k-cached".into(),
+            ..Default::default()
+        });
+        let v = judge(&c, None);
+        assert!(v.has(FlagKind::ColdCache), "{v:?}");
+        // the same reads served from memory: no flag
+        let mut c = cell(false, 256 * MIB, 0, (MIB, 0, 1.0, 0.0), (MIB, 0));
+        c.lab = Some(crate::model::LabTag {
+            workload: "randread-4k-cached".into(),
+            ..Default::default()
+        });
+        let v = judge(&c, None);
+        assert!(v.flags.is_empty() && v.bound == Bound::PageCache, "{v:?}");
     }
 
     #[test]

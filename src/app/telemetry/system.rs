@@ -48,7 +48,6 @@ impl SystemHook {
     }
 }
 
-
 /// Gathers every rank's summary on rank 0 (a collective: every rank calls it
 /// once per cell run, at its first `after_timed`).
 fn gather_ranks(sd: &mut SystemData) {
