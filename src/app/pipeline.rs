@@ -216,6 +216,7 @@ pub fn run_cell<K: CellWork>(
             h.after_timed(c);
         }
     }
+    cells.iter_mut().for_each(super::calibration::rate);
     // measured: an abort while the files go must not lose it
     work.publish(&cells);
     guard.finish();
