@@ -56,9 +56,21 @@ pub struct Calibration {
     /// The page size `cached_pread_ns` read.
     pub page_bytes: u64,
     /// pread of a cached tmpfs file of up to 64 MiB into a 1 MiB buffer:
-    /// the copy from the page cache to user memory, bytes per second.
+    /// the copy from the page cache to user memory, streaming through
+    /// main memory, bytes per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_cache_copy_bytes_per_s: Option<u64>,
+    /// The same copy with the file (4 reads' worth) and the buffer in the
+    /// CPU's caches, the per-call cost taken out (from reads of 64 KiB or
+    /// 1 MiB and of a page, the faster): the fastest a cached read can
+    /// move bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_cache_copy_bytes_per_s: Option<u64>,
+    /// A copy in user space between two buffers in the CPU's caches (64
+    /// KiB or 1 MiB, the faster): what no read's copy beats (a filesystem
+    /// whose page cache holds large folios copies faster than tmpfs's
+    /// pages).
+    pub memcpy_bytes_per_s: u64,
     /// The host's own noise: the coefficient of variation (standard
     /// deviation / mean, a fraction) of `noise_loops_ns`.
     pub noise_cv: f64,
@@ -87,9 +99,10 @@ pub enum Floor {
     TmpfsStat,
     /// `tmpfs_unlink_ns`: deletes (delete phases, Unlink).
     TmpfsUnlink,
-    /// Reads and writes: `cached_pread_ns` for the first page, plus the
-    /// rest of the operation's mean size at `page_cache_copy_bytes_per_s`
-    /// (a cached read of the same size).
+    /// Reads and writes: a cached read of the operation's mean size,
+    /// `cached_pread_ns` plus (or, below a page, minus, down to a null
+    /// syscall) the difference from a page at the fastest of the copy
+    /// bandwidths.
     CachedPread,
 }
 
@@ -142,9 +155,17 @@ impl Calibration {
             Floor::CachedPread => {
                 let page = self.cached_pread_ns?;
                 let size = d.bytes.checked_div(d.ops).unwrap_or(0);
-                let rest = size.saturating_sub(self.page_bytes);
-                match self.page_cache_copy_bytes_per_s.filter(|&b| b > 0) {
-                    Some(bps) if rest > 0 => page + (rest as f64 * 1e9 / bps as f64).round() as u64,
+                // the faster copy: a floor is what no read of this size beats
+                let bw = self
+                    .page_cache_copy_bytes_per_s
+                    .max(self.cpu_cache_copy_bytes_per_s)
+                    .max(Some(self.memcpy_bytes_per_s));
+                match bw.filter(|&b| b > 0) {
+                    Some(bps) if size != self.page_bytes => {
+                        let diff = (size as f64 - self.page_bytes as f64) * 1e9 / bps as f64;
+                        // below a page no less than entering the kernel
+                        (page as f64 + diff).round().max(self.null_syscall_ns.max(1) as f64) as u64
+                    }
                     _ => page,
                 }
             }
@@ -211,7 +232,9 @@ pub(crate) mod tests {
             tmpfs_unlink_ns: Some(1000),
             cached_pread_ns: Some(200),
             page_bytes: 4096,
-            page_cache_copy_bytes_per_s: Some(4_096_000_000),
+            page_cache_copy_bytes_per_s: Some(2_048_000_000),
+            cpu_cache_copy_bytes_per_s: Some(4_096_000_000),
+            memcpy_bytes_per_s: 3_000_000_000,
             noise_cv: 0.02,
             noise_loops_ns: vec![100; 10],
             absent: vec![],
@@ -244,9 +267,12 @@ pub(crate) mod tests {
             dir(OpKind::Create, Some("seq-create"), 10, 0, 6200.0),
             dir(OpKind::Stat, Some("seq-stat"), 10, 0, 500.0),
             dir(OpKind::Delete, Some("seq-delete"), 10, 0, 3000.0),
-            // 4 KiB: one page; 1 MiB: a page plus 1020 KiB at 4.096 GB/s (255 µs)
+            // 4 KiB: one page; 1 MiB: a page plus 1020 KiB at the faster
+            // 4.096 GB/s (255 µs); 2 KiB: a page less 2 KiB (0.5 µs), no
+            // less than a null syscall
             dir(OpKind::Read, None, 10, 40960, 2400.0),
             dir(OpKind::Write, None, 10, 10 << 20, 512_400.0),
+            dir(OpKind::ReadX, None, 10, 20480, 150.0),
             dir(OpKind::Fsync, None, 10, 0, 1e6),
             dir(OpKind::Rename, None, 0, 0, 0.0),
         ];
@@ -263,6 +289,7 @@ pub(crate) mod tests {
                 ("seq-delete", Floor::TmpfsUnlink, 1000, 3.0),
                 ("read", Floor::CachedPread, 200, 12.0),
                 ("write", Floor::CachedPread, 200 + 255_000, 512_400.0 / 255_200.0),
+                ("ReadX", Floor::CachedPread, 50, 3.0),
             ]
         );
         // a figure the card lacks gives no ratio, never one against zero

@@ -57,7 +57,7 @@ pub fn card_text(k: &Calibration, source: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "calibration card of this host (fslab {})", k.fslab_build);
     let row = |s: &mut String, what: &str, v: String| {
-        let _ = writeln!(s, "  {what:<44} {v}");
+        let _ = writeln!(s, "  {what:<46} {v}");
     };
     let absent = |figure: &str| {
         k.absent
@@ -88,11 +88,19 @@ pub fn card_text(k: &Calibration, source: &str) -> String {
     );
     row(
         &mut s,
-        "page-cache copy bandwidth (pread)",
+        "page-cache copy bandwidth (pread, large file)",
         k.page_cache_copy_bytes_per_s
             .map(gb_s)
             .unwrap_or_else(|| absent("page_cache_copy_bytes_per_s")),
     );
+    row(
+        &mut s,
+        "... within the CPU's caches (per-call cost out)",
+        k.cpu_cache_copy_bytes_per_s
+            .map(gb_s)
+            .unwrap_or_else(|| absent("cpu_cache_copy_bytes_per_s")),
+    );
+    row(&mut s, "memcpy within the CPU's caches", gb_s(k.memcpy_bytes_per_s));
     row(
         &mut s,
         &format!("host noise (CV of {} identical loops)", k.noise_loops_ns.len()),
@@ -169,7 +177,9 @@ mod tests {
             "1.00 µs",
             "pread of one cached 4 KiB page",
             "200 ns",
+            "2.05 GB/s",
             "4.10 GB/s",
+            "3.00 GB/s",
             "2.00%",
             "measured now",
         ] {

@@ -27,6 +27,9 @@ const ROUNDS: usize = 3;
 const COPY_FILE: u64 = 64 << 20;
 const COPY_CHUNK: usize = 1 << 20;
 const COPY_PASSES: usize = 3;
+/// The copy within the CPU's caches: reads of these sizes, each from a
+/// file of four of them.
+const HOT_CHUNKS: [usize; 2] = [64 << 10, 1 << 20];
 /// The noise loops: how many, and how long each.
 const NOISE_LOOPS: usize = 10;
 const NOISE_LOOP: Duration = Duration::from_millis(10);
@@ -83,6 +86,12 @@ pub fn measure(dir: Result<&Path, &str>, not_tmpfs: Option<&str>) -> Calibration
         page_cache_copy_bytes_per_s = Some(copy_bandwidth(d)?);
         Ok(())
     });
+    let memcpy_bytes_per_s = memcpy_bandwidth();
+    let mut cpu_cache_copy_bytes_per_s = None;
+    in_dir(dir, &["cpu_cache_copy_bytes_per_s"], &mut |d| {
+        cpu_cache_copy_bytes_per_s = Some(hot_copy_bandwidth(d, page_bytes as usize)?);
+        Ok(())
+    });
     let noise_loops_ns = noise_loops();
     Calibration {
         fslab_build: String::new(),
@@ -99,6 +108,8 @@ pub fn measure(dir: Result<&Path, &str>, not_tmpfs: Option<&str>) -> Calibration
         cached_pread_ns,
         page_bytes,
         page_cache_copy_bytes_per_s,
+        cpu_cache_copy_bytes_per_s,
+        memcpy_bytes_per_s,
         noise_cv: coefficient_of_variation(&noise_loops_ns),
         noise_loops_ns,
         absent,
@@ -274,6 +285,65 @@ fn copy_bandwidth(dir: &Path) -> std::io::Result<u64> {
     Ok((size as f64 * 1e9 / best.max(1.0)) as u64)
 }
 
+/// Bytes per second of the copy alone (the per-call cost taken out) of
+/// pread from a cached file into one buffer, both in the CPU's caches: for
+/// each of `HOT_CHUNKS`, from the fastest batches of reads of the chunk and
+/// of one page of a file of four chunks, (chunk - page) / (t(chunk) -
+/// t(page)); the fastest of them (a larger copy may run faster).
+fn hot_copy_bandwidth(dir: &Path, page: usize) -> std::io::Result<u64> {
+    let mut best = 0f64;
+    for chunk in HOT_CHUNKS {
+        let file = 4 * chunk;
+        let f = unnamed_file(dir)?;
+        let mut buf = vec![0x5au8; chunk];
+        for at in (0..file).step_by(chunk) {
+            write_all(&f, &buf, at as u64)?;
+        }
+        let mut short = false;
+        let mut per_read = |len: usize| {
+            let mut at = 0;
+            floor_ns(|| {
+                match rustix::io::pread(&f, &mut buf[..len], at as u64) {
+                    Ok(n) if n == len => {}
+                    _ => short = true,
+                }
+                at = (at + chunk) % file;
+            })
+        };
+        let (t_chunk, t_page) = (per_read(chunk), per_read(page));
+        if short {
+            return Err(std::io::Error::other(
+                "a read of the cached file came back short or failed",
+            ));
+        }
+        // a page's read no faster than a chunk's: noise; the chunk's rate then
+        let bytes_per_ns = if t_chunk > t_page && chunk > page {
+            (chunk - page) as f64 / (t_chunk - t_page)
+        } else {
+            chunk as f64 / t_chunk.max(1.0)
+        };
+        best = best.max(bytes_per_ns);
+    }
+    Ok((best * 1e9) as u64)
+}
+
+/// Bytes per second of a copy in user space between two buffers in the
+/// CPU's caches, of `HOT_CHUNKS` bytes (the faster): what no copy of a
+/// read beats.
+fn memcpy_bandwidth() -> u64 {
+    let mut best = 0f64;
+    for chunk in HOT_CHUNKS {
+        let src = vec![0x5au8; chunk];
+        let mut dst = vec![0u8; chunk];
+        let t = floor_ns(|| {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&mut dst);
+        });
+        best = best.max(chunk as f64 / t.max(1.0));
+    }
+    ((best * 1e9) as u64).max(1)
+}
+
 /// One noise loop: `n` rounds of integer mixing, a getppid every 16th.
 fn noise_work(n: u64) {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -316,6 +386,8 @@ mod tests {
         assert!(k.null_syscall_ns > 0 && k.clock_read_ns > 0);
         assert!(k.cached_pread_ns.is_some_and(|n| n > 0), "{k:?}");
         assert!(k.page_cache_copy_bytes_per_s.is_some_and(|b| b > 0), "{k:?}");
+        assert!(k.cpu_cache_copy_bytes_per_s.is_some_and(|b| b > 0), "{k:?}");
+        assert!(k.memcpy_bytes_per_s > 0);
         assert_eq!(k.noise_loops_ns.len(), NOISE_LOOPS);
         assert!(k.noise_cv().is_some());
         if tmpfs {
@@ -333,7 +405,7 @@ mod tests {
         // no directory: every figure that needs one absent, with the reason
         let k = measure(Err("no room"), Some("no room"));
         assert!(k.cached_pread_ns.is_none() && k.page_cache_copy_bytes_per_s.is_none());
-        assert_eq!(k.absent.len(), 5);
+        assert_eq!(k.absent.len(), 6);
         assert!(k.absent.iter().all(|a| a.reason == "no room"));
         assert!(k.null_syscall_ns > 0);
     }
