@@ -330,10 +330,12 @@ fn every_result_carries_the_card_and_each_cell_its_floors() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().to_str().unwrap();
     let meta = dir.path().join("meta.json");
+    let csv = dir.path().join("meta.csv");
     let o = fslab()
         .env("XDG_RUNTIME_DIR", xdg.path())
         .args(["meta", "--target", t, "--files", "500", "--order", "seq"])
         .args(["--output", &format!("json:{}", meta.display())])
+        .args(["--output", &format!("csv:{}", csv.display())])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -361,6 +363,19 @@ fn every_result_carries_the_card_and_each_cell_its_floors() {
             ratio > 0.0 && (ratio - mean / fl).abs() <= ratio * 1e-3 + 1.0 / fl,
             "{e}"
         );
+    }
+    // CSV: the floor and the ratio beside each phase's figures
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    for phase in ["seq-create", "seq-stat", "seq-delete"] {
+        for metric in ["floor_ns", "floor_ratio"] {
+            assert_eq!(
+                csv.lines()
+                    .filter(|l| l.contains(&format!(",{phase},{metric},")))
+                    .count(),
+                1,
+                "{phase} {metric}:\n{csv}"
+            );
+        }
     }
     let line: Vec<&str> = text.lines().filter(|l| l.starts_with("floor: ")).collect();
     assert_eq!(line.len(), 1, "one line per cell:\n{text}");
