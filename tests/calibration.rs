@@ -121,26 +121,26 @@ fn calibrate_prints_every_figure_in_under_30_s() {
     ] {
         assert!(text.contains(label), "{label}:\n{text}");
     }
-    // nothing of the measurement is left on the tmpfs
-    for d in ["/dev/shm", "/tmp"] {
-        let pid_dirs: Vec<String> = std::fs::read_dir(d)
+    // nothing of a measurement is left: its work directory (on the tmpfs)
+    // is gone when it ends
+    let child = std::process::Command::new(fslab_path())
+        .env("XDG_RUNTIME_DIR", xdg.path())
+        .args(["calibrate", "--fresh"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(child.wait_with_output().unwrap().status.success());
+    for d in ["/dev/shm", "/tmp", &std::env::temp_dir().display().to_string()] {
+        let left: Vec<String> = std::fs::read_dir(d)
             .map(|r| {
                 r.flatten()
                     .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.starts_with("fslab-calibrate-"))
+                    .filter(|n| n.starts_with(&format!("fslab-{pid}-")))
                     .collect()
             })
             .unwrap_or_default();
-        // other runs may be measuring now: only a dead process's would be a leftover
-        for n in pid_dirs {
-            let pid = n
-                .trim_start_matches("fslab-calibrate-")
-                .split('-')
-                .next()
-                .unwrap()
-                .to_string();
-            assert!(Path::new(&format!("/proc/{pid}")).exists(), "left behind: {d}/{n}");
-        }
+        assert!(left.is_empty(), "left in {d}: {left:?}");
     }
 }
 
@@ -454,4 +454,49 @@ fn bad_calibrate_outputs_are_refused() {
         ],
         &[&f],
     );
+}
+
+/// The work directories of process `pid` in the places a card is measured.
+fn workdirs_of(pid: u32) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for d in [PathBuf::from("/dev/shm"), PathBuf::from("/tmp"), std::env::temp_dir()] {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_name().to_string_lossy().starts_with(&format!("fslab-{pid}-")) {
+                v.push(e.path());
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn a_signal_while_measuring_leaves_nothing() {
+    let xdg = runtime_dir();
+    let mut child = std::process::Command::new(fslab_path())
+        .env("XDG_RUNTIME_DIR", xdg.path())
+        .args(["calibrate", "--fresh"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // the measurement has begun once its work directory is there
+    let t = Instant::now();
+    while workdirs_of(pid).is_empty() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the card was measured before it was seen"
+        );
+        assert!(t.elapsed() < Duration::from_secs(30), "no work directory appeared");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let made = workdirs_of(pid);
+    let out = signal_and_wait(child, libc::SIGTERM);
+    assert_eq!(out.status.code(), Some(143), "{}", String::from_utf8_lossy(&out.stderr));
+    for d in made {
+        assert!(!d.exists(), "{} left behind", d.display());
+    }
+    assert!(entries(xdg.path())
+        .iter()
+        .all(|e| !e.to_string_lossy().ends_with(".tmp")));
 }

@@ -125,26 +125,8 @@ pub fn card(fresh: bool) -> (Calibration, Source) {
     }
 }
 
-/// A new directory of fslab's for the measurement, under `parent`,
-/// removed by an abort too (`target::live`).
-fn work_dir(parent: &Path) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let mut n = 0;
-    loop {
-        let d = parent.join(format!("fslab-calibrate-{}-{n}", std::process::id()));
-        match std::fs::DirBuilder::new().mode(0o700).create(&d) {
-            Ok(()) => {
-                crate::target::live::add_dir(&d);
-                return Ok(d);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Measures the card now, in a directory of its own on a tmpfs if there
-/// is one (else in the temporary directory, without the tmpfs figures).
+/// Measures the card now, in a work directory of its own on a tmpfs if
+/// there is one (else in the temporary directory, without the tmpfs figures).
 fn measure(boot: &str) -> Calibration {
     let tmpfs = TMPFS_DIRS
         .iter()
@@ -153,11 +135,12 @@ fn measure(boot: &str) -> Calibration {
     let parent = tmpfs.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
     let not_tmpfs = format!("neither {} is a tmpfs", TMPFS_DIRS.join(" nor "));
     let not_tmpfs = tmpfs.is_none().then_some(not_tmpfs.as_str());
-    let mut k = match work_dir(&parent) {
+    // a work directory as every cell's (`fslab-<pid>-<n>` with its locked
+    // marker): an abort removes it, `fslab cleanup` what a SIGKILL left
+    let mut k = match crate::target::make_workdir(&parent) {
         Ok(d) => {
             let k = crate::runner::calibrate::measure(Ok(&d), not_tmpfs);
-            let _ = std::fs::remove_dir_all(&d);
-            crate::target::live::remove_dir(&d);
+            crate::target::workdir::remove_marked(&d);
             k
         }
         Err(e) => {

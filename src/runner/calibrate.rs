@@ -34,7 +34,7 @@ const HOT_CHUNKS: [usize; 2] = [64 << 10, 1 << 20];
 const NOISE_LOOPS: usize = 10;
 const NOISE_LOOP: Duration = Duration::from_millis(10);
 
-/// The card's figures, measured in `dir` (an empty directory of fslab's,
+/// The card's figures, measured in `dir` (a work directory of fslab's,
 /// or why there is none): the tmpfs floors unless `not_tmpfs` says why
 /// not, the cached-page figures in any case (a file just written is in the
 /// page cache). A figure that cannot be measured is absent with the
