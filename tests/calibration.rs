@@ -500,3 +500,74 @@ fn a_signal_while_measuring_leaves_nothing() {
         .iter()
         .all(|e| !e.to_string_lossy().ends_with(".tmp")));
 }
+
+/// A cell under another kernel, in a VM: the guest measures no card of its
+/// own (under TCG it would take long and describe the emulator); the
+/// host's card is the run's, and the guest's cell is set against it.
+#[test]
+fn a_guest_cell_is_set_against_the_hosts_card() {
+    let kernels = std::env::var_os("FSLAB_KERNELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/fslab/kernels"));
+    let k = kernels.join("6.12");
+    if !require_root_with(&["qemu-system-x86_64", "mkfs.ext4"])
+        || !require("a 6.12 kernel (examples/fetch-kernels.sh)", k.join("vmlinuz").exists())
+    {
+        return;
+    }
+    let xdg = runtime_dir();
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"name = "vm-card"
+repeat = 1
+kernels = [{{ name = "6.12", image = "{}", modules = "{}" }}]
+
+[vm]
+cpus = 1
+memory = "1g"
+
+[[filesystem]]
+name = "ext4"
+type = "ext4"
+size = "256m"
+
+[[workload]]
+name = "randread"
+type = "io"
+rw = "randread"
+bs = "4k"
+size = "8m"
+runtime = "1s"
+"#,
+            k.join("vmlinuz").display(),
+            k.join("modules").display()
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let out = fslab()
+        .env("XDG_RUNTIME_DIR", xdg.path())
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--scratch-dir",
+            scratch.path().to_str().unwrap(),
+        ])
+        .args(["--output", &format!("json:{}", json.display()), "--quiet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = read_json(&json);
+    // the host's card: the one in the host's cache
+    let cached: Value = serde_json::from_slice(&std::fs::read(&entries(xdg.path())[0]).unwrap()).unwrap();
+    assert_eq!(figures(&j["calibration"]), figures(&cached));
+    let c = &cells(&j)[0];
+    assert_eq!(c["lab"]["kernel"]["name"], "6.12", "{c}");
+    let eff = c["efficiency"].as_array().expect("the guest's cell has its floors");
+    assert_eq!(eff[0]["op"], "read");
+    assert_eq!(eff[0]["floor_ns"], cached["cached_pread_ns"]);
+}
