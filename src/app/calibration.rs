@@ -1,11 +1,12 @@
 //! The calibration card of a run (`model::calibration`): measured
-//! (`runner::calibrate`, about half a second) or read from the cache once
+//! (`runner::calibrate`, under a second) or read from the cache once
 //! per process, before the first cell, never while one runs; then every
 //! cell's figures are set against it (`rate`).
 //!
 //! The cache keeps one card per boot and fslab build, in a runtime
-//! directory the system empties at boot: `$XDG_RUNTIME_DIR/fslab`, or for
-//! root without one `/run/fslab`; not under $HOME (a run with a fresh
+//! directory the system normally empties at boot (entries of other boots
+//! are pruned where it does not): `$XDG_RUNTIME_DIR/fslab`, or for root
+//! without one `/run/fslab`; not under $HOME (a run with a fresh
 //! HOME would measure again). It is used only when it is a directory of
 //! the running user's alone, and its entries are read and written as
 //! `target::cache` does (no symlink followed, no entry of another user's

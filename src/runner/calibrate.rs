@@ -1,5 +1,5 @@
 //! Measures the calibration card (`model::calibration`): the cheapest form
-//! of each operation fslab times, on this host, in about half a second.
+//! of each operation fslab times, on this host, in under a second.
 //! `app::calibration` chooses the directory, caches the card and makes
 //! sure no cell runs meanwhile.
 //!
