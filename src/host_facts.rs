@@ -123,6 +123,12 @@ pub fn pseudo_fs(path: &Path) -> Option<&'static str> {
     None
 }
 
+/// Whether `path` is on a tmpfs (or devtmpfs, tmpfs inside): memory only,
+/// the page cache and nothing under it.
+pub fn is_tmpfs(path: &Path) -> bool {
+    rustix::fs::statfs(path).is_ok_and(|st| st.f_type as u64 as u32 == TMPFS_MAGIC)
+}
+
 /// This machine's host name (uname's nodename).
 pub fn hostname() -> String {
     rustix::system::uname().nodename().to_string_lossy().into_owned()

@@ -75,6 +75,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Run(a) => Some(&a.common.telemetry),
         Command::Fio(_) => fio_args.as_ref().map(|a| &a.telemetry),
         Command::Cleanup(_)
+        | Command::Calibrate(_)
         | Command::Compare(_)
         | Command::Report(_)
         | Command::Schema
@@ -109,6 +110,18 @@ fn run(cli: Cli) -> ExitCode {
             Err(e) => return usage(e),
         },
         Command::Cleanup(a) => return cleanup(a),
+        Command::Calibrate(a) => {
+            return match plan::calibrate::CalibratePlan::from_args(a) {
+                Ok(p) => match app::run_calibrate(&p) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("fslab: error: {e}");
+                        ExitCode::from(e.exit_code() as u8)
+                    }
+                },
+                Err(e) => usage(e),
+            }
+        }
         Command::Compare(a) => return compare(a),
         Command::Report(a) => return report(a),
         Command::Schema => {

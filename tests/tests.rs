@@ -3,6 +3,7 @@
 mod util;
 
 mod bad_input;
+mod calibration;
 mod cleanup;
 mod cli_conventions;
 mod compare_formats;

@@ -134,6 +134,7 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
     let outputs = std::mem::take(&mut lab.outputs);
     let mut r = Report::new("run", SystemTime::now());
     r.lab = Some(lab_info(&lab));
+    r.calibration = crate::app::calibration::for_run(lab.in_guest);
     crate::app::abort::expect_results(&r, &outputs);
     let can_drop = scratch::is_root();
     if lab.drop_caches && !can_drop && !lab.quiet {
@@ -398,6 +399,8 @@ impl LabRun<'_> {
                     vm: Some(g.vm),
                 });
                 cell.lab = Some(tag);
+                // against the host's floors: a guest records no card
+                crate::app::calibration::rate(&mut cell);
                 cell
             }
             Err(vm::VmError::Interrupted) => return Ok(self.interrupted()),

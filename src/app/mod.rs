@@ -4,6 +4,7 @@
 //! and later commands reuse it.
 
 pub mod abort;
+pub mod calibration;
 pub mod cell;
 mod fio;
 mod io;
@@ -14,6 +15,7 @@ mod probe;
 mod replay;
 pub mod telemetry;
 
+pub use calibration::run_calibrate;
 pub use fio::run_fio;
 pub use io::{run_io, IoCell};
 pub use lab::run_lab;
@@ -48,7 +50,8 @@ pub(crate) fn io_err(what: String) -> impl FnOnce(std::io::Error) -> AppError {
 /// signal that ends the process at once writes it, marked interrupted, with
 /// the cell as far as it got (see `interrupt`).
 pub(crate) fn start_report(command: &str, outputs: &crate::plan::Outputs) -> Report {
-    let r = Report::new(command, SystemTime::now());
+    let mut r = Report::new(command, SystemTime::now());
+    r.calibration = calibration::for_run(false);
     crate::app::abort::expect_results(&r, outputs);
     r
 }

@@ -216,6 +216,7 @@ pub fn run_cell<K: CellWork>(
             h.after_timed(c);
         }
     }
+    cells.iter_mut().for_each(super::calibration::rate);
     // after the hooks: the verdict reads the cell's telemetry
     let ram = crate::plan::host_memory();
     for c in &mut cells {

@@ -192,6 +192,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Remove work directories and scratch filesystems a killed fslab left behind (only fslab's own, only of dead processes).
     Cleanup(CleanupArgs),
+    /// This host's floors (null syscall, clock read, tmpfs create/stat/unlink, cached pread, page-cache copy) and noise, as every result records them.
+    #[command(after_help = CALIBRATE_EXAMPLES)]
+    Calibrate(CalibrateArgs),
     /// Print the JSON Schema of the result file (docs/result.schema.json).
     #[command(hide = true)]
     Schema,
@@ -232,7 +235,7 @@ pub struct ManArgs {
 }
 
 /// What `fslab man SUBCOMMAND` takes.
-const SUBCOMMANDS: [&str; 11] = [
+const SUBCOMMANDS: [&str; 12] = [
     "run",
     "io",
     "meta",
@@ -242,6 +245,7 @@ const SUBCOMMANDS: [&str; 11] = [
     "compare",
     "report",
     "cleanup",
+    "calibrate",
     "completions",
     "man",
 ];
@@ -761,6 +765,30 @@ const COMPARE_EXAMPLES: &str = "Examples:
   fslab compare a.json b.json --format plain   # ASCII, <= 80 columns, for mail
   fslab compare 4k.json 64k.json --force  # differing workloads (bs)
   fslab compare meta.json --format markdown    # pipe tables: an issue, a wiki";
+
+/// `fslab calibrate`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CalibrateArgs {
+    /// Measure again, ignoring the card cached for this boot and build
+    /// (the new card replaces it).
+    #[arg(long)]
+    pub fresh: bool,
+    /// Output as FORMAT or FORMAT:PATH (repeatable): text, json. The text
+    /// stays on stdout beside file outputs unless another format goes there.
+    #[arg(long, value_name = "FORMAT[:PATH]")]
+    pub output: Vec<String>,
+}
+
+const CALIBRATE_EXAMPLES: &str = "\
+Every run measures the card before its first cell, or reads the one this
+fslab build measured since the last boot (in $XDG_RUNTIME_DIR/fslab, or
+/run/fslab for root), and sets each cell against it: \"create 3.1x this
+host's tmpfs floor\". It takes about a second.
+
+Examples:
+  fslab calibrate                          # the card (cached, or measured now)
+  fslab calibrate --fresh                  # measured again, the cache replaced
+  fslab calibrate --output json:card.json  # as JSON too";
 
 #[derive(Debug, Args, Clone)]
 pub struct CleanupArgs {

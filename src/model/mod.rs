@@ -7,6 +7,7 @@
 //! Layout of a result file: docs/results.md (schema 2; `read` also takes
 //! schema 1, see `v1`).
 
+pub mod calibration;
 mod cell_plan;
 mod dir;
 mod host;
@@ -63,6 +64,11 @@ pub struct Report {
     /// Lab runs (`fslab run`): the plan and its shape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lab: Option<LabInfo>,
+    /// The host's floors and noise, measured (or read from this boot's
+    /// cache) before the first cell: `calibration::Calibration`. Absent in
+    /// files of versions before it, and of a VM guest's cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<calibration::Calibration>,
 }
 
 /// What a lab run was asked to do.
@@ -134,6 +140,11 @@ pub struct Cell {
     /// in files written before verdicts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<verdict::Verdict>,
+    /// Each figure against this host's floor (`Report::calibration`):
+    /// metadata phases against tmpfs's, reads and writes against a cached
+    /// pread of the same size. Empty without a card.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub efficiency: Vec<calibration::Efficiency>,
 }
 
 /// A lab cell's place in the plan.
@@ -281,6 +292,7 @@ impl Cell {
             xattrs: None,
             steadystate: None,
             verdict: None,
+            efficiency: Vec::new(),
         }
     }
 
@@ -325,6 +337,7 @@ impl Report {
             cells: Vec::new(),
             max_rss_kib: 0,
             lab: None,
+            calibration: None,
         }
     }
 }

@@ -195,6 +195,10 @@ pub struct LabPlan {
     /// Files the guest needs at the same paths (the plan file, load files).
     #[serde(skip)]
     pub guest_files: Vec<PathBuf>,
+    /// This is the one cell of a VM guest (`--guest-filesystem`): the
+    /// host's calibration card is the run's, the guest measures none.
+    #[serde(skip)]
+    pub in_guest: bool,
 }
 
 /// Most reruns of a disturbed cell.
@@ -319,6 +323,7 @@ impl LabPlan {
             vm: VmPlan::default(),
             guest_args: Vec::new(),
             guest_files: Vec::new(),
+            in_guest: false,
         };
         let mut baseline_at = 0;
         let mut keys = PlanTelemetryKeys::default();
@@ -586,6 +591,7 @@ impl LabPlan {
         self.fresh = true;
         self.retry_disturbed = 0;
         self.kernels.clear();
+        self.in_guest = true;
         Ok(())
     }
 }

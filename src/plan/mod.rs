@@ -2,6 +2,7 @@
 //! descriptions of the work. ALL validation happens here, and every error
 //! names the flag, so bad input fails before any file is touched.
 
+pub mod calibrate;
 pub mod fio;
 pub mod fiojob;
 pub mod io;
@@ -324,6 +325,7 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         vm: lab::VmPlan::default(),
         guest_args: Vec::new(),
         guest_files: Vec::new(),
+        in_guest: false,
     };
     lab.apply_run_args(a)?;
     let images = lab

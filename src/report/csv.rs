@@ -96,6 +96,12 @@ impl Reporter for Csv {
                     row("last_stopped_s", w.last_ns as f64 / 1e9);
                     row("last_stopped_ops_per_s", w.ops_per_s_at_last);
                 }
+                // against this host's floor (the calibration card)
+                let op_name = d.phase.as_deref().unwrap_or(d.dir.name());
+                if let Some(e) = c.efficiency.iter().find(|e| e.op == op_name) {
+                    row("floor_ns", e.floor_ns as f64);
+                    row("floor_ratio", e.ratio);
+                }
             }
             if c.error.is_none() {
                 let cell = field(&c.name);

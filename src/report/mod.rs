@@ -3,6 +3,7 @@
 //! in `write_outputs`.
 
 pub mod bonnie_csv;
+pub mod calibration;
 pub mod compare;
 pub mod compare_csv;
 pub mod csv;

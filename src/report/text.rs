@@ -531,11 +531,12 @@ fn trailer(s: &mut String, c: &Cell) {
     }
 }
 
-/// Per-cell extras under the trailer, in this order: the system block
-/// (`cell.system`), the profile (`cell.profile`; its top symbols go right
+/// Per-cell extras under the trailer, in this order: the figures against
+/// the host's floors (`cell.efficiency`), the system block (`cell.system`), the profile (`cell.profile`; its top symbols go right
 /// after its line). Where the xattrs live is printed under a meta cell's
 /// table (report::xattrs).
 fn extras(s: &mut String, c: &Cell) {
+    super::calibration::cell_text(s, c);
     super::system::text_block(s, c);
     if let Some(l) = super::system::profile_line(c) {
         let _ = writeln!(s, "{l}");

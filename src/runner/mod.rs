@@ -5,6 +5,7 @@
 //! the hot path is a relaxed stop flag and per-worker progress counters on
 //! their own cache lines. Results merge with `+=` after the workers finish.
 
+pub mod calibrate;
 mod group;
 mod latency;
 mod merge;

@@ -4,6 +4,7 @@
 //! whether O_DIRECT is honoured, and returns a guard whose `Drop` removes
 //! whatever fslab created, on every path out.
 
+pub mod cache;
 pub mod cleanup;
 pub mod info;
 mod layout;

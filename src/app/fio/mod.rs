@@ -322,6 +322,8 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
     for n in &plan.notes {
         eprintln!("fslab fio: note: {}", crate::units::shown(n));
     }
+    // after the refusals, before the first segment
+    r.calibration = crate::app::calibration::for_run(false);
     crate::app::abort::expect_results(&r, &outputs);
     let segments = plan.jobs.iter().map(|j| j.segment).max().unwrap_or(0) + 1;
     for seg in 0..segments {

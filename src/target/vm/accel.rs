@@ -6,17 +6,13 @@
 //! The verdict is kept per kernel image (path, size, mtime) in the cache
 //! directory, so later runs do not pay for the probe: only a verdict the
 //! probe reached, and only in a directory of the running user's alone,
-//! written without following a symlink (`cache_dir`, `write_cached`).
+//! written without following a symlink (`cache_dir`, `target::cache`).
 
 use super::{failed, open_for_qemu, Machine, Vm, VmError, Wait};
 use crate::plan::lab::vm::{Accel, KernelPlan, VmPlan};
-use rustix::fs::{fstat, mkdirat, openat, renameat, unlinkat, AtFlags, FileType, Mode, OFlags, CWD};
-use rustix::io::Errno;
-use rustix::process::geteuid;
-use std::fs::File;
-use std::io::{Read, Write};
+use crate::target::cache::{open_private_dir, read_cached, write_cached};
 use std::os::fd::OwnedFd;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -49,39 +45,6 @@ fn cache_dir() -> Option<OwnedFd> {
     open_private_dir(&base.join("fslab"))
 }
 
-/// `path` (absolute) opened as a directory of this user's alone (see `cache_dir`).
-fn open_private_dir(path: &Path) -> Option<OwnedFd> {
-    if !path.is_absolute() {
-        return None;
-    }
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut fd = openat(CWD, "/", flags, Mode::empty()).ok()?;
-    for c in path.components() {
-        let name = match c {
-            Component::RootDir => continue,
-            Component::Normal(n) => n,
-            _ => return None,
-        };
-        fd = match openat(&fd, name, flags, Mode::empty()) {
-            Ok(next) => next,
-            Err(Errno::NOENT) if private(&fd) => {
-                match mkdirat(&fd, name, Mode::from_raw_mode(0o700)) {
-                    Ok(()) | Err(Errno::EXIST) => {}
-                    Err(_) => return None,
-                }
-                openat(&fd, name, flags, Mode::empty()).ok()?
-            }
-            Err(_) => return None,
-        };
-    }
-    private(&fd).then_some(fd)
-}
-
-/// Owned by the user fslab runs as, and no one else may write in it.
-fn private(fd: &OwnedFd) -> bool {
-    fstat(fd).is_ok_and(|st| st.st_uid == geteuid().as_raw() && st.st_mode & 0o022 == 0)
-}
-
 /// The probe's cache entry for an image: its name in the cache directory
 /// (public for the tests that plant one).
 pub fn cache_name(image: &Path) -> Option<String> {
@@ -99,49 +62,6 @@ pub fn cache_name(image: &Path) -> Option<String> {
         mtime
     );
     Some(format!("kvm-probe-{:08x}", crc32c::crc32c(key.as_bytes())))
-}
-
-/// A cached verdict: a regular file (never through a symlink) owned by
-/// this user, and short.
-fn read_cached(dir: &OwnedFd, name: &str) -> Option<String> {
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = openat(dir, name, flags, Mode::empty()).ok()?;
-    let st = fstat(&fd).ok()?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile
-        || st.st_uid != geteuid().as_raw()
-        || st.st_size > 4096
-    {
-        return None;
-    }
-    let mut text = String::new();
-    std::io::Read::take(File::from(fd), 4096)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
-}
-
-/// Writes a verdict as fslab writes its results: a new temporary file
-/// (O_EXCL, O_NOFOLLOW) in the cache directory, synced, renamed over the
-/// entry. Errors are ignored: the cache only saves a probe.
-fn write_cached(dir: &OwnedFd, name: &str, text: &str) {
-    let tmp = format!("{name}.{}.tmp", std::process::id());
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mode = Mode::from_raw_mode(0o644);
-    // a temporary file of a killed run with this pid (the directory is this user's alone)
-    let fd = match openat(dir, &tmp, flags, mode) {
-        Err(Errno::EXIST) => {
-            let _ = unlinkat(dir, &tmp, AtFlags::empty());
-            openat(dir, &tmp, flags, mode)
-        }
-        r => r,
-    };
-    let Ok(fd) = fd else { return };
-    let mut f = File::from(fd);
-    let ok = f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).is_ok();
-    drop(f);
-    if !ok || renameat(dir, &tmp, dir, name).is_err() {
-        let _ = unlinkat(dir, &tmp, AtFlags::empty());
-    }
 }
 
 pub fn choose(k: &KernelPlan, vm: &VmPlan, dir: &Path, stop: &AtomicBool) -> Result<Chosen, VmError> {
@@ -174,7 +94,7 @@ pub fn choose(k: &KernelPlan, vm: &VmPlan, dir: &Path, stop: &AtomicBool) -> Res
     }
     let image = k.image.as_deref().expect("a VM kernel");
     let cache = cache_dir().zip(cache_name(image));
-    if let Some(text) = cache.as_ref().and_then(|(d, n)| read_cached(d, n)) {
+    if let Some(text) = cache.as_ref().and_then(|(d, n)| read_cached(d, n, 4096)) {
         if let Some(r) = text.strip_prefix("kvm\n") {
             return Ok(Chosen {
                 kvm: true,
@@ -285,45 +205,4 @@ fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<(Chosen, bool), 
         },
     };
     Ok((chosen, reached))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::{chown, symlink, PermissionsExt};
-
-    #[test]
-    fn the_cache_is_used_only_in_a_private_directory() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-        let c = d.path().join("a/fslab");
-        let fd = open_private_dir(&c).expect("made in a private parent");
-        write_cached(&fd, "kvm-probe-1", "tcg\nwhy\n");
-        assert_eq!(read_cached(&fd, "kvm-probe-1").unwrap(), "tcg\nwhy\n");
-        assert_eq!(std::fs::read_dir(&c).unwrap().count(), 1, "no temporary file is left");
-        // writable by others, or reached through a symlink: no cache
-        std::fs::set_permissions(&c, std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(open_private_dir(&c).is_none());
-        std::fs::set_permissions(&c, std::fs::Permissions::from_mode(0o700)).unwrap();
-        symlink(d.path().join("a"), d.path().join("link")).unwrap();
-        assert!(open_private_dir(&d.path().join("link/fslab")).is_none());
-        assert!(open_private_dir(Path::new("relative/fslab")).is_none());
-        // an entry that is a symlink is neither read nor written through
-        let victim = d.path().join("victim");
-        std::fs::write(&victim, "kvm\nplanted\n").unwrap();
-        symlink(&victim, c.join("kvm-probe-2")).unwrap();
-        assert!(read_cached(&fd, "kvm-probe-2").is_none());
-        write_cached(&fd, "kvm-probe-2", "tcg\nmine\n");
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "kvm\nplanted\n");
-        assert_eq!(read_cached(&fd, "kvm-probe-2").unwrap(), "tcg\nmine\n");
-        if geteuid().is_root() {
-            // another user's directory (sudo -E's HOME): neither read nor made into
-            let other = d.path().join("other");
-            std::fs::create_dir(&other).unwrap();
-            chown(&other, Some(65534), Some(65534)).unwrap();
-            assert!(open_private_dir(&other).is_none());
-            assert!(open_private_dir(&other.join("fslab")).is_none());
-            assert!(!other.join("fslab").exists());
-        }
-    }
 }
