@@ -115,11 +115,14 @@ pub struct Col {
     /// The ratio involves a flagged column (`Comparison::flagged`), this
     /// one or the baseline: shown marked `†`, never as significant.
     pub marked: bool,
+    /// The ratio is within the host's noise (`Comparison::noise_cv`):
+    /// shown `≈`, never as significant.
+    pub noise: bool,
 }
 
 impl Col {
     pub fn significant(&self) -> bool {
-        !self.marked && self.p.is_some_and(|p| p < ALPHA)
+        !self.marked && !self.noise && self.p.is_some_and(|p| p < ALPHA)
     }
 }
 
@@ -184,6 +187,9 @@ pub struct Comparison {
     /// The baseline a source asked for (a plan's, or the first column)
     /// when it was flagged and another took its place.
     pub baseline_moved_from: Option<String>,
+    /// The largest host noise of the sources' calibration cards (a
+    /// coefficient of variation): a ratio closer to 1 than this is noise.
+    pub noise_cv: Option<f64>,
 }
 
 impl Comparison {
@@ -624,7 +630,15 @@ fn collect(sources: &[(String, &Report)]) -> Collected {
 /// One metric's row: each filesystem's estimate, with its ratio to the
 /// baseline (`bi`) and the p-value of the difference; a ratio involving a
 /// flagged column (`flagged[i]`) is marked.
-fn row(metric: String, unit: Unit, hib: bool, per_fs: &[Vec<f64>], flagged: &[bool], bi: Option<usize>) -> Row {
+fn row(
+    metric: String,
+    unit: Unit,
+    hib: bool,
+    per_fs: &[Vec<f64>],
+    flagged: &[bool],
+    bi: Option<usize>,
+    noise_cv: Option<f64>,
+) -> Row {
     let n_fs = flagged.len();
     let ests: Vec<Option<Estimate>> = (0..n_fs).map(|i| per_fs.get(i).and_then(|v| Estimate::of(v))).collect();
     let base = bi.and_then(|b| ests[b]);
@@ -640,6 +654,7 @@ fn row(metric: String, unit: Unit, hib: bool, per_fs: &[Vec<f64>], flagged: &[bo
                 ratio,
                 p: vs_base.and_then(|b| welch_p(&est, &b)),
                 marked: ratio.is_some() && (flagged[i] || bi.is_some_and(|b| flagged[b])),
+                noise: ratio.is_some_and(|r| noise_cv.is_some_and(|n| (r - 1.0).abs() < n)),
             })
         })
         .collect();
@@ -665,6 +680,11 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
         lab_fs,
     } = collect(sources);
     let is_flagged = |f: &str| flagged.iter().any(|(c, _)| c == f);
+    // the noisiest host among the sources decides what is noise
+    let noise_cv = sources
+        .iter()
+        .filter_map(|(_, r)| r.calibration.as_ref()?.noise_cv())
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
     let preferred = sources
         .iter()
         .find_map(|(_, r)| r.lab.as_ref()?.baseline_column())
@@ -693,7 +713,7 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
             let rows = w
                 .rows
                 .into_iter()
-                .map(|(metric, unit, hib, per_fs)| row(metric, unit, hib, &per_fs, &fl, bi))
+                .map(|(metric, unit, hib, per_fs)| row(metric, unit, hib, &per_fs, &fl, bi, noise_cv))
                 .collect();
             WorkloadCmp {
                 name: w.name,
@@ -712,6 +732,7 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
         environment,
         flagged,
         baseline_moved_from,
+        noise_cv,
     }
 }
 
@@ -742,6 +763,8 @@ fn fmt_col(c: &Col, unit: Unit) -> String {
         let _ = write!(s, "  {r:.2}×");
         if c.marked {
             s.push(MARK);
+        } else if c.noise {
+            s.push('≈');
         } else if c.significant() {
             s.push('*');
         }
@@ -939,6 +962,13 @@ pub fn write(s: &mut Doc, c: &Comparison) {
         let _ = writeln!(s, "{l}");
     }
     let n = c.max_repeats();
+    if let Some(cv) = c.noise_cv.filter(|_| !c.baseline.is_empty()) {
+        let _ = writeln!(
+            s,
+            "\n≈: the ratio is within this host's noise ({:.1}%, the calibration card's): not a difference",
+            cv * 100.0
+        );
+    }
     if c.baseline.is_empty() {
         if n > 1 {
             let _ = writeln!(
@@ -981,6 +1011,7 @@ mod tests {
             ratio: Some(0.5),
             p: Some(p),
             marked: false,
+            noise: false,
         };
         assert!(c.significant());
         assert_eq!(fmt_col(&c, Unit::Rate), "50 ± 2  0.50×*");
@@ -989,7 +1020,16 @@ mod tests {
             ratio: Some(0.997),
             p: welch_p(&est(&[99.0, 103.0, 97.0]), &base),
             marked: false,
+            noise: false,
         };
         assert!(!same.significant());
+        // a 2% difference on a host whose noise is 5%: noise, never significant
+        let noisy = Col {
+            noise: true,
+            ratio: Some(0.98),
+            ..c
+        };
+        assert!(!noisy.significant());
+        assert!(fmt_col(&noisy, Unit::Rate).ends_with("0.98×≈"));
     }
 }
