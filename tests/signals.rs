@@ -17,17 +17,6 @@ fn signal_after(sig: i32, wait: Duration, args: &[&str]) -> (std::process::Outpu
     (signal_and_wait(child, sig), dir)
 }
 
-/// Read syscalls fslab has made (`/proc/PID/io`'s syscr).
-fn reads_of(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/io"))
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find_map(|l| l.strip_prefix("syscr:").and_then(|v| v.trim().parse().ok()))
-        })
-        .unwrap_or(0)
-}
-
 /// `signal_after`, but the signal goes once the timed random reads run (the
 /// layout before them only writes; the telemetry sampler reads a few /proc
 /// files a second, far from 5000): a fixed 1.5 s after validation was
@@ -38,13 +27,10 @@ fn signal_while_reading(sig: i32, args: &[&str]) -> (std::process::Output, tempf
     let mut all = vec!["io", "--rw", "randread", "--target", dir.path().to_str().unwrap()];
     all.extend_from_slice(args);
     all.extend(["--output", &out]);
+    warm_calibration();
     let mut child = start(&all);
     wait_for_workdir(&mut child, dir.path());
-    let at = reads_of(child.id());
-    while reads_of(child.id()) < at + 5000 {
-        assert!(child.try_wait().unwrap().is_none(), "fslab ended before reading");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_reads(&mut child, 5000);
     (signal_and_wait(child, sig), dir)
 }
 

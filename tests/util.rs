@@ -488,3 +488,43 @@ fn refused_once(c: &Refusal, must_not_exist: &[&Path], capture: &Path, i: usize)
         Err(format!("{}; stderr: {stderr:?}", why.join(", ")))
     }
 }
+
+/// Read syscalls process `pid` has made (`/proc/PID/io`'s syscr).
+pub fn reads_of(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("syscr:").and_then(|v| v.trim().parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// Makes sure this boot's calibration card of this build is cached: a run
+/// that has to measure it first reads thousands of times in a second (the
+/// card's cached-pread and copy loops), which `wait_for_reads` must not
+/// take for the timed phase.
+pub fn warm_calibration() {
+    static WARM: std::sync::Once = std::sync::Once::new();
+    WARM.call_once(|| {
+        let out = Command::new(fslab_path()).arg("calibrate").output().unwrap();
+        assert!(
+            out.status.success(),
+            "fslab calibrate: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+/// Waits until `child` has made `n` more read syscalls than now: a run of
+/// random reads is in its timed phase (its layout only writes, the
+/// telemetry sampler reads a few /proc files a second, far from 5000, and
+/// the calibration card is read from its cache: start `child` after
+/// `warm_calibration`).
+pub fn wait_for_reads(child: &mut std::process::Child, n: u64) {
+    let at = reads_of(child.id());
+    while reads_of(child.id()) < at + n {
+        assert!(child.try_wait().unwrap().is_none(), "fslab ended before reading");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -1,5 +1,5 @@
-//! A verdict on every cell (issue 32): deliberately wrong setups are
-//! flagged with the right reason, correct ones raise no flag. Part of the
+//! A verdict on every cell (issue 32): twenty deliberately wrong setups
+//! are flagged with the right reason, twenty correct ones raise no flag. Part of the
 //! interference test binary: its cells run one after another with nothing
 //! of the main suite beside them (a busy machine would rightly flag every
 //! cell "disturbed"; that flag is reported but not held against a correct
@@ -115,7 +115,7 @@ fn s(p: &Path) -> &str {
 }
 
 pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
-    if !require_root_with(&["losetup", "mkfs.ext4", "mount", "dbench"]) {
+    if !require_root_with(&["losetup", "mkfs.ext4", "mkfs.xfs", "mount", "dbench"]) {
         return;
     }
     let ext4 = Scratch::new("ext4", 2048);
@@ -284,14 +284,12 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
         drop(writer);
         std::fs::remove_file(&junk).unwrap();
     }
-    // 11. a run stopped early (SIGINT 3 s into a 20 s run of a 16 MiB
-    // file: laid out in well under a second, then timed)
+    // 11. a run stopped by Ctrl-C once its timed reads run
     {
         let res = tempfile::tempdir().unwrap();
         let out = res.path().join("r.json");
-        let o = Command::new("timeout")
-            .args(["--preserve-status", "--signal=INT", "3"])
-            .arg(fslab_path())
+        warm_calibration();
+        let mut child = Command::new(fslab_path())
             .args(io(&[
                 "--direct",
                 "--rw",
@@ -303,8 +301,12 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
             ]))
             .arg("--output")
             .arg(format!("json:{}", out.display()))
-            .output()
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
             .unwrap();
+        wait_for_reads(&mut child, 5000);
+        let o = signal_and_wait(child, libc::SIGINT);
         assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
         let j = read_json(&out);
         wrong.push((
@@ -336,6 +338,110 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
         Want::Flag("page-cache"),
         vec!["run", s(&samba), "--quiet", "--scratch-dir", s(scratch.path())],
     ));
+
+    // variants of the mechanisms above, each a setup of its own
+    wrong.push(run(
+        "buffered 4k random writes of a file smaller than RAM",
+        Want::Flag("page-cache"),
+        io(&["--rw", "randwrite", "--size", "256m", "--runtime", "2s"]),
+    ));
+    assert!(Command::new("sync")
+        .arg("-f")
+        .arg(ext4.path())
+        .status()
+        .unwrap()
+        .success());
+    wrong.push(run(
+        "fdatasync on ext4 mounted barrier=0",
+        Want::Flag("no-flush"),
+        vec![
+            "io",
+            "--target",
+            &nb,
+            "--quiet",
+            "--rw",
+            "randwrite",
+            "--size",
+            "8m",
+            "--runtime",
+            "2s",
+            "--fdatasync",
+            "1",
+        ],
+    ));
+    wrong.push(run(
+        "fdatasync on a loop device over tmpfs",
+        Want::Flag("no-flush"),
+        vec![
+            "io",
+            "--target",
+            &tb,
+            "--quiet",
+            "--rw",
+            "randwrite",
+            "--size",
+            "8m",
+            "--runtime",
+            "2s",
+            "--fdatasync",
+            "1",
+        ],
+    ));
+    wrong.push(run(
+        "the null engine writing",
+        Want::Bound("tool"),
+        io(&[
+            "--engine",
+            "null",
+            "--rw",
+            "randwrite",
+            "--size",
+            "64m",
+            "--runtime",
+            "2s",
+        ]),
+    ));
+    wrong.push(run(
+        "direct writes over a 1 MiB working set for 2 s",
+        Want::Flag("small-working-set"),
+        io(&["--direct", "--rw", "randwrite", "--size", "1m", "--runtime", "2s"]),
+    ));
+    wrong.push(run(
+        "a 500 ms run",
+        Want::Flag("too-short"),
+        io(&["--direct", "--rw", "randwrite", "--size", "64m", "--runtime", "500ms"]),
+    ));
+    wrong.push(run(
+        "O_DIRECT writes on tmpfs",
+        Want::Flag("direct-not-honoured"),
+        vec![
+            "io",
+            "--target",
+            &sh,
+            "--quiet",
+            "--direct",
+            "--rw",
+            "randwrite",
+            "--size",
+            "16m",
+            "--runtime",
+            "1s",
+        ],
+    ));
+    {
+        let mut hogs: Vec<std::process::Child> = (0..2)
+            .map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+            .collect();
+        wrong.push(run(
+            "two CPU hogs beside a metadata cell",
+            Want::Flag("disturbed"),
+            vec!["meta", "--target", t.as_str(), "--quiet", "--files", "20k"],
+        ));
+        for h in &mut hogs {
+            let _ = h.kill();
+            let _ = h.wait();
+        }
+    }
 
     // correct setups: no flag (a machine's disturbance aside)
     let mut correct: Vec<(&str, Value)> = Vec::new();
@@ -404,6 +510,161 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
     ok(
         "a metadata cell",
         vec!["meta", "--target", t.as_str(), "--quiet", "--files", "20k"],
+    );
+
+    ok(
+        "direct 16k random reads",
+        io(&[
+            "--direct",
+            "--rw",
+            "randread",
+            "--bs",
+            "16k",
+            "--size",
+            "256m",
+            "--runtime",
+            "2s",
+        ]),
+    );
+    ok(
+        "direct 64k random reads",
+        io(&[
+            "--direct",
+            "--rw",
+            "randread",
+            "--bs",
+            "64k",
+            "--size",
+            "512m",
+            "--runtime",
+            "2s",
+        ]),
+    );
+    ok(
+        "direct 8k random reads",
+        io(&[
+            "--direct",
+            "--rw",
+            "randread",
+            "--bs",
+            "8k",
+            "--size",
+            "256m",
+            "--runtime",
+            "2s",
+        ]),
+    );
+    ok(
+        "direct 64k random writes",
+        io(&[
+            "--direct",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "64k",
+            "--size",
+            "512m",
+            "--runtime",
+            "2s",
+        ]),
+    );
+    ok(
+        "direct 1m sequential writes",
+        io(&[
+            "--direct",
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--size",
+            "1g",
+            "--runtime",
+            "2s",
+        ]),
+    );
+    ok(
+        "io_uring at depth 8",
+        io(&[
+            "--direct",
+            "--engine",
+            "uring",
+            "--iodepth",
+            "8",
+            "--rw",
+            "randread",
+            "--size",
+            "256m",
+            "--runtime",
+            "2s",
+        ]),
+    );
+    ok(
+        "direct mixed random I/O, 4 jobs",
+        io(&[
+            "--direct",
+            "--rw",
+            "randrw",
+            "--jobs",
+            "4",
+            "--size",
+            "64m",
+            "--runtime",
+            "2s",
+        ]),
+    );
+    ok(
+        "buffered sequential reads of a cached file",
+        io(&["--rw", "read", "--bs", "1m", "--size", "256m", "--runtime", "2s"]),
+    );
+    ok(
+        "a metadata cell with xattrs",
+        vec![
+            "meta",
+            "--target",
+            t.as_str(),
+            "--quiet",
+            "--files",
+            "20k",
+            "--xattr",
+            "user.test:64",
+        ],
+    );
+    ok(
+        "buffered writes, each one fsync'd",
+        io(&["--rw", "write", "--size", "64m", "--runtime", "2s", "--fsync", "1"]),
+    );
+    let raw = LoopDev::new(512);
+    ok(
+        "direct random reads of a raw loop device",
+        vec![
+            "io",
+            "--target",
+            &raw.dev,
+            "--allow-device",
+            "--quiet",
+            "--direct",
+            "--rw",
+            "randread",
+            "--runtime",
+            "2s",
+        ],
+    );
+    let xfs = Scratch::new("xfs", 2048);
+    ok(
+        "direct random reads on XFS",
+        vec![
+            "io",
+            "--target",
+            s(xfs.path()),
+            "--quiet",
+            "--direct",
+            "--rw",
+            "randread",
+            "--size",
+            "256m",
+            "--runtime",
+            "2s",
+        ],
     );
 
     let mut report = String::new();

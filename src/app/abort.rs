@@ -68,6 +68,10 @@ pub fn publish_cell(cell: &Cell) {
         if c.lab.is_none() {
             c.lab = p.tag.clone();
         }
+        // the part measured so far gets its verdict too (stopped early)
+        if c.verdict.is_none() {
+            c.verdict = Some(crate::telemetry::verdict::judge(&c, crate::plan::host_memory()));
+        }
         p.cell = Some(c);
     }
 }

@@ -119,11 +119,11 @@ pub fn judge(c: &Cell, ram: Option<u64>) -> Verdict {
             );
         }
     }
+    // a target without a block device (tmpfs) can still be disturbed
+    if let Some(i) = sys.map(|s| &s.interference).filter(|i| i.disturbed) {
+        flag(FlagKind::Disturbed, i.reasons.join("; "));
+    }
     if let (Some(s), Some(t)) = (sys, top) {
-        let i = &s.interference;
-        if i.disturbed {
-            flag(FlagKind::Disturbed, i.reasons.join("; "));
-        }
         if !direct && write_bytes >= 2 * SLACK_BYTES && (t.total.write_bytes as f64) < 0.5 * write_bytes as f64 {
             flag(
                 FlagKind::PageCache,
