@@ -134,9 +134,17 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
     }
     let io = |extra: &[&'static str]| with(t.as_str(), extra);
     let mut wrong: Vec<(&str, Want, Value)> = Vec::new();
+    // after each cell, what it left dirty goes to the device: a setup's
+    // writeback must not land in the next one's cell (that is setup 10)
+    let settle = || {
+        for p in [ext4.path(), nobarrier.0.path()] {
+            assert!(Command::new("sync").arg("-f").arg(p).status().unwrap().success());
+        }
+    };
     let run = |what: &'static str, want: Want, args: Vec<&str>| {
         let (v, text) = verdict_of(&args);
         assert!(text.contains("verdict: "), "{what}: no verdict line:\n{text}");
+        settle();
         (what, want, v)
     };
     // 1. buffered writes the device never saw, reported as the device's
@@ -284,20 +292,22 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
         drop(writer);
         std::fs::remove_file(&junk).unwrap();
     }
-    // 11. a run stopped by Ctrl-C once its timed reads run
+    // 11. a run stopped by Ctrl-C once its timed reads run (as
+    // tests/signals.rs stops one)
     {
         let res = tempfile::tempdir().unwrap();
         let out = res.path().join("r.json");
         warm_calibration();
         let mut child = Command::new(fslab_path())
             .args(io(&[
-                "--direct",
                 "--rw",
                 "randread",
+                "--jobs",
+                "2",
                 "--size",
-                "16m",
+                "8m",
                 "--runtime",
-                "20s",
+                "60s",
             ]))
             .arg("--output")
             .arg(format!("json:{}", out.display()))
@@ -305,6 +315,7 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        wait_for_workdir(&mut child, ext4.path());
         wait_for_reads(&mut child, 5000);
         let o = signal_and_wait(child, libc::SIGINT);
         assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
@@ -447,6 +458,7 @@ pub fn wrong_setups_are_flagged_and_correct_ones_are_not() {
     let mut correct: Vec<(&str, Value)> = Vec::new();
     let mut ok = |what: &'static str, args: Vec<&str>| {
         let (v, _) = verdict_of(&args);
+        settle();
         correct.push((what, v));
     };
     ok(
