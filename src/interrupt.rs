@@ -18,7 +18,7 @@
 //! abort action `app` installs (`set_abort_action`, see `app::abort`): this
 //! module imports nothing of fslab's.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
 use std::thread::ThreadId;
 
@@ -145,15 +145,30 @@ pub fn polling() -> Polling {
     Polling(())
 }
 
+/// A signal arrived while a phase polled the stop flag (seen when its
+/// guard was dropped): that phase ended because of it and the run goes on
+/// to write its results.
+static STOPPED_WHILE_POLLING: AtomicBool = AtomicBool::new(false);
+
 impl Drop for Polling {
     fn drop(&mut self) {
+        // The signal handler records the signal before it sets the stop flag,
+        // and the phase ends on the flag: a phase that ends because of the
+        // signal sees it recorded here. Without this, the thread that handles
+        // signals could look only after the phase had ended, find no phase
+        // polling and abort a run that was stopping as asked (seen: 2 of 6
+        // `fslab io --direct` runs given SIGINT wrote no cell).
+        if SIGNAL.load(Ordering::SeqCst) != 0 {
+            STOPPED_WHILE_POLLING.store(true, Ordering::SeqCst);
+        }
         POLLING.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-/// Whether some phase polls the stop flag now.
+/// Whether a first signal is in hand: some phase polls the stop flag now,
+/// or one that did has ended because of the signal.
 pub fn is_polling() -> bool {
-    POLLING.load(Ordering::SeqCst) > 0
+    POLLING.load(Ordering::SeqCst) > 0 || STOPPED_WHILE_POLLING.load(Ordering::SeqCst)
 }
 
 /// How long an abort waits for the main thread to leave a step it must not
