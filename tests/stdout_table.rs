@@ -131,3 +131,72 @@ fn json_on_stdout_replaces_the_text() {
         assert_eq!(v["command"], "meta");
     }
 }
+
+/// The evidence of every flag of every cell of the result file at `json`.
+fn flag_evidence(json: &Path) -> Vec<String> {
+    let r = crate::util::read_json(json);
+    let mut out = Vec::new();
+    for c in crate::util::cells(&r) {
+        for f in c["verdict"]["flags"].as_array().into_iter().flatten() {
+            out.push(f["evidence"].as_str().unwrap().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn quiet_warnings_keep_the_flags_in_the_json_and_count_them() {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().to_str().unwrap();
+    // under a second: the cell is always flagged too-short
+    let io = ["io", "--target", t, "--size", "4m", "--runtime", "200ms"];
+    let loud = run_with_json(d.path(), &io, &[]);
+    let flags = flag_evidence(&d.path().join("r.json"));
+    assert!(!flags.is_empty(), "a 200 ms cell has no flag");
+    assert!(
+        flags.iter().all(|f| loud.contains(f.as_str())),
+        "{flags:?} not all in:\n{loud}"
+    );
+    let quiet = run_with_json(d.path(), &io, &["--quiet-warnings"]);
+    let flags = flag_evidence(&d.path().join("r.json"));
+    assert!(!flags.is_empty(), "--quiet-warnings removed the flags from the JSON");
+    for f in &flags {
+        assert!(
+            !quiet.contains(f.as_str()),
+            "'{f}' printed with --quiet-warnings:\n{quiet}"
+        );
+    }
+    let verdict = quiet
+        .lines()
+        .find(|l| l.starts_with("verdict: "))
+        .expect("no verdict line");
+    assert!(
+        verdict.contains("-bound") || verdict.contains("bound unknown"),
+        "{verdict}"
+    );
+    assert!(verdict.ends_with(" in the JSON"), "{verdict}");
+}
+
+#[test]
+fn a_plans_quiet_warnings_key_does_what_the_flag_does() {
+    let d = tempfile::tempdir().unwrap();
+    let p = plan(d.path());
+    // the lab's system section wraps its lines at 100 columns
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let loud = squash(&run_with_json(d.path(), &["run", &p], &[]));
+    let flags = flag_evidence(&d.path().join("r.json"));
+    assert!(!flags.is_empty(), "two 200-file meta cells had no flag");
+    assert!(loud.contains(&squash(&flags[0])), "'{}' not in:\n{loud}", flags[0]);
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, format!("quiet-warnings = true\n{text}")).unwrap();
+    let quiet = squash(&run_with_json(d.path(), &["run", &p], &[]));
+    let flags = flag_evidence(&d.path().join("r.json"));
+    assert!(!flags.is_empty());
+    for f in &flags {
+        assert!(
+            !quiet.contains(&squash(f)),
+            "'{f}' printed with quiet-warnings = true:\n{quiet}"
+        );
+    }
+    assert!(quiet.contains(" in the JSON"), "{quiet}");
+}

@@ -265,6 +265,11 @@ pub struct CommonArgs {
     /// No progress bar and no text report unless asked for with --output text.
     #[arg(long, short, help_heading = OUTPUT)]
     pub quiet: bool,
+    /// Keep each cell's flags and warnings (and each table's summary of
+    /// them) in the JSON: the text says only the cell's bound and how many
+    /// there are. A plan's `quiet-warnings = true` does the same.
+    #[arg(long, help_heading = OUTPUT)]
+    pub quiet_warnings: bool,
     /// What a failed operation does. Either way the results so far are
     /// written and the exit code is 1.
     #[arg(long, value_name = "WHAT", default_value = "continue", value_parser = Word::<words::OnError>::one(), help_heading = WORKLOAD)]

@@ -105,12 +105,18 @@ impl Verdict {
         self.flags.iter().any(|f| f.kind == kind)
     }
 
-    /// "device-bound (loop3 busy 97%); too-short, disturbed"
-    pub fn line(&self) -> String {
-        let mut s = format!("{}-bound ({})", self.bound.name(), self.evidence);
+    /// "device-bound (loop3 busy 97%)": the bound without the flags.
+    pub fn bound_line(&self) -> String {
         if self.bound == Bound::Unknown {
-            s = format!("bound unknown ({})", self.evidence);
+            format!("bound unknown ({})", self.evidence)
+        } else {
+            format!("{}-bound ({})", self.bound.name(), self.evidence)
         }
+    }
+
+    /// "device-bound (loop3 busy 97%); too-short: ...; disturbed: ..."
+    pub fn line(&self) -> String {
+        let mut s = self.bound_line();
         for f in &self.flags {
             // a noise bound's evidence is the disturbance: said once
             if self.bound == Bound::Noise && f.kind == FlagKind::Disturbed {

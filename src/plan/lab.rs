@@ -176,6 +176,10 @@ pub struct LabPlan {
     #[serde(skip)]
     pub outputs: Outputs,
     pub quiet: bool,
+    /// `quiet-warnings = true`: the text reports keep the cells' flags and
+    /// warnings in the JSON (as `--quiet-warnings`).
+    #[serde(skip)]
+    pub quiet_warnings: bool,
     /// What is measured beside each cell: the plan's `telemetry`,
     /// `profile`, `disturbed-cpu` keys, then the command line's flags.
     pub telemetry: TelemetryPlan,
@@ -317,6 +321,7 @@ impl LabPlan {
             workloads: Vec::new(),
             outputs: Outputs::default(),
             quiet: false,
+            quiet_warnings: false,
             telemetry: TelemetryPlan::default(),
             retry_disturbed: 0,
             kernels: Vec::new(),
@@ -345,6 +350,7 @@ impl LabPlan {
                     baseline_at = v.span().start;
                 }
                 "fresh" => lab.fresh = r.bool(k, v)?,
+                "quiet-warnings" => lab.quiet_warnings = r.bool(k, v)?,
                 "drop-caches" => lab.drop_caches = r.bool(k, v)?,
                 "scratch-dir" => lab.scratch_dir = r.path(k, v)?,
                 "telemetry" => keys.telemetry = Some(r.bool(k, v)?),
@@ -390,7 +396,7 @@ impl LabPlan {
                 other => {
                     return Err(r.err_at(
                         k.span().start,
-                        format!("unknown key '{}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, telemetry, profile, disturbed-cpu, retry-disturbed, kernels, [vm], [[filesystem]], [[workload]])", other.escape_debug()),
+                        format!("unknown key '{}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, quiet-warnings, telemetry, profile, disturbed-cpu, retry-disturbed, kernels, [vm], [[filesystem]], [[workload]])", other.escape_debug()),
                     ))
                 }
             }
@@ -542,7 +548,9 @@ impl LabPlan {
             })?;
         }
         self.telemetry = merge_telemetry(&self.telemetry, &a.common.telemetry)?;
-        self.outputs = Outputs::from_args(&a.common, "run")?.with_tables(a.format);
+        self.outputs = Outputs::from_args(&a.common, "run")?
+            .with_tables(a.format)
+            .with_quiet_warnings(self.quiet_warnings);
         self.quiet = a.common.quiet;
         Ok(())
     }

@@ -19,7 +19,7 @@ pub use lab::{FsKind, FsPlan, LabPlan, QueueSettings, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{
     check_path, input_at, note_input, unnamed_file_in, write_atomically, write_atomically_with, OutputFormat,
-    OutputSpec, Outputs, TableFormat,
+    OutputSpec, Outputs, TableFormat, TextStyle,
 };
 pub use probe::{Load, ProbeOp, ProbePlan};
 pub use replay::ReplayPlan;
@@ -319,6 +319,7 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         workloads,
         outputs: Outputs::default(),
         quiet: false,
+        quiet_warnings: false,
         telemetry: TelemetryPlan::default(),
         retry_disturbed: 0,
         kernels: Vec::new(),

@@ -35,8 +35,18 @@ pub enum OutputFormat {
     FioText,
     /// `fslab fio`'s --output-format as a set (terse, normal, json, json+).
     Fio(crate::plan::fio::FioFormats),
-    /// The text report with its tables in another format (`fslab run --format`).
-    TextAs(TableFormat),
+    /// The text report with its tables in another format (`fslab run
+    /// --format`) or its warnings in the JSON only (`--quiet-warnings`).
+    TextAs(TextStyle),
+}
+
+/// How the text report is laid out: `OutputFormat::Text` is the default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TextStyle {
+    pub tables: TableFormat,
+    /// A cell's flags and warnings, and each table's summary of them, stay
+    /// in the JSON; the text counts them.
+    pub quiet_warnings: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +146,7 @@ impl Outputs {
                 path: None,
             });
         }
+        let mut v = Outputs(v).with_quiet_warnings(c.quiet_warnings).0;
         if crate::dist::coordinator().rank() != 0 {
             // rank 0 writes the merged results of every rank
             v.clear();
@@ -147,13 +158,34 @@ impl Outputs {
 impl Outputs {
     /// The text outputs (stdout and `text:PATH`) draw their tables as `f`
     /// (`fslab run --format`); `TableFormat::Text` keeps the boxed tables.
-    pub fn with_tables(mut self, f: TableFormat) -> Self {
-        if f != TableFormat::Text {
-            for o in &mut self.0 {
-                if o.format == OutputFormat::Text {
-                    o.format = OutputFormat::TextAs(f);
-                }
-            }
+    pub fn with_tables(self, f: TableFormat) -> Self {
+        self.restyled(|st| st.tables = f)
+    }
+
+    /// The text outputs keep a cell's flags and warnings in the JSON
+    /// (`--quiet-warnings`, a plan's `quiet-warnings = true`); false
+    /// leaves the outputs as they are.
+    pub fn with_quiet_warnings(self, quiet: bool) -> Self {
+        if quiet {
+            self.restyled(|st| st.quiet_warnings = true)
+        } else {
+            self
+        }
+    }
+
+    fn restyled(mut self, change: impl Fn(&mut TextStyle)) -> Self {
+        for o in &mut self.0 {
+            let mut st = match o.format {
+                OutputFormat::Text => TextStyle::default(),
+                OutputFormat::TextAs(st) => st,
+                _ => continue,
+            };
+            change(&mut st);
+            o.format = if st == TextStyle::default() {
+                OutputFormat::Text
+            } else {
+                OutputFormat::TextAs(st)
+            };
         }
         self
     }

@@ -937,11 +937,14 @@ pub fn write(s: &mut Doc, c: &Comparison) {
                 differences(w)
             );
         }
-        if let Some(l) = bounds_line(w) {
+        // with --quiet-warnings the per-table summaries stay in the JSON
+        // (each cell's verdict and interference are there); what makes a
+        // ratio meaningless (≠ above, flagged columns below) is always said
+        if let Some(l) = bounds_line(w).filter(|_| !s.quiet_warnings()) {
             let _ = writeln!(s, "  {l}");
         }
         // one line per table, whatever the number of disturbed columns
-        if !w.disturbed.is_empty() {
+        if !w.disturbed.is_empty() && !s.quiet_warnings() {
             let each: Vec<String> = w
                 .disturbed
                 .iter()

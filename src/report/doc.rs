@@ -21,6 +21,9 @@ pub enum Part {
 pub struct Doc {
     parts: Vec<Part>,
     cur: String,
+    /// `--quiet-warnings`: a cell's flags and warnings, and a table's
+    /// summary of them, stay in the JSON; the text says how many there are.
+    quiet_warnings: bool,
 }
 
 impl Deref for Doc {
@@ -39,6 +42,18 @@ impl DerefMut for Doc {
 impl Doc {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A report whose warnings stay in the JSON (`--quiet-warnings`).
+    pub fn with_quiet_warnings(quiet: bool) -> Self {
+        Self {
+            quiet_warnings: quiet,
+            ..Self::default()
+        }
+    }
+
+    pub fn quiet_warnings(&self) -> bool {
+        self.quiet_warnings
     }
 
     /// Adds a table after the text written so far, every cell made safe

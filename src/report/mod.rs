@@ -23,6 +23,7 @@ pub mod svg;
 pub mod system;
 pub mod text;
 pub mod timeline_csv;
+pub mod verdict;
 pub mod xattrs;
 
 use crate::model::Report;

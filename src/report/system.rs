@@ -6,6 +6,7 @@
 //! `text` (one block per cell, a compact one per lab cell), and its
 //! helpers by `csv` and `html`.
 
+use super::doc::Doc;
 use crate::model::system::{DeviceData, DeviceRole, LatencyShare, SystemData, SystemPoint};
 use crate::model::Cell;
 use crate::stats::OpKind;
@@ -364,7 +365,7 @@ fn foreign_lines(s: &mut String, indent: &str, sys: &SystemData) {
 }
 
 /// The full "system" block of a cell, under its table.
-pub fn text_block(s: &mut String, c: &Cell) {
+pub fn text_block(s: &mut Doc, c: &Cell) {
     let Some(sys) = &c.system else { return };
     let _ = writeln!(
         s,
@@ -396,11 +397,13 @@ pub fn text_block(s: &mut String, c: &Cell) {
     phase_table(s, sys);
     let _ = writeln!(s, "  memory: {}", memory_line(sys));
     // a disturbance's reasons (naming the processes) are said once, in the
-    // cell's verdict line; without a verdict (older files) here
+    // cell's verdict line; without a verdict (older files) here; with
+    // --quiet-warnings in the JSON only (the verdict line counts them)
     let said = sys.interference.disturbed
-        && c.verdict
-            .as_ref()
-            .is_some_and(|v| v.has(crate::model::verdict::FlagKind::Disturbed));
+        && (s.quiet_warnings()
+            || c.verdict
+                .as_ref()
+                .is_some_and(|v| v.has(crate::model::verdict::FlagKind::Disturbed)));
     if !said {
         wrapped(s, "  ", &interference_line(sys));
     }
@@ -442,7 +445,7 @@ pub fn text_block(s: &mut String, c: &Cell) {
 /// dirty memory peaks; the device stack when it differs from `prev_stack`;
 /// the device rows (under the section's header), where the time goes, the
 /// CPU. Returns the stack line.
-pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
+pub fn text_compact(s: &mut Doc, c: &Cell, prev_stack: &str) -> String {
     let Some(sys) = &c.system else {
         return prev_stack.to_string();
     };
@@ -451,8 +454,12 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
         None => c.name.clone(),
     };
     // the disturbance's reasons are said once, in the verdict line below
+    // (with --quiet-warnings, in the JSON)
     let head = match &c.verdict {
-        Some(v) if sys.interference.disturbed && v.has(crate::model::verdict::FlagKind::Disturbed) => {
+        Some(v)
+            if sys.interference.disturbed
+                && (s.quiet_warnings() || v.has(crate::model::verdict::FlagKind::Disturbed)) =>
+        {
             format!("{place}: DISTURBED")
         }
         _ => format!("{place}: {}", interference(sys, false)),
@@ -478,8 +485,8 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
     unattributed_lines(s, "  ", sys);
     let _ = writeln!(s, "  cpu: {}", cpu_line(&sys.total));
     foreign_lines(s, "  ", sys);
-    if let Some(v) = &c.verdict {
-        wrapped(s, "  ", &format!("verdict: {}", v.line()));
+    if let Some(l) = super::verdict::line(c, s.quiet_warnings()) {
+        wrapped(s, "  ", &l);
     }
     for l in rerun_lines(sys) {
         wrapped(s, "  ", &l);
@@ -489,7 +496,7 @@ pub fn text_compact(s: &mut String, c: &Cell, prev_stack: &str) -> String {
 
 /// The lab run's per-cell system section (after the comparison), or nothing
 /// when no cell has telemetry.
-pub fn lab_text(s: &mut String, cells: &[Cell]) {
+pub fn lab_text(s: &mut Doc, cells: &[Cell]) {
     let with: Vec<&Cell> = cells.iter().filter(|c| c.system.is_some()).collect();
     if with.is_empty() {
         return;
@@ -712,7 +719,7 @@ mod tests {
     fn a_cell_without_devices_or_psi_has_a_short_block() {
         let r = crate::model::parse_report(include_str!("../../tests/fixtures/meta.json")).unwrap();
         let mut c = r.cells[0].clone();
-        let mut s = String::new();
+        let mut s = Doc::new();
         text_block(&mut s, &c);
         assert!(s.is_empty(), "no system, no block");
         c.system = Some(SystemData {
@@ -726,7 +733,7 @@ mod tests {
         });
         text_block(&mut s, &c);
         assert_eq!(
-            s,
+            *s,
             "system (2 CPU(s), 1000 ms samples, quiet):\n  cpu: usr 0.0% sys 0.0% iowait 0.0% irq 0.0% soft 0.0% steal 0.0% idle 0.0%, fslab 0.0%\n  memory: Dirty peak 0 B, Writeback peak 0 B\n  quiet: others 0.0% CPU\n"
         );
         assert_eq!(xattrs_line(&c).unwrap(), "xattrs: placement not sampled: EOPNOTSUPP");

@@ -4,7 +4,7 @@ use super::doc::Doc;
 use super::Reporter;
 use crate::model::probe::ProbeData;
 use crate::model::{Cell, CellKind, DirResult, Report};
-use crate::plan::TableFormat;
+use crate::plan::{TableFormat, TextStyle};
 use crate::units::{fmt_rate, Bytes, Nanos};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
 use std::fmt::Write;
@@ -14,18 +14,19 @@ pub struct Text;
 
 impl Reporter for Text {
     fn render(&self, r: &Report) -> Vec<u8> {
-        render_as(r, TableFormat::Text).into_bytes()
+        render_as(r, TextStyle::default()).into_bytes()
     }
 }
 
-/// The report with its tables in another format (`fslab run --format`).
-/// CSV is not a layout of the report: it gives the comparison's rows
-/// (`compare_csv`) for a plan of several filesystems, else `--output csv`'s.
-pub struct TextAs(pub TableFormat);
+/// The report with its tables in another format (`fslab run --format`),
+/// or its warnings kept in the JSON (`--quiet-warnings`). CSV is not a
+/// layout of the report: it gives the comparison's rows (`compare_csv`)
+/// for a plan of several filesystems, else `--output csv`'s.
+pub struct TextAs(pub TextStyle);
 
 impl Reporter for TextAs {
     fn render(&self, r: &Report) -> Vec<u8> {
-        if self.0 != TableFormat::Csv {
+        if self.0.tables != TableFormat::Csv {
             return render_as(r, self.0).into_bytes();
         }
         if r.lab.as_ref().is_some_and(|l| l.columns().len() > 1) {
@@ -38,8 +39,9 @@ impl Reporter for TextAs {
 }
 
 /// The report laid out as `f` (not CSV).
-fn render_as(r: &Report, f: TableFormat) -> String {
-    let mut s = Doc::new();
+fn render_as(r: &Report, style: TextStyle) -> String {
+    let f = style.tables;
+    let mut s = Doc::with_quiet_warnings(style.quiet_warnings);
     let s = &mut s;
     if let Some(l) = r.lab.as_ref().filter(|l| l.columns().len() > 1) {
         // A lab run: the comparison; every cell's detail is in the JSON.
@@ -503,7 +505,8 @@ fn io_table(c: &Cell) -> Table {
 }
 
 /// CPU, queue depths, warnings and errors under a cell's table.
-fn trailer(s: &mut String, c: &Cell) {
+fn trailer(s: &mut Doc, c: &Cell) {
+    let quiet = s.quiet_warnings();
     s.push_str(&super::ranks::text(c));
     let _ = writeln!(
         s,
@@ -516,10 +519,10 @@ fn trailer(s: &mut String, c: &Cell) {
     if c.inflight_depth.len() > 2 {
         let _ = writeln!(s, "in flight at submit: {}", depth_levels(&c.inflight_depth));
     }
-    if let Some(v) = &c.verdict {
-        let _ = writeln!(s, "verdict: {}", v.line());
+    if let Some(l) = super::verdict::line(c, quiet) {
+        let _ = writeln!(s, "{l}");
     }
-    for w in &c.warnings {
+    for w in c.warnings.iter().filter(|_| !quiet) {
         let _ = writeln!(s, "warning: {w}");
     }
     for e in &c.job_errors {
@@ -535,7 +538,7 @@ fn trailer(s: &mut String, c: &Cell) {
 /// the host's floors (`cell.efficiency`), the system block (`cell.system`), the profile (`cell.profile`; its top symbols go right
 /// after its line). Where the xattrs live is printed under a meta cell's
 /// table (report::xattrs).
-fn extras(s: &mut String, c: &Cell) {
+fn extras(s: &mut Doc, c: &Cell) {
     super::calibration::cell_text(s, c);
     super::system::text_block(s, c);
     if let Some(l) = super::system::profile_line(c) {
