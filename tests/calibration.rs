@@ -506,15 +506,7 @@ fn a_signal_while_measuring_leaves_nothing() {
 /// host's card is the run's, and the guest's cell is set against it.
 #[test]
 fn a_guest_cell_is_set_against_the_hosts_card() {
-    let kernels = std::env::var_os("FSLAB_KERNELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/cache/fslab/kernels"));
-    let k = kernels.join("6.12");
-    if !require_root_with(&["qemu-system-x86_64", "mkfs.ext4"])
-        || !require("a 6.12 kernel (examples/fetch-kernels.sh)", k.join("vmlinuz").exists())
-    {
-        return;
-    }
+    let Some(k) = debian_kernel("6.12") else { return };
     let xdg = runtime_dir();
     let dir = tempfile::tempdir().unwrap();
     let scratch = scratch_dir();

@@ -10,22 +10,6 @@ use std::os::unix::fs::{symlink, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Debian's cloud kernel 6.12 as examples/fetch-kernels.sh leaves it.
-fn kernel() -> Option<PathBuf> {
-    if !require_root_with(&["qemu-system-x86_64", "mkfs.ext4"]) {
-        return None;
-    }
-    let d = std::env::var_os("FSLAB_KERNELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/cache/fslab/kernels"))
-        .join("6.12");
-    require(
-        "Debian's cloud kernel 6.12 (examples/fetch-kernels.sh)",
-        d.join("vmlinuz").exists(),
-    )
-    .then_some(d)
-}
-
 /// A plan of one ext4 cell under kernel `k` (accel auto: the KVM probe
 /// boots too), with `extra` at its top.
 fn vm_plan(dir: &Path, k: &Path, extra: &str) -> PathBuf {
@@ -121,7 +105,7 @@ fn cache_entries(home: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn a_scratch_dir_named_like_qemu_options_reaches_qemu_only_as_descriptors() {
-    let Some(k) = kernel() else { return };
+    let Some(k) = debian_kernel("6.12") else { return };
     let base = scratch_dir();
     // the victim and a scratch directory whose name, pasted into
     // `-chardev file,path=...`, made QEMU truncate the victim and write its
@@ -181,7 +165,7 @@ fn toml_string(s: &str) -> String {
 
 #[test]
 fn a_kvm_probe_cache_in_another_users_home_is_neither_read_nor_written() {
-    let Some(k) = kernel() else { return };
+    let Some(k) = debian_kernel("6.12") else { return };
     // sudo -E: HOME is another user's (uid 65534), who plants in its cache
     // directory a symlink where the probe's temporary file went, then a
     // verdict for the kernel

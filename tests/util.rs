@@ -528,3 +528,23 @@ pub fn wait_for_reads(child: &mut std::process::Child, n: u64) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Debian's cloud kernel `name` (6.1, 6.12) as examples/fetch-kernels.sh
+/// leaves it under $FSLAB_KERNELS (default /var/cache/fslab/kernels), if
+/// the machine can boot it (root, QEMU, mkfs.ext4). No test fetches it:
+/// .ci/run does, once, before the tests (two tests fetching at once would
+/// race on one cache).
+pub fn debian_kernel(name: &str) -> Option<PathBuf> {
+    if !require_root_with(&["qemu-system-x86_64", "mkfs.ext4"]) {
+        return None;
+    }
+    let d = std::env::var_os("FSLAB_KERNELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/fslab/kernels"))
+        .join(name);
+    require(
+        &format!("Debian's cloud kernel {name} (examples/fetch-kernels.sh)"),
+        d.join("vmlinuz").exists(),
+    )
+    .then_some(d)
+}

@@ -2,6 +2,7 @@
 //! QEMU virtual machines, beside the host's. The kernels are Debian's cloud
 //! packages, fetched by examples/fetch-kernels.sh (apt-get download,
 //! dpkg-deb -x) into $FSLAB_KERNELS (default /var/cache/fslab/kernels).
+//! Tests never fetch them (.ci/run does, once).
 //! Failure tests use the guest's test hooks (`fslab.test=panic|hang` on the
 //! kernel command line, through FSLAB_VM_APPEND) and `accel = "tcg"`, so no
 //! probe boot runs.
@@ -10,31 +11,6 @@ use crate::util::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-fn kernels_dir() -> PathBuf {
-    std::env::var_os("FSLAB_KERNELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/cache/fslab/kernels"))
-}
-
-/// The kernel `name` (6.1, 6.12) fetched by examples/fetch-kernels.sh, fetching it if missing.
-fn kernel(name: &str) -> Option<PathBuf> {
-    if !require_root_with(&["qemu-system-x86_64", "mkfs.ext4", "apt-get", "dpkg-deb"]) {
-        return None;
-    }
-    let d = kernels_dir().join(name);
-    if !d.join("vmlinuz").exists() {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fetch-kernels.sh");
-        let ok = std::process::Command::new(script)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !require("Debian's cloud kernels (examples/fetch-kernels.sh)", ok) {
-            return None;
-        }
-    }
-    Some(d)
-}
 
 /// QEMU processes with a file open under `dir` (the test's own scratch
 /// directory): fslab gives QEMU its files as descriptors, so its command
@@ -120,7 +96,7 @@ fn cells(j: &Value) -> &Vec<Value> {
 
 #[test]
 fn a_guest_cell_runs_under_its_kernel_and_reads_as_a_host_cell_does() {
-    let Some(k) = kernel("6.12") else { return };
+    let Some(k) = debian_kernel("6.12") else { return };
     let dir = tempfile::tempdir().unwrap();
     let scratch = scratch_dir();
     let p = plan(dir.path(), &format!("{}, \"host\"", kernel_entry("6.12", &k)), "", "1s");
@@ -196,7 +172,7 @@ fn a_guest_cell_runs_under_its_kernel_and_reads_as_a_host_cell_does() {
 
 #[test]
 fn a_guest_that_panics_fails_its_cell_with_the_console_tail_and_the_others_run() {
-    let Some(k) = kernel("6.12") else { return };
+    let Some(k) = debian_kernel("6.12") else { return };
     let dir = tempfile::tempdir().unwrap();
     let scratch = scratch_dir();
     let p = plan(
@@ -225,7 +201,7 @@ fn a_guest_that_panics_fails_its_cell_with_the_console_tail_and_the_others_run()
 
 #[test]
 fn a_guest_that_hangs_fails_at_its_timeout_and_leaves_nothing() {
-    let Some(k) = kernel("6.12") else { return };
+    let Some(k) = debian_kernel("6.12") else { return };
     let dir = tempfile::tempdir().unwrap();
     let scratch = scratch_dir();
     let p = plan(
@@ -291,7 +267,7 @@ fn start_hanging(p: &Path, scratch: &Path, json: &Path) -> std::process::Child {
 
 #[test]
 fn a_sigkilled_fslab_leaves_no_vm_and_cleanup_removes_its_files() {
-    let Some(k) = kernel("6.12") else { return };
+    let Some(k) = debian_kernel("6.12") else { return };
     let dir = tempfile::tempdir().unwrap();
     let scratch = scratch_dir();
     let p = plan(
@@ -332,7 +308,7 @@ fn a_sigkilled_fslab_leaves_no_vm_and_cleanup_removes_its_files() {
 
 #[test]
 fn ctrl_c_during_a_guest_cell_stops_its_vm_and_cleans_up() {
-    let Some(k) = kernel("6.12") else { return };
+    let Some(k) = debian_kernel("6.12") else { return };
     let dir = tempfile::tempdir().unwrap();
     let scratch = scratch_dir();
     let p = plan(
@@ -407,7 +383,7 @@ fn bad_kernel_input_is_refused_in_one_line() {
 
 #[test]
 fn a_plan_device_runs_under_a_guest_and_a_mounted_one_is_refused_untouched() {
-    let Some(k) = kernel("6.12") else { return };
+    let Some(k) = debian_kernel("6.12") else { return };
     if !require_root_with(&["losetup"]) {
         return;
     }

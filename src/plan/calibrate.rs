@@ -1,9 +1,8 @@
 //! `fslab calibrate`: whether to measure again, and where the card goes
 //! (text or JSON, each to stdout or a file checked as results are).
 
-use super::{check_path, OutputFormat, OutputSpec, Outputs, PlanError, Result};
+use super::{Outputs, Result};
 use crate::cli::CalibrateArgs;
-use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
 pub struct CalibratePlan {
@@ -14,53 +13,9 @@ pub struct CalibratePlan {
 
 impl CalibratePlan {
     pub fn from_args(a: &CalibrateArgs) -> Result<Self> {
-        let mut v: Vec<OutputSpec> = Vec::new();
-        for s in &a.output {
-            let (fmt, path) = match s.split_once(':') {
-                Some((f, p)) => (f, Some(p)),
-                None => (s.as_str(), None),
-            };
-            let format = match fmt {
-                "text" => OutputFormat::Text,
-                "json" => OutputFormat::Json,
-                _ => {
-                    return Err(PlanError::new(
-                        "--output",
-                        format!("unknown format '{fmt}' for `fslab calibrate` (known: text, json)"),
-                    ))
-                }
-            };
-            let path = match path {
-                None | Some("-") => None,
-                Some("") => return Err(PlanError::new("--output", format!("'{s}': empty path"))),
-                Some(p) => Some(check_path("--output", &PathBuf::from(p))?),
-            };
-            if path.is_none() && v.iter().any(|o| o.path.is_none()) {
-                return Err(PlanError::new(
-                    "--output",
-                    "only one output can go to stdout; give the others a :PATH",
-                ));
-            }
-            if let Some(p) = &path {
-                if v.iter().any(|o| o.path.as_ref() == Some(p)) {
-                    return Err(PlanError::new(
-                        "--output",
-                        format!("'{s}': {} is already the path of another output", p.display()),
-                    ));
-                }
-            }
-            v.push(OutputSpec { format, path });
-        }
-        // as every command: the text stays on the terminal beside files
-        if v.iter().all(|o| o.path.is_some()) {
-            v.push(OutputSpec {
-                format: OutputFormat::Text,
-                path: None,
-            });
-        }
         Ok(CalibratePlan {
             fresh: a.fresh,
-            outputs: Outputs(v),
+            outputs: Outputs::parse(&a.output, false, "calibrate")?,
         })
     }
 }
@@ -68,6 +23,7 @@ impl CalibratePlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::OutputFormat;
 
     fn plan(outputs: &[&str]) -> Result<CalibratePlan> {
         CalibratePlan::from_args(&CalibrateArgs {

@@ -64,12 +64,26 @@ pub struct Outputs(pub Vec<OutputSpec>);
 impl Outputs {
     /// Parses every `--output` of `command` and checks that each path can be written.
     pub fn from_args(c: &CommonArgs, command: &str) -> Result<Self> {
+        Ok(Self::parse(&c.output, c.quiet, command)?.with_quiet_warnings(c.quiet_warnings))
+    }
+
+    /// `--output` values `specs` of `command`: each format one `command`
+    /// writes, each path checked and distinct, and the text on stdout unless
+    /// another format goes there or `quiet`.
+    pub fn parse(specs: &[String], quiet: bool, command: &str) -> Result<Self> {
         let mut v = Vec::new();
-        for s in &c.output {
+        for s in specs {
             let (fmt, path) = match s.split_once(':') {
                 Some((f, p)) => (f, Some(p)),
                 None => (s.as_str(), None),
             };
+            // the calibration card is a table of figures, not a result
+            if command == "calibrate" && !matches!(fmt, "text" | "json") {
+                return Err(PlanError::new(
+                    "--output",
+                    format!("unknown format '{fmt}' for `fslab calibrate` (known: text, json)"),
+                ));
+            }
             let format = match fmt {
                 "text" => OutputFormat::Text,
                 "json" => OutputFormat::Json,
@@ -140,13 +154,12 @@ impl Outputs {
         }
         // As hyperfine: the text report stays on the terminal whatever is
         // written to files; only another format on stdout, or --quiet, replaces it.
-        if !c.quiet && v.iter().all(|o| o.path.is_some()) {
+        if !quiet && v.iter().all(|o| o.path.is_some()) {
             v.push(OutputSpec {
                 format: OutputFormat::Text,
                 path: None,
             });
         }
-        let mut v = Outputs(v).with_quiet_warnings(c.quiet_warnings).0;
         if crate::dist::coordinator().rank() != 0 {
             // rank 0 writes the merged results of every rank
             v.clear();
