@@ -9,7 +9,6 @@
 
 use crate::model::{Cell, LabTag, Report};
 use crate::plan::Outputs;
-use crate::report;
 use std::sync::{Mutex, MutexGuard};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -83,26 +82,6 @@ pub fn next_cell_tag(tag: &LabTag) {
     }
 }
 
-/// Writes every requested output: each file is replaced atomically (see
-/// `plan::write_atomically`), so calling this again after each cell of a
-/// long run keeps a complete file on disk at every moment. stdout gets its
-/// output only with `final_`. The report becomes what an abort writes.
-pub fn write_outputs(r: &Report, outputs: &mut Outputs, final_: bool) -> std::io::Result<()> {
-    {
-        let _serial = crate::interrupt::serial();
-        publish_report(r);
-        report::write_files(r, outputs)?;
-        if final_ {
-            results_written();
-        }
-    }
-    // outside the lock: a stalled stdout pipe must not hold up an abort
-    if final_ {
-        report::write_stdout(r, outputs)?;
-    }
-    Ok(())
-}
-
 /// The abort action: `locked` says whether the abort holds the serial lock.
 fn abort_action(locked: bool) {
     // results first: they are what the user waits for, and they are quick
@@ -113,9 +92,9 @@ fn abort_action(locked: bool) {
         r.interrupted = true;
         r.max_rss_kib = crate::stats::cpu::max_rss_kib();
         // without the lock, stdout may be what blocks the main thread
-        let written = report::write_files(&r, &p.outputs).and_then(|()| {
+        let written = super::results::write_files(&r, &p.outputs).and_then(|()| {
             if locked {
-                report::write_stdout(&r, &p.outputs)
+                super::results::write_stdout(&r, &p.outputs)
             } else {
                 Ok(())
             }

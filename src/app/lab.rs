@@ -443,5 +443,5 @@ impl LabRun<'_> {
 
 fn write(r: &mut Report, outputs: &mut Outputs, final_: bool) -> Result<(), AppError> {
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    crate::app::abort::write_outputs(r, outputs, final_).map_err(AppError::Output)
+    crate::app::results::write_outputs(r, outputs, final_).map_err(AppError::Output)
 }

@@ -6,13 +6,19 @@
 pub mod abort;
 pub mod calibration;
 pub mod cell;
+mod cleanup;
+pub mod command;
+mod documents;
 mod fio;
 mod io;
 mod lab;
+mod manual;
 mod meta;
 pub mod pipeline;
 mod probe;
 mod replay;
+pub mod results;
+mod signals;
 pub mod telemetry;
 
 pub use calibration::run_calibrate;
@@ -71,7 +77,7 @@ pub(crate) fn single_cell_report(
         None => r.interrupted = true,
     }
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    crate::app::abort::write_outputs(&r, outputs, true).map_err(AppError::Output)?;
+    crate::app::results::write_outputs(&r, outputs, true).map_err(AppError::Output)?;
     Ok(r)
 }
 

@@ -1,6 +1,6 @@
 //! Reporters: one file per output format, each a pure function of the
-//! result model (`crate::model::Report`); writing their bytes happens once,
-//! in `write_outputs`.
+//! result model (`crate::model::Report`) to bytes; writing them is the
+//! app's (`app::results`).
 
 pub mod bonnie_csv;
 pub mod calibration;
@@ -27,15 +27,15 @@ pub mod verdict;
 pub mod xattrs;
 
 use crate::model::Report;
-use crate::plan::{OutputFormat, Outputs};
-use std::io::Write;
+use crate::plan::OutputFormat;
 
 /// A reporter turns a Report into bytes.
 pub trait Reporter {
     fn render(&self, r: &Report) -> Vec<u8>;
 }
 
-fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
+/// The reporter of format `f`.
+pub fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
     match f {
         OutputFormat::Text => Box::new(text::Text),
         OutputFormat::Json => Box::new(json::Json),
@@ -48,30 +48,6 @@ fn reporter(f: OutputFormat) -> Box<dyn Reporter> {
         OutputFormat::Fio(f) => Box::new(fio_terse::FioAll(f)),
         OutputFormat::TextAs(f) => Box::new(text::TextAs(f)),
     }
-}
-
-/// The outputs that go to files, each replaced atomically. The caller holds
-/// the serial lock (or is an abort that gave up waiting for it).
-pub fn write_files(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
-    for o in &outputs.0 {
-        if let Some(p) = &o.path {
-            crate::plan::write_atomically(p, &reporter(o.format).render(r))?;
-        }
-    }
-    Ok(())
-}
-
-/// The output that goes to stdout, if one does, without control
-/// characters from names (`terminal_bytes`).
-pub fn write_stdout(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
-    for o in outputs.0.iter().filter(|o| o.path.is_none()) {
-        let mut out = std::io::stdout().lock();
-        let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("stdout: {e}"));
-        out.write_all(&terminal_bytes(reporter(o.format).render(r)))
-            .map_err(named)?;
-        out.flush().map_err(named)?;
-    }
-    Ok(())
 }
 
 /// Bytes bound for a terminal with `units::terminal_safe` applied: the

@@ -374,5 +374,5 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
 
 fn write(r: &mut Report, outputs: &mut Outputs) -> Result<(), AppError> {
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
-    crate::app::abort::write_outputs(r, outputs, true).map_err(AppError::Output)
+    crate::app::results::write_outputs(r, outputs, true).map_err(AppError::Output)
 }

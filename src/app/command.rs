@@ -1,0 +1,187 @@
+//! A parsed command line to its exit code: the MPI guard, telemetry's
+//! hooks, the plan (validated on every rank, so that one rank's refusal
+//! never leaves the others waiting), the command, and the exit code its
+//! result means. `main` only parses and calls `run`.
+//!
+//! Exit codes: 0 ok, 1 the run failed, 2 bad usage, 128 + the signal's
+//! number when interrupted (130 SIGINT, 143 SIGTERM; results so far are
+//! still written).
+
+use crate::cli::{Cli, Command};
+use crate::{dist, plan};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Runs the parsed command line `cli` to its exit code.
+pub fn run(cli: Cli) -> ExitCode {
+    let stop = Arc::new(AtomicBool::new(false));
+    super::abort::install();
+    super::signals::handle_signals(&stop);
+    if let Err(code) = distributable(&cli.command) {
+        return code;
+    }
+    // fslab fio's own flags may follow its jobs (as fio's do): taken out of
+    // the job arguments first, so that telemetry's are installed too
+    let fio_args = match &cli.command {
+        Command::Fio(a) => match plan::fio::effective_args(a) {
+            Ok(eff) => Some(eff),
+            Err(e) => return usage(e),
+        },
+        _ => None,
+    };
+    let telemetry = telemetry_args(&cli.command, fio_args.as_ref());
+    // hooks first: `fslab run` installs its plan's own over these
+    if let Some(t) = telemetry {
+        if let Err(e) = plan::TelemetryPlan::from_args(t).and_then(|t| super::telemetry::install(&t)) {
+            return usage(e);
+        }
+    }
+    let result = match &cli.command {
+        Command::Io(a) => match validated(plan::IoPlan::from_args(a)) {
+            Ok(p) => super::run_io(p, &stop),
+            Err(code) => return code,
+        },
+        Command::Meta(a) => match validated(plan::MetaPlan::from_args(a)) {
+            Ok(p) => super::run_meta(p, &stop),
+            Err(code) => return code,
+        },
+        Command::Probe(a) => match validated(plan::ProbePlan::from_args(a)) {
+            Ok(p) => super::run_probe(p, &stop),
+            Err(code) => return code,
+        },
+        Command::Replay(a) => match validated(plan::ReplayPlan::from_args(a)) {
+            Ok(p) => super::run_replay(p, &stop),
+            Err(code) => return code,
+        },
+        Command::Fio(a) => match validated(plan::fio::FioPlan::from_args(fio_args.as_ref().unwrap_or(a))) {
+            Ok(p) => super::run_fio(p, &stop),
+            Err(code) => return code,
+        },
+        Command::Cleanup(a) => return super::cleanup::run_cleanup(a),
+        Command::Calibrate(a) => {
+            return match validated(plan::calibrate::CalibratePlan::from_args(a)) {
+                Ok(p) => match super::run_calibrate(&p) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        eprintln!("fslab: error: {e}");
+                        ExitCode::from(e.exit_code() as u8)
+                    }
+                },
+                Err(code) => code,
+            }
+        }
+        Command::Compare(a) => return super::documents::run_compare(a),
+        Command::Report(a) => return super::documents::run_report(a),
+        Command::Schema => return super::results::print_bytes(crate::model::result_schema_text().as_bytes()),
+        Command::Completions(a) => return super::manual::run_completions(a),
+        Command::Man(a) => return super::manual::run_man(a),
+        Command::Run(a) => match validated(
+            plan::quick_suite(a)
+                .and_then(|s| crate::target::safety::check_plan_devices(&s, a.force_overwrite).map(|()| s))
+                .and_then(|s| crate::target::vm::check_plan(&s).map(|()| s)),
+        ) {
+            Ok(s) => super::run_lab(s, &stop),
+            Err(code) => return code,
+        },
+    };
+    exit_code(result)
+}
+
+/// The exit code of a command's `result`, saying why it failed.
+fn exit_code(result: Result<crate::model::Report, super::AppError>) -> ExitCode {
+    match result {
+        Ok(r) if r.interrupted => ExitCode::from(crate::interrupt::exit_code()),
+        // Failed operations or failed jobs: the results are written, the run failed.
+        Ok(r)
+            if r.cells.iter().any(|c| {
+                c.error.is_some() || !c.job_errors.is_empty() || c.directions.iter().any(|d| !d.errors.is_empty())
+            }) =>
+        {
+            ExitCode::from(1)
+        }
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            // Of a failure on another rank, rank 0 alone tells (that rank says why).
+            if !e.is_other_rank() || dist::coordinator().rank() == 0 {
+                eprintln!("fslab: error: {}{e}", rank_prefix());
+            }
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}
+
+/// Refuses (exit code 2) a command that does not run distributed when
+/// started as several MPI ranks.
+fn distributable(command: &Command) -> Result<(), ExitCode> {
+    let coord = dist::coordinator();
+    if coord.size() > 1
+        && !matches!(
+            command,
+            Command::Io(_) | Command::Meta(_) | Command::Replay(_) | Command::Probe(_)
+        )
+    {
+        if coord.rank() == 0 {
+            eprintln!(
+                "fslab: error: started as {} MPI ranks, but only io, meta, replay and probe run distributed; \
+                 run this command without mpirun/srun",
+                coord.size()
+            );
+        }
+        return Err(ExitCode::from(2));
+    }
+    Ok(())
+}
+
+/// The telemetry flags of a measuring command (`fslab fio`'s from its
+/// effective arguments `fio`), None for the others.
+fn telemetry_args<'a>(
+    command: &'a Command,
+    fio: Option<&'a crate::cli::FioArgs>,
+) -> Option<&'a crate::cli::TelemetryArgs> {
+    match command {
+        Command::Io(a) => Some(&a.common.telemetry),
+        Command::Meta(a) => Some(&a.common.telemetry),
+        Command::Probe(a) => Some(&a.common.telemetry),
+        Command::Replay(a) => Some(&a.common.telemetry),
+        Command::Run(a) => Some(&a.common.telemetry),
+        Command::Fio(_) => fio.map(|a| &a.telemetry),
+        Command::Cleanup(_)
+        | Command::Calibrate(_)
+        | Command::Compare(_)
+        | Command::Report(_)
+        | Command::Schema
+        | Command::Completions(_)
+        | Command::Man(_) => None,
+    }
+}
+
+/// "rank 3 on host: " in a distributed run, nothing otherwise.
+fn rank_prefix() -> String {
+    let c = dist::coordinator();
+    if c.size() > 1 {
+        format!("rank {} on {}: ", c.rank(), c.host())
+    } else {
+        String::new()
+    }
+}
+
+/// A plan every rank validated: when any rank refused its arguments, every
+/// rank stops with exit code 2 and only the first refusing rank says why
+/// (they run the same command line, so they usually refuse alike).
+fn validated<T>(r: Result<T, plan::PlanError>) -> Result<T, ExitCode> {
+    let coord = dist::coordinator();
+    let failed = coord.all_gather_u64(r.is_err() as u64);
+    let first = failed.iter().position(|&f| f == 1);
+    match (r, first) {
+        (Ok(v), None) => Ok(v),
+        (Err(e), Some(f)) if f == coord.rank() => Err(usage(e)),
+        _ => Err(ExitCode::from(2)),
+    }
+}
+
+/// A refusal of the command line: one line, exit code 2.
+pub(crate) fn usage(e: plan::PlanError) -> ExitCode {
+    eprintln!("fslab: error: {e}");
+    ExitCode::from(2)
+}
