@@ -5,29 +5,27 @@
 //! is said, in the JSON and in the text.
 
 use crate::util::*;
-use serde_json::Value;
+use fslab::model::Report;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 /// Every latency share of every cell: at most 100%, and a missing one says why.
-fn check_shares(j: &Value) -> Vec<(String, String, Option<f64>, Option<String>)> {
+fn check_shares(r: &Report) -> Vec<(String, String, Option<f64>, Option<String>)> {
     let mut seen = Vec::new();
-    for c in cells(j) {
-        let Some(shares) = c["system"]["latency_share"].as_array() else {
-            continue;
-        };
-        for s in shares {
-            let (dev, dir) = (s["device"].as_str().unwrap(), s["dir"].as_str().unwrap());
-            let share = s["share_pct"].as_f64();
-            let why = s["unattributed"].as_str().map(str::to_string);
-            if let Some(p) = share {
-                assert!((0.0..=100.0).contains(&p), "{dev} {dir}: share {p}% in {s}");
-                assert!(why.is_none(), "{s}");
-            } else if s["ops"].as_u64().unwrap() > 0 && s["device_ios"].as_u64().unwrap() > 0 {
-                assert!(why.is_some(), "{dev} {dir}: no share and no reason: {s}");
-            }
-            seen.push((dev.to_string(), dir.to_string(), share, why));
+    for s in r
+        .cells
+        .iter()
+        .filter_map(|c| c.system.as_ref())
+        .flat_map(|s| &s.latency_share)
+    {
+        let (dev, dir) = (s.device.as_str(), s.dir.name());
+        if let Some(p) = s.share_pct {
+            assert!((0.0..=100.0).contains(&p), "{dev} {dir}: share {p}% in {s:?}");
+            assert!(s.unattributed.is_none(), "{s:?}");
+        } else if s.ops > 0 && s.device_ios > 0 {
+            assert!(s.unattributed.is_some(), "{dev} {dir}: no share and no reason: {s:?}");
         }
+        seen.push((dev.to_string(), dir.to_string(), s.share_pct, s.unattributed.clone()));
     }
     seen
 }
@@ -96,8 +94,7 @@ fn foreign_writes_to_the_disk_under_a_loop_device_are_not_fslab_s_share() {
     for (out, jp) in runs {
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let j = read_json(&jp);
-        let seen = check_shares(&j);
+        let seen = check_shares(&read_report(&jp));
         assert!(seen.iter().any(|s| s.0 == name), "no share for {name}: {seen:?}");
         // the disk under the image carried the tenant's gigabytes of writes:
         // its write time is not fslab's

@@ -43,11 +43,8 @@ fn run_with_json(dir: &Path, args: &[&str], extra: &[&str]) -> String {
         "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(
-        !r["cells"].as_array().unwrap().is_empty(),
-        "{args:?}: no cells in the result"
-    );
+    let r = crate::util::read_report(&json);
+    assert!(!r.cells.is_empty(), "{args:?}: no cells in the result");
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -134,14 +131,12 @@ fn json_on_stdout_replaces_the_text() {
 
 /// The evidence of every flag of every cell of the result file at `json`.
 fn flag_evidence(json: &Path) -> Vec<String> {
-    let r = crate::util::read_json(json);
-    let mut out = Vec::new();
-    for c in crate::util::cells(&r) {
-        for f in c["verdict"]["flags"].as_array().into_iter().flatten() {
-            out.push(f["evidence"].as_str().unwrap().to_string());
-        }
-    }
-    out
+    let r = crate::util::read_report(json);
+    r.cells
+        .iter()
+        .flat_map(|c| c.verdict.iter().flat_map(|v| &v.flags))
+        .map(|f| f.evidence.clone())
+        .collect()
 }
 
 #[test]

@@ -142,6 +142,16 @@ pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: invalid JSON: {e}\n{text}", p.display()))
 }
 
+/// Reads a result file as fslab's own typed model (`fslab::model::Report`,
+/// the reader `fslab compare` uses): a test names fields the compiler
+/// checks, and a renamed field fails the build rather than read as null.
+/// (`read_json` is for what the model does not describe: other tools'
+/// output, or a test of the file's exact keys.)
+pub fn read_report(p: &Path) -> fslab::model::Report {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    fslab::model::parse_report(&text).unwrap_or_else(|e| panic!("{}: not a result file: {e}", p.display()))
+}
+
 /// What one run of fio, or of fslab's `fio`, on a job file gave.
 pub struct FioRun {
     /// "fio" or "fslab".
