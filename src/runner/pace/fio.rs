@@ -5,10 +5,10 @@
 //! rate_cycle) and `flow` (a flow_id's share).
 
 use super::flow::FlowShare;
+use super::hook::{Done, Pace};
 use super::min_rate::MinRate;
 use super::schedule::{ddir, Schedule, Waited};
 use super::think::{sleep_granularity_us, Think};
-use super::{Done, Pace};
 use crate::engine::{Engine, Submit};
 use crate::plan::PacingPlan;
 use crate::runner::record::Recorder;

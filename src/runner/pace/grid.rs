@@ -8,8 +8,8 @@
 //! it missed, counts them, and records each one's latency from its slot to
 //! the end of the operation that blocked it.
 
+use super::hook::{Done, Pace};
 use super::wait::{wait_due, wake_on_time};
-use super::{Done, Pace};
 use crate::engine::Engine;
 use crate::runner::record::Recorder;
 use crate::runner::{ns, Ctx, Instant, WorkerOut};
