@@ -19,63 +19,13 @@
 //!   the success after it ends the job. latency_run skips both: the search
 //!   goes on until the job ends otherwise.
 //!
-//! The worker loops are generic over `LatencyHook`: without a target they
-//! use `NoSearch`, whose calls compile to nothing.
+//! Both worker loops are generic over `LatencyHook` (`sync::Plain` and
+//! `queued`): without a target they use `NoSearch`, whose calls compile to
+//! nothing.
 
-use super::pace;
-use super::record::Recorder;
-use super::{ns, Ctx, Instant, WorkerOut};
-use crate::engine::Engine;
+use super::Instant;
 use crate::plan::io::pacing::LatencyTarget;
-use crate::stats::OpKind;
-use crate::workload::Workload;
 use std::time::Duration;
-
-/// The loop for engines that complete inline (sync, null) under a latency
-/// target: one operation at a time, as fio's sync engines (their depth is
-/// 1 whatever the search's depth, which fio reports all the same).
-pub(super) fn sync_worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W, t: &LatencyTarget) -> WorkerOut {
-    let mut search = Search::new(t, ctx.cfg.depth, ctx.t0 + ctx.cfg.ramp);
-    let mut rec = Recorder::new(ctx, false);
-    let mut error = None;
-    while !ctx.stopped() {
-        let intended = wl.next_due();
-        if let Some(t) = intended {
-            // a replay's timestamps wait too, never past the deadline
-            if !pace::wait_due(t, rec.deadline(), Duration::ZERO, &|| ctx.stopped()) {
-                rec.waited_out();
-                break;
-            }
-        }
-        let start = Instant::now();
-        let Some(step) = wl.step(engine) else { break };
-        let end = Instant::now();
-        if !rec.tick(end) {
-            break;
-        }
-        if rec.recording {
-            let lat = ns(end - start);
-            let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
-            rec.record(step, lat, sched, end);
-            let counts = step.result >= 0 && matches!(step.dir, OpKind::Read | OpKind::Write);
-            match search.complete(counts, lat, end, 0) {
-                Action::Keep | Action::Limit(_) => {}
-                Action::Reset(_) => rec.reset(end),
-                Action::Done => break,
-                Action::Fatal(e) => {
-                    if ctx.cfg.exit_on_error {
-                        ctx.halt.store(true, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    error = Some(e);
-                    break;
-                }
-            }
-        }
-    }
-    let mut out = rec.finish(error);
-    out.latency_depth = search.depth();
-    out
-}
 
 /// What the worker loop does after a completion.
 #[derive(Debug, PartialEq)]

@@ -15,6 +15,7 @@ mod progress;
 mod queued;
 mod record;
 mod steady;
+mod sync;
 
 pub use group::{run_groups, Group, GroupsOut, MakeFn, Monitor, WindowOut};
 pub use pace::{PacedOp, Pacing, SPIN};
@@ -27,7 +28,6 @@ use crate::stats::cpu::CpuTimes;
 use crate::stats::series::{IntervalPoint, SeriesCollector};
 use crate::stats::{KindStats, OpKind};
 use crate::workload::Workload;
-use record::Recorder;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -206,6 +206,15 @@ impl Ctx<'_> {
             || self.halt.load(Ordering::Relaxed)
             || self.counter.end.load(Ordering::Relaxed)
     }
+
+    /// A pacing or latency check failed the worker with `e`: with fio's
+    /// exitall_on_error the run's other workers stop too.
+    pub(crate) fn failed(&self, e: String) -> String {
+        if self.cfg.exit_on_error {
+            self.halt.store(true, Ordering::Relaxed);
+        }
+        e
+    }
 }
 
 /// What one worker measured.
@@ -373,46 +382,28 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
     }
 }
 
-/// The loop for engines that complete inline (sync, null): one operation at
-/// a time, two timestamps per operation and nothing else on the hot path.
+/// Runs the worker through one of the runner's two loops: `queued` for an
+/// engine that queues (io_uring) with a workload that hands out operations,
+/// else `sync`, monomorphised for its pacing.
 fn worker<W: Workload>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W) -> WorkerOut {
     if !engine.caps().inline && wl.queues() {
         return queued::worker(ctx, engine, wl);
     }
     if let Some(p) = ctx.pacing {
-        return pace::worker(ctx, engine, wl, p);
+        return sync::run(ctx, engine, wl, pace::GridSync::new(ctx, p));
     }
     if ctx.cfg.pacing.paces() {
-        return pace::fio_worker(ctx, engine, wl);
+        let pace = pace::FioSync::new(ctx, wl);
+        return sync::run(ctx, engine, wl, pace);
     }
     if let Some(r) = ctx.cfg.rate {
-        return pace::worker(ctx, engine, wl, &Pacing::rate(r));
+        return sync::run(ctx, engine, wl, pace::GridSync::new(ctx, &Pacing::rate(r)));
     }
     if let Some(t) = &ctx.cfg.pacing.latency {
-        return latency::sync_worker(ctx, engine, wl, t);
+        let search = latency::Search::new(t, ctx.cfg.depth, ctx.t0 + ctx.cfg.ramp);
+        return sync::run(ctx, engine, wl, sync::Plain(search));
     }
-    let mut rec = Recorder::new(ctx, false);
-    while !ctx.stopped() {
-        let intended = wl.next_due();
-        if let Some(t) = intended {
-            // a replay's timestamps wait too, never past the deadline
-            if !pace::wait_due(t, rec.deadline(), Duration::ZERO, &|| ctx.stopped()) {
-                rec.waited_out();
-                break;
-            }
-        }
-        let start = Instant::now();
-        let Some(step) = wl.step(engine) else { break };
-        let end = Instant::now();
-        if !rec.tick(end) {
-            break;
-        }
-        if rec.recording {
-            let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
-            rec.record(step, ns(end - start), sched, end);
-        }
-    }
-    rec.finish(None)
+    sync::run(ctx, engine, wl, sync::Plain(latency::NoSearch))
 }
 
 /// Stops each of these workers (a stonewall that fell).
