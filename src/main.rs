@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 fn main() -> ExitCode {
     // a guest cell's VM (fslab run with kernels): fslab is its /init
-    if fslab::target::vm::guest::is_guest_init() {
-        fslab::target::vm::guest::init();
+    if fslab::vm::guest::is_guest_init() {
+        fslab::vm::guest::init();
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -132,7 +132,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Man(a) => return man(a),
         Command::Run(a) => match plan::quick_suite(a)
             .and_then(|s| fslab::target::safety::check_plan_devices(&s, a.force_overwrite).map(|()| s))
-            .and_then(|s| fslab::target::vm::check_plan(&s).map(|()| s))
+            .and_then(|s| fslab::vm::check_plan(&s).map(|()| s))
         {
             Ok(s) => app::run_lab(s, &stop),
             Err(e) => return usage(e),

@@ -12,8 +12,8 @@ use crate::model::{Cell, KernelTag, LabTag, Report};
 use crate::plan::lab::KernelPlan;
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, WorkloadPlan};
 use crate::target::scratch::{self, Scratch, ScratchSpec};
-use crate::target::vm;
 use crate::target::TargetError;
+use crate::vm;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -341,7 +341,7 @@ impl LabRun<'_> {
         })
     }
 
-    /// A cell under kernel `k`, in a virtual machine (`target::vm`).
+    /// A cell under kernel `k`, in a virtual machine (`vm`).
     fn guest_cell(
         &mut self,
         name: &str,

@@ -14,7 +14,6 @@ pub mod ranks;
 pub mod rmtree;
 pub mod safety;
 pub mod scratch;
-pub mod vm;
 pub mod workdir;
 
 use crate::model::TargetInfo;

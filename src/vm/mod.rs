@@ -358,7 +358,7 @@ impl Vm {
     fn start(m: &Machine) -> Result<Vm, String> {
         let _serial = crate::interrupt::serial();
         let child = m.command().spawn().map_err(|e| format!("starting {QEMU}: {e}"))?;
-        super::live::add_child(child.id());
+        crate::target::live::add_child(child.id());
         Ok(Vm { child })
     }
 
@@ -417,7 +417,7 @@ impl Drop for Vm {
         let _serial = crate::interrupt::serial();
         let _ = self.child.kill();
         let _ = self.child.wait();
-        super::live::remove_child(self.child.id());
+        crate::target::live::remove_child(self.child.id());
     }
 }
 
@@ -466,8 +466,8 @@ pub fn check_plan(lab: &crate::plan::LabPlan) -> Result<(), crate::plan::PlanErr
 /// Runs one cell in a guest under `c.kernel`.
 pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
     let image = c.kernel.image.as_deref().expect("a VM kernel has an image");
-    let dir = super::make_workdir(c.scratch_dir).map_err(|e| failed(e.to_string()))?;
-    let _guard = super::Guard::for_workdir(dir.clone());
+    let dir = crate::target::make_workdir(c.scratch_dir).map_err(|e| failed(e.to_string()))?;
+    let _guard = crate::target::Guard::for_workdir(dir.clone());
     // the disk: the plan's device, claimed and checked again as on the host
     // (its O_EXCL claim, held until QEMU is gone, keeps anyone from mounting
     // it under the guest; QEMU's own open is not exclusive), or a fresh
@@ -475,7 +475,7 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
     let mut claim = None;
     let disk: Option<(PathBuf, File)> = match &c.fs.kind {
         FsKind::Mkfs { device: Some(d), .. } | FsKind::Raw { device: Some(d) } => {
-            let held = super::safety::claim_consented(d, &super::info::mounts())
+            let held = crate::target::safety::claim_consented(d, &crate::target::info::mounts())
                 .map_err(|e| failed(format!("refusing to use {} for a guest cell: {e}", d.display())))?;
             // QEMU gets this descriptor, opened through the claim's own
             // (never the path again) and checked to be the claimed device
@@ -615,7 +615,7 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
             FsKind::Mkfs { fs_type, .. } => fs_type.as_str(),
             _ => "raw",
         };
-        super::safety::made(cl.rdev(), ty);
+        crate::target::safety::made(cl.rdev(), ty);
     }
     let cell_ns = report.cells.iter().map(|c| c.elapsed_ns).sum::<u64>();
     let boot_ns = boot_to_result.as_nanos() as u64;
