@@ -120,27 +120,35 @@ pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
         ));
     }
     if matches!(kind, Kind::Dir) {
-        let (size, n_files) = dir_files(plan);
-        if plan.engine != crate::engine::EngineKind::Null {
-            if let Ok(st) = rustix::fs::statvfs(path) {
-                let free = st.f_bavail * st.f_frsize;
-                let need = (size + dir_extra(plan)).saturating_mul(n_files);
-                if need > free {
-                    return Err(refused(
-                        "--size",
-                        format!(
-                            "{n_files} file(s) of {} need {} but {} has {} free; lower --size or --jobs",
-                            Bytes(size),
-                            Bytes(need),
-                            path.display(),
-                            Bytes(free)
-                        ),
-                    ));
-                }
+        dir_space(plan)?;
+    }
+    Ok(kind)
+}
+
+/// A directory target must have room for the files fslab lays out in it
+/// (none for the null engine, which lays out nothing).
+fn dir_space(plan: &IoPlan) -> Result<(), TargetError> {
+    let path = &plan.target;
+    let (size, n_files) = dir_files(plan);
+    if plan.engine != crate::engine::EngineKind::Null {
+        if let Ok(st) = rustix::fs::statvfs(path) {
+            let free = st.f_bavail * st.f_frsize;
+            let need = (size + dir_extra(plan)).saturating_mul(n_files);
+            if need > free {
+                return Err(refused(
+                    "--size",
+                    format!(
+                        "{n_files} file(s) of {} need {} but {} has {} free; lower --size or --jobs",
+                        Bytes(size),
+                        Bytes(need),
+                        path.display(),
+                        Bytes(free)
+                    ),
+                ));
             }
         }
     }
-    Ok(kind)
+    Ok(())
 }
 
 /// The refusals of [`prepare`] that need nothing made: what the target is
