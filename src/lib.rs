@@ -23,4 +23,5 @@ mod sys;
 pub mod target;
 pub mod telemetry;
 pub mod units;
+pub mod vm;
 pub mod workload;

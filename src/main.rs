@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // a guest cell's VM (fslab run with kernels): fslab is its /init
-    if fslab::target::vm::guest::is_guest_init() {
-        fslab::target::vm::guest::init();
+    if fslab::vm::guest::is_guest_init() {
+        fslab::vm::guest::init();
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "app",
         &[
             "report",
+            "vm",
             "target",
             "runner",
             "model",
@@ -31,6 +32,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("report", &["model", "plan", "interrupt"]),
+    ("vm", &["target", "model", "plan", "interrupt"]),
     ("telemetry", &["model", "plan", "dist"]),
     ("target", &["model", "plan", "workload", "engine", "dist", "interrupt"]),
     ("runner", &["model", "plan", "workload", "engine", "dist", "interrupt"]),

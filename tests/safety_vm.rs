@@ -175,7 +175,7 @@ fn a_kvm_probe_cache_in_another_users_home_is_neither_read_nor_written() {
     std::fs::create_dir_all(&cache).unwrap();
     let victim = dir.path().join("victim");
     std::fs::write(&victim, b"root's file\n").unwrap();
-    let name = fslab::target::vm::accel::cache_name(&k.join("vmlinuz")).unwrap();
+    let name = fslab::vm::accel::cache_name(&k.join("vmlinuz")).unwrap();
     let (verdict, tmp) = (cache.join(&name), cache.join(format!("{name}.tmp")));
     symlink(&victim, &tmp).unwrap();
     let own = |p: &Path| std::os::unix::fs::lchown(p, Some(65534), Some(65534)).unwrap();

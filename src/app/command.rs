@@ -79,7 +79,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(a) => match validated(
             plan::quick_suite(a)
                 .and_then(|s| crate::target::safety::check_plan_devices(&s, a.force_overwrite).map(|()| s))
-                .and_then(|s| crate::target::vm::check_plan(&s).map(|()| s)),
+                .and_then(|s| crate::vm::check_plan(&s).map(|()| s)),
         ) {
             Ok(s) => super::run_lab(s, &stop),
             Err(code) => return code,

@@ -12,8 +12,8 @@ use crate::model::{Cell, KernelTag, LabTag, Report};
 use crate::plan::lab::KernelPlan;
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, WorkloadPlan};
 use crate::target::scratch::{self, Scratch, ScratchSpec};
-use crate::target::vm;
 use crate::target::TargetError;
+use crate::vm;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -174,9 +174,89 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
     Ok(r)
 }
 
+/// The workload's plan on filesystem `fs`: as written, or adapted for a
+/// raw device (`for_raw`). None: it does not run there (only io runs on a
+/// bare device).
+fn plan_for(fs: &FsPlan, plan: &CellPlan) -> Option<CellPlan> {
+    if matches!(fs.kind, FsKind::Raw { .. }) {
+        for_raw(plan)
+    } else {
+        Some(plan.clone())
+    }
+}
+
+/// The cell's name: the workload's, after the filesystem's when the plan
+/// has several, after the kernel's when it has several.
+fn cell_name(lab: &LabPlan, fs: &FsPlan, w: &WorkloadPlan, kernel: Option<&KernelPlan>) -> String {
+    let mut name = if lab.filesystems.len() == 1 {
+        w.name.clone()
+    } else {
+        format!("{}/{}", fs.name, w.name)
+    };
+    if let Some(k) = kernel.filter(|_| lab.kernels.len() > 1) {
+        name = format!("{}/{name}", k.name);
+    }
+    name
+}
+
+/// The cell's place in the run, as the report tags it (the scratch
+/// filesystem and the kernel's release are filled in once known).
+fn lab_tag(fs: &FsPlan, w: &WorkloadPlan, rep: u32, kernel: Option<&KernelPlan>) -> LabTag {
+    LabTag {
+        filesystem: fs.name.clone(),
+        fs_type: fs.type_name().to_string(),
+        workload: w.name.clone(),
+        kind: w.kind.clone(),
+        repeat: rep,
+        scratch: None,
+        kernel: kernel.map(|k| KernelTag {
+            name: k.name.clone(),
+            ..Default::default()
+        }),
+    }
+}
+
+/// The host's kernel, for a tag that names one (a plan with kernels).
+fn host_kernel(tag: &mut LabTag) {
+    if let Some(k) = tag.kernel.as_mut() {
+        let u = rustix::system::uname();
+        k.release = u.release().to_string_lossy().into_owned();
+        k.version = u.version().to_string_lossy().into_owned();
+    }
+}
+
+/// How many attempts the cell took and why each before it ran again: in
+/// its system part and, after a rerun, as a warning.
+fn record_attempts(cell: &mut Cell, attempt: u32, rerun_reasons: &[String], retry_disturbed: u32) {
+    if let Some(s) = cell.system.as_mut() {
+        s.attempts = attempt;
+        s.rerun_reasons = rerun_reasons.to_vec();
+    }
+    if attempt > 1 {
+        cell.warnings.push(format!(
+            "rerun because disturbed: this is attempt {attempt} of at most {} ({})",
+            retry_disturbed + 1,
+            rerun_reasons.join("; ")
+        ));
+    }
+}
+
+/// A failed cell's line on stderr.
+fn say_failed(name: &str, msg: &str) {
+    eprintln!(
+        "fslab run: {} failed: {}",
+        crate::units::shown(name),
+        crate::units::shown(msg)
+    );
+}
+
 impl LabRun<'_> {
     /// Cell `w` on filesystem `fi` in repeat `rep`, written with the cells
-    /// before it. `Break`: the run stops here (interrupted).
+    /// before it. `Break`: the run stops here (interrupted). The steps: the
+    /// workload's plan for this filesystem (`plan_for`), the cell's name and
+    /// its line on stderr (`cell_name`, `announce`), its tag in the report
+    /// (`lab_tag`), then the cell itself: in a VM under another kernel
+    /// (`guest_cell`), or on the host (`host_cell`).
     fn cell(
         &mut self,
         rep: u32,
@@ -189,113 +269,66 @@ impl LabRun<'_> {
         if self.stop.load(Ordering::Relaxed) {
             return Ok(self.interrupted());
         }
-        let mut plan = w.plan.clone();
-        if matches!(fs.kind, FsKind::Raw { .. }) {
-            match for_raw(&plan) {
-                Some(p) => plan = p,
-                None => return Ok(ControlFlow::Continue(())), // only io runs on a bare device
-            }
-        }
-        let mut name = if lab.filesystems.len() == 1 {
-            w.name.clone()
-        } else {
-            format!("{}/{}", fs.name, w.name)
+        let Some(plan) = plan_for(fs, &w.plan) else {
+            return Ok(ControlFlow::Continue(()));
         };
-        if let Some(k) = kernel.filter(|_| lab.kernels.len() > 1) {
-            name = format!("{}/{name}", k.name);
-        }
-        if !lab.quiet {
-            let rep_note = if lab.repeat > 1 {
-                format!(" (repeat {rep}/{})", lab.repeat)
-            } else {
-                String::new()
-            };
-            eprintln!(
-                "fslab run: [{}/{}] {}{rep_note}",
-                self.i,
-                self.total,
-                crate::units::shown(&name)
-            );
-        }
-        let tag = LabTag {
-            filesystem: fs.name.clone(),
-            fs_type: fs.type_name().to_string(),
-            workload: w.name.clone(),
-            kind: w.kind.clone(),
-            repeat: rep,
-            scratch: None,
-            kernel: kernel.map(|k| KernelTag {
-                name: k.name.clone(),
-                ..Default::default()
-            }),
-        };
+        let name = cell_name(lab, fs, w, kernel);
+        self.announce(rep, &name);
+        let tag = lab_tag(fs, w, rep, kernel);
         let cell_plan = crate::model::CellPlan::from(plan.clone());
-        let fail = |msg: String, tag: LabTag| {
-            let mut c = Cell::failed(&name, cell_plan.clone(), TargetInfo::default(), msg);
-            c.lab = Some(tag);
-            c
-        };
         if let Some(k) = kernel.filter(|k| !k.is_host()) {
             return self.guest_cell(&name, k, fs, w, tag, cell_plan);
         }
+        self.host_cell(fi, &name, &plan, tag, cell_plan)
+    }
+
+    /// The cell's line on stderr: `[i/total] name (repeat r/n)`.
+    fn announce(&self, rep: u32, name: &str) {
+        let lab = self.lab;
+        if lab.quiet {
+            return;
+        }
+        let rep_note = if lab.repeat > 1 {
+            format!(" (repeat {rep}/{})", lab.repeat)
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "fslab run: [{}/{}] {}{rep_note}",
+            self.i,
+            self.total,
+            crate::units::shown(name)
+        );
+    }
+
+    /// A cell on the host's kernel: its filesystem (`filesystem`; one that
+    /// cannot be made is the cell's failure), one attempt (`attempt`) and,
+    /// while the cell was disturbed, up to retry-disturbed more (a fresh
+    /// filesystem each when the plan asks for fresh ones); the attempts
+    /// recorded in the cell (`record_attempts`), written with the others.
+    fn host_cell(
+        &mut self,
+        fi: usize,
+        name: &str,
+        plan: &CellPlan,
+        tag: LabTag,
+        cell_plan: crate::model::CellPlan,
+    ) -> Result<ControlFlow<()>, AppError> {
+        let lab = self.lab;
         let mut attempt: u32 = 1;
         let mut rerun_reasons: Vec<String> = Vec::new();
         let mut cell = loop {
-            let mut plan = plan.clone();
-            let mut tag = tag.clone();
-            let fresh_fs;
-            let ready = if lab.fresh || self.kept[fi].is_none() {
-                match make_fs(fs, lab) {
-                    Ok(rd) if lab.fresh => {
-                        fresh_fs = rd;
-                        &fresh_fs
-                    }
-                    Ok(rd) => self.kept[fi].insert(rd),
-                    Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
-                    Err(e) => {
-                        eprintln!(
-                            "fslab run: {} failed: {}",
-                            crate::units::shown(&name),
-                            crate::units::shown(&e.to_string())
-                        );
-                        self.r.cells.push(fail(format!("making the filesystem: {e}"), tag));
-                        write(&mut self.r, &mut self.outputs, false)?;
-                        return Ok(ControlFlow::Continue(()));
-                    }
-                }
-            } else {
-                self.kept[fi].as_ref().expect("made above")
-            };
-            tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
-            if let Some(k) = tag.kernel.as_mut() {
-                let u = rustix::system::uname();
-                k.release = u.release().to_string_lossy().into_owned();
-                k.version = u.version().to_string_lossy().into_owned();
-            }
-            crate::app::abort::next_cell_tag(&tag);
-            if lab.drop_caches && self.can_drop {
-                let _ = scratch::drop_caches();
-            }
-            plan.retarget(&ready.target);
-            plan.set_quiet(lab.quiet);
-            let cell = match measure(&name, &plan, self.stop) {
-                Ok(Some(mut c)) => {
-                    if let Some(s) = &ready.scratch {
-                        s.relabel(&mut c.target);
-                    }
-                    c.lab = Some(tag);
-                    c
-                }
-                Ok(None) => return Ok(self.interrupted()),
+            let tag = tag.clone();
+            let fresh = match self.filesystem(fi) {
+                Ok(f) => f,
                 Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
                 Err(e) => {
-                    eprintln!(
-                        "fslab run: {} failed: {}",
-                        crate::units::shown(&name),
-                        crate::units::shown(&e.to_string())
-                    );
-                    fail(e.to_string(), tag)
+                    say_failed(name, &e.to_string());
+                    return self.push_failed(name, cell_plan, tag, format!("making the filesystem: {e}"));
                 }
+            };
+            let Some(cell) = self.attempt(fi, fresh.as_ref(), name, plan, tag, &cell_plan) else {
+                return Ok(self.interrupted());
             };
             // a disturbed cell runs again (a fresh filesystem when the plan
             // asks for fresh ones), up to retry-disturbed more times
@@ -309,7 +342,7 @@ impl LabRun<'_> {
                     if !lab.quiet {
                         eprintln!(
                             "fslab run: {} was disturbed ({why}): running it again ({}/{})",
-                            crate::units::shown(&name),
+                            crate::units::shown(name),
                             attempt + 1,
                             lab.retry_disturbed + 1
                         );
@@ -320,17 +353,7 @@ impl LabRun<'_> {
                 _ => break cell,
             }
         };
-        if let Some(s) = cell.system.as_mut() {
-            s.attempts = attempt;
-            s.rerun_reasons = rerun_reasons.clone();
-        }
-        if attempt > 1 {
-            cell.warnings.push(format!(
-                "rerun because disturbed: this is attempt {attempt} of at most {} ({})",
-                lab.retry_disturbed + 1,
-                rerun_reasons.join("; ")
-            ));
-        }
+        record_attempts(&mut cell, attempt, &rerun_reasons, lab.retry_disturbed);
         self.r.interrupted |= cell.interrupted;
         self.r.cells.push(cell);
         write(&mut self.r, &mut self.outputs, false)?;
@@ -341,7 +364,65 @@ impl LabRun<'_> {
         })
     }
 
-    /// A cell under kernel `k`, in a virtual machine (`target::vm`).
+    /// One attempt at a host cell on its filesystem (`fresh`, or the one
+    /// kept for the run): the tag's scratch filesystem and kernel, the page
+    /// cache dropped between cells, and the measurement through the one
+    /// pipeline (`measure`); a measurement that fails is a failed cell.
+    /// None: stopped before anything was measured.
+    fn attempt(
+        &self,
+        fi: usize,
+        fresh: Option<&Ready>,
+        name: &str,
+        plan: &CellPlan,
+        mut tag: LabTag,
+        cell_plan: &crate::model::CellPlan,
+    ) -> Option<Cell> {
+        let lab = self.lab;
+        let ready = fresh.unwrap_or_else(|| self.kept[fi].as_ref().expect("made above"));
+        tag.scratch = ready.scratch.as_ref().map(|s| s.info.clone());
+        host_kernel(&mut tag);
+        crate::app::abort::next_cell_tag(&tag);
+        if lab.drop_caches && self.can_drop {
+            let _ = scratch::drop_caches();
+        }
+        let mut plan = plan.clone();
+        plan.retarget(&ready.target);
+        plan.set_quiet(lab.quiet);
+        Some(match measure(name, &plan, self.stop) {
+            Ok(Some(mut c)) => {
+                if let Some(s) = &ready.scratch {
+                    s.relabel(&mut c.target);
+                }
+                c.lab = Some(tag);
+                c
+            }
+            Ok(None) => return None,
+            Err(_) if self.stop.load(Ordering::Relaxed) => return None,
+            Err(e) => {
+                say_failed(name, &e.to_string());
+                let mut c = Cell::failed(name, cell_plan.clone(), TargetInfo::default(), e.to_string());
+                c.lab = Some(tag);
+                c
+            }
+        })
+    }
+
+    /// The filesystem of an attempt: a fresh one (Some, removed when
+    /// dropped) when the plan asks for fresh filesystems; else the one kept
+    /// for the run in `kept[fi]` (None), made now for its first cell.
+    fn filesystem(&mut self, fi: usize) -> Result<Option<Ready>, TargetError> {
+        let (lab, fs) = (self.lab, &self.lab.filesystems[fi]);
+        if lab.fresh {
+            return make_fs(fs, lab).map(Some);
+        }
+        if self.kept[fi].is_none() {
+            self.kept[fi] = Some(make_fs(fs, lab)?);
+        }
+        Ok(None)
+    }
+
+    /// A cell under kernel `k`, in a virtual machine (`vm`).
     fn guest_cell(
         &mut self,
         name: &str,
@@ -369,11 +450,7 @@ impl LabRun<'_> {
                         "the guest under kernel {} sent a result without a cell (status {})",
                         k.name, g.status
                     );
-                    eprintln!(
-                        "fslab run: {} failed: {}",
-                        crate::units::shown(name),
-                        crate::units::shown(&msg)
-                    );
+                    say_failed(name, &msg);
                     return self.push_failed(name, cell_plan, tag, msg);
                 };
                 cell.name = name.to_string();
@@ -407,11 +484,7 @@ impl LabRun<'_> {
             Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
             Err(e) => {
                 let msg = format!("under kernel {}: {e}", k.name);
-                eprintln!(
-                    "fslab run: {} failed: {}",
-                    crate::units::shown(name),
-                    crate::units::shown(&msg)
-                );
+                say_failed(name, &msg);
                 return self.push_failed(name, cell_plan, tag, msg);
             }
         };

@@ -1,5 +1,5 @@
 //! Small caches fslab keeps between runs (the KVM probe's verdict,
-//! `target::vm::accel`; the calibration card, `app::calibration`), kept
+//! `vm::accel`; the calibration card, `app::calibration`), kept
 //! where no one else can plant an entry or a symlink for fslab to read or
 //! write through: only in a directory owned by the running user and
 //! writable by no one else, reached without following a symlink; an entry

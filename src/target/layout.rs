@@ -1,7 +1,13 @@
 //! Laying out the files an io run reads: incompressible data, fsynced, so
 //! reads never hit holes; and whether O_DIRECT really bypasses the cache.
 
-use super::*;
+use super::{info, io_err, refused, TargetError};
+use crate::model::TargetInfo;
+use crate::plan::IoPlan;
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Writes `size` bytes of incompressible data, then fdatasync: reads never hit
 /// holes and a later O_DIRECT run finds the blocks allocated.

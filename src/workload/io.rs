@@ -4,13 +4,14 @@
 //! bssplit), an fsync or fdatasync every N writes, a final fsync of every
 //! file, and an optional think time between operations.
 
-use super::offsets::{BlockDist, BlockMap};
+mod region;
+
 use super::{AlignedBuf, NextOp, Workload};
 use crate::engine::Op;
-use crate::plan::io::region::FileService;
 use crate::plan::IoPlan;
 use crate::stats::Instant;
 use crate::stats::OpKind;
+use region::Region;
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
@@ -231,41 +232,10 @@ impl IoWorkload {
         self.read_back(slot, true)
     }
 
-    /// The file of the next I/O (fio's file_service_type), skipping files
-    /// this pass is done with; None when it is done with all.
+    /// The file of the next I/O (`Region::pick_file`); None when this pass
+    /// is done with all.
     fn pick_file(&mut self) -> Option<usize> {
-        let n = self.fds.len();
-        let r = &mut self.region;
-        if n == 1 {
-            return (!r.done[0]).then_some(0);
-        }
-        if r.done.iter().all(|&d| d) {
-            return None;
-        }
-        let cur = self.next_file;
-        let switch = r.left_on_file == 0 || r.done[cur];
-        let f = if !switch {
-            cur
-        } else {
-            let start = match &r.service {
-                Service::RoundRobin => (cur + 1) % n,
-                Service::Sequential => cur,
-                Service::Random => self.rng.usize(0..n),
-                Service::Skewed(d) => (d.next(&mut self.rng) >> FSERVICE_SHIFT) as usize % n,
-            };
-            // the first file not done from there (round robin's first is file 0)
-            // the first file is file 0, as fio's
-            let start = if r.first && !matches!(r.service, Service::Random | Service::Skewed(_)) {
-                0
-            } else {
-                start
-            };
-            let f = (0..n).map(|k| (start + k) % n).find(|&f| !r.done[f])?;
-            r.left_on_file = r.batch;
-            f
-        };
-        r.first = false;
-        r.left_on_file = r.left_on_file.saturating_sub(1);
+        let f = self.region.pick_file(self.next_file, &mut self.rng)?;
         self.next_file = f;
         Some(f)
     }
@@ -367,117 +337,6 @@ impl Drop for IoWorkload {
 /// in at 0.96-1.05x (4 alternating rounds each; 64 bytes in was as slow as
 /// page-aligned). Writes and `fslab io` keep page-aligned buffers.
 const FIO_BUFFERED_SKEW: usize = 16;
-
-/// How the next file is picked (the plan's FileService, drawn from).
-enum Service {
-    RoundRobin,
-    Sequential,
-    Random,
-    Skewed(BlockDist),
-}
-
-/// fio's file_service_type draws: a file is `value >> FSERVICE_SHIFT` of
-/// `files << FSERVICE_SHIFT` ranges (fio's FIO_FSERVICE_SHIFT).
-const FSERVICE_SHIFT: u32 = 13;
-
-/// How much a job does and where it is, as fio's loop of passes
-/// (backend.c's keep_running and io_bytes_exceeded): a pass covers each
-/// file's region once (sequentially, or every block once through the
-/// random map); the job makes `loops` passes, each cut short once the job
-/// has issued `(io_size or size) × loops` bytes or `number_ios × loops`
-/// I/Os; after them, more passes only while io_size is not reached.
-/// Without the map (norandommap, a skewed distribution) a pass has no end
-/// and the limits end the job. A timed job loops until its runtime.
-struct Region {
-    size_based: bool,
-    /// Sequential I/O wraps at the end of a file instead of ending the
-    /// file's pass: timed jobs, and `fslab io`'s jobs (a shared file's jobs
-    /// start at spread offsets and wrap to cover it all).
-    wrap: bool,
-    create_only: bool,
-    io_size: Option<u64>,
-    bytes_cap: u64,
-    ios_cap: u64,
-    bs_max: u64,
-    passes_left: u64,
-    bytes: u64,
-    ios: u64,
-    /// Per file: this pass is done with it.
-    done: Vec<bool>,
-    maps: Option<Vec<BlockMap>>,
-    dist: Option<BlockDist>,
-    service: Service,
-    batch: u64,
-    left_on_file: u64,
-    first: bool,
-}
-
-impl Region {
-    fn new(plan: &IoPlan, files: usize, file_size: u64, rng: &mut fastrand::Rng) -> Region {
-        let r = &plan.region;
-        let blocks = (file_size / plan.bs).max(1);
-        let unit = blocks * plan.bs * files as u64;
-        let loops = r.loops();
-        let random = plan.rw.random();
-        let service = r.file_service.clone();
-        Region {
-            size_based: !plan.time_based,
-            wrap: plan.time_based || !r.fio,
-            create_only: r.create_only,
-            io_size: r.io_size,
-            bytes_cap: r.io_size.unwrap_or(unit).saturating_mul(loops),
-            ios_cap: r.number_ios.map(|n| n.saturating_mul(loops)).unwrap_or(u64::MAX),
-            bs_max: plan.bs_max,
-            passes_left: loops - 1,
-            bytes: 0,
-            ios: 0,
-            done: vec![false; files],
-            maps: (random && r.random_map()).then(|| (0..files).map(|_| BlockMap::new(blocks)).collect()),
-            dist: (random && !r.distribution.is_uniform())
-                .then(|| BlockDist::new(&r.distribution, blocks, plan.bs, true, rng)),
-            batch: r.file_batch.max(1),
-            left_on_file: 0,
-            first: true,
-            service: match service {
-                FileService::Skewed(d) => {
-                    Service::Skewed(BlockDist::new(&d, (files as u64) << FSERVICE_SHIFT, 1, false, rng))
-                }
-                FileService::RoundRobin => Service::RoundRobin,
-                FileService::Sequential => Service::Sequential,
-                FileService::Random => Service::Random,
-            },
-        }
-    }
-
-    /// Whether the job's limits allow one more I/O (io_bytes_exceeded).
-    fn may_issue(&self) -> bool {
-        !self.size_based || (self.bytes < self.bytes_cap && self.ios < self.ios_cap)
-    }
-
-    fn issued(&mut self, len: u64) {
-        self.bytes += len;
-        self.ios += 1;
-    }
-
-    /// Whether another pass starts once every file is done (keep_running).
-    fn next_pass(&mut self) -> bool {
-        if !self.size_based {
-            return true;
-        }
-        if self.passes_left > 0 {
-            self.passes_left -= 1;
-            return self.may_issue();
-        }
-        if self.ios >= self.ios_cap {
-            return false;
-        }
-        // after the loops, only io_size keeps the job going (its files are done)
-        match self.io_size {
-            Some(limit) => self.bytes < limit && limit - self.bytes >= self.bs_max,
-            None => false,
-        }
-    }
-}
 
 impl Workload for IoWorkload {
     fn files(&self) -> Vec<RawFd> {

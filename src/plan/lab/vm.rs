@@ -1,7 +1,7 @@
 //! Kernels as a plan dimension: `kernels = [...]` and `[vm]` in a plan,
 //! `--kernel` on the command line. Every cell runs once per kernel; a
 //! kernel other than `host` boots in a QEMU virtual machine with the cell's
-//! scratch image as its disk (`target::vm`).
+//! scratch image as its disk (`vm`).
 
 use super::read::Reader;
 use super::*;
@@ -53,7 +53,7 @@ pub struct VmPlan {
     #[serde(skip)]
     pub memory_at: String,
     /// Longest a guest cell may take from boot to result; None: the cell's
-    /// own duration plus a boot allowance (`target::vm::timeout_for`).
+    /// own duration plus a boot allowance (`vm::timeout_for`).
     #[serde(skip_serializing_if = "Option::is_none", with = "crate::plan::io::opt_dur")]
     pub timeout: Option<Duration>,
     pub accel: Accel,

@@ -8,7 +8,8 @@
 //! probe reached, and only in a directory of the running user's alone,
 //! written without following a symlink (`cache_dir`, `target::cache`).
 
-use super::{failed, open_for_qemu, Machine, Vm, VmError, Wait};
+use super::machine::{open_for_qemu, Machine, Vm, Wait};
+use super::{failed, VmError};
 use crate::plan::lab::vm::{Accel, KernelPlan, VmPlan};
 use crate::target::cache::{open_private_dir, read_cached, write_cached};
 use std::os::fd::OwnedFd;

@@ -394,7 +394,7 @@ mod tests {
         std::fs::write(d.path().join("t.ko"), b"#!/bin/sh\n\0depends=\0").unwrap();
         let e = resolve(d.path(), &["t"]).unwrap_err();
         assert!(e.contains("t.ko is not a kernel module"), "{e}");
-        if crate::target::vm::initramfs::find_program("gzip").is_some() {
+        if crate::vm::initramfs::find_program("gzip").is_some() {
             // 128 MiB of zeros, gzipped (about 128 KiB)
             let z = d.path().join("z.ko.gz");
             let f = std::fs::File::create(&z).unwrap();
