@@ -261,11 +261,15 @@ fn thinktime_iotime_thinks_after_each_stretch_of_io_time_as_fio_does() {
         // so four thinks; fewer when a loaded machine wakes the sleeper late
         assert!((3..=5).contains(&stretches.len()), "{tool}: {stretches:?}");
         let len = |s: &(u64, u64)| s.1 - s.0;
-        assert!(len(&stretches[0]) >= 295, "{tool}: the first stretch: {stretches:?}");
+        // the first think starts 300 ms after the job's start (the log's
+        // zero), however late a loaded machine completed the first I/O
+        assert!(stretches[0].1 >= 295, "{tool}: the first stretch: {stretches:?}");
         // every later stretch but the last (cut by the runtime): the iotime,
-        // less what the think overslept (fio measures from the think's start)
+        // less what the think overslept (fio measures from the think's
+        // start), so at most 100 ms (+ a late completion); a think that
+        // overslept its iotime leaves no I/O before the next one
         for s in &stretches[1..stretches.len() - 1] {
-            assert!((30..=200).contains(&len(s)), "{tool}: {stretches:?}");
+            assert!(len(s) <= 200, "{tool}: {stretches:?}");
         }
     }
 }
