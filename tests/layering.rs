@@ -59,7 +59,7 @@ fn allowed(from: &str, to: &str) -> Option<bool> {
 
 /// Source text with comments and the contents of string and char literals
 /// blanked (newlines kept, so line numbers hold).
-fn strip(src: &str) -> String {
+pub(crate) fn strip(src: &str) -> String {
     let b: Vec<char> = src.chars().collect();
     let mut out = String::with_capacity(src.len());
     let mut i = 0;
@@ -235,7 +235,7 @@ fn referenced(line: &str, depth: usize) -> Vec<String> {
     found
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
     for p in entries {

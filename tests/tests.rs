@@ -42,6 +42,7 @@ mod shares;
 mod signals;
 mod snapshots;
 mod stdout_table;
+mod structure;
 mod telemetry_core;
 mod uring;
 mod verify;
