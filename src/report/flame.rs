@@ -5,7 +5,7 @@
 //! HTML report's "CPU profile" section: a flame graph per profiled cell and
 //! phase with its top symbols.
 
-use super::svg::esc;
+use super::render::svg::esc;
 use crate::model::system::{FoldedStack, PhaseProfile, Profile};
 use crate::model::{Cell, Report};
 use std::collections::BTreeMap;

@@ -6,9 +6,9 @@
 //! function of the reports: the same input gives the same bytes.
 
 use super::compare::{self, Comparison, Row, Unit, WorkloadCmp};
-use super::svg::{self, esc, Band, Bar, BarGroup, Scale, Series, XyChart, PALETTE};
-use super::Reporter;
+use super::render::svg::{self, esc, Band, Bar, BarGroup, Scale, Series, XyChart, PALETTE};
 use crate::model::{Cell, CellKind, LatSummary, Report};
+use crate::report::render::Reporter;
 use crate::units::{fmt_rate, Bytes, Nanos};
 use std::fmt::Write;
 

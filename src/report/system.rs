@@ -6,7 +6,7 @@
 //! `text` (one block per cell, a compact one per lab cell), and its
 //! helpers by `csv` and `html`.
 
-use super::doc::Doc;
+use super::render::doc::Doc;
 use crate::model::system::{DeviceData, DeviceRole, LatencyShare, SystemData, SystemPoint};
 use crate::model::Cell;
 use crate::stats::OpKind;

@@ -1,10 +1,10 @@
 //! The human report: what was measured, then one table row per direction.
 
-use super::doc::Doc;
-use super::Reporter;
+use super::render::doc::Doc;
 use crate::model::probe::ProbeData;
 use crate::model::{Cell, CellKind, DirResult, Report};
 use crate::plan::{TableFormat, TextStyle};
+use crate::report::render::Reporter;
 use crate::units::{fmt_rate, Bytes, Nanos};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
 use std::fmt::Write;
@@ -31,7 +31,7 @@ impl Reporter for TextAs {
         }
         if r.lab.as_ref().is_some_and(|l| l.columns().len() > 1) {
             let c = super::compare::build(&[(String::new(), r)], None);
-            super::compare_csv::render(&c).into_bytes()
+            super::compare::csv::render(&c).into_bytes()
         } else {
             super::csv::Csv.render(r)
         }
