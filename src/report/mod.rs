@@ -7,7 +7,6 @@ pub mod calibration;
 pub mod compare;
 pub mod csv;
 pub mod fio;
-pub mod flame;
 pub mod html;
 pub mod json;
 pub mod profile;

@@ -175,77 +175,94 @@ pub fn write(s: &mut Doc, c: &Comparison) {
         if used.is_empty() {
             continue;
         }
-        let mut t = Table::new();
-        t.load_style(UTF8_BORDERS_ONLY);
-        let mut head = vec![w.name.clone()];
-        for &i in &used {
-            let f = &c.filesystems[i];
-            let mut h = if *f == c.baseline && used.len() > 1 {
-                format!("{f} (baseline)")
-            } else {
-                f.clone()
-            };
-            if c.flagged.iter().any(|x| x.0 == *f) {
-                h.push(' ');
-                h.push(MARK);
-            }
-            if w.disturbed.iter().any(|d| d.0 == *f) {
-                h.push_str(" !");
-            }
-            head.push(h);
-        }
-        t.set_header(head);
-        for r in &w.rows {
-            let mut row = vec![format!("{} {}", r.metric, if r.higher_is_better { "↑" } else { "↓" })];
-            for &i in &used {
-                row.push(match r.cols.get(i).and_then(|c| c.as_ref()) {
-                    Some(col) => fmt_col(col, r.unit),
-                    None if w.failed.iter().any(|(f, _)| *f == c.filesystems[i]) => "failed".into(),
-                    None => "–".into(),
-                });
-            }
-            t.add_row(row);
-        }
-        if w.rows.is_empty() {
-            let mut row = vec!["(no result)".to_string()];
-            row.extend(used.iter().map(|_| "failed".to_string()));
-            t.add_row(row);
-        }
-        for col in t.column_iter_mut().skip(1) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
         s.push('\n');
-        s.table(t);
-        for (f, e) in &w.failed {
-            let _ = writeln!(s, "  {f}: failed: {e}");
-        }
-        if !w.differs.is_empty() {
-            let _ = writeln!(
-                s,
-                "  ≠ not the same workload, the figures measure different work: {}",
-                differences(w)
-            );
-        }
-        // with --quiet-warnings the per-table summaries stay in the JSON
-        // (each cell's verdict and interference are there); what makes a
-        // ratio meaningless (≠ above, flagged columns below) is always said
-        if let Some(l) = bounds_line(w).filter(|_| !s.quiet_warnings()) {
-            let _ = writeln!(s, "  {l}");
-        }
-        // one line per table, whatever the number of disturbed columns
-        if !w.disturbed.is_empty() && !s.quiet_warnings() {
-            let each: Vec<String> = w
-                .disturbed
-                .iter()
-                .map(|(f, n, of)| format!("{f} {n} of {of}"))
-                .collect();
-            let _ = writeln!(
-                s,
-                "  ! disturbed cells: {} (other processes or the hypervisor took CPU or I/O; see each cell's verdict)",
-                each.join(", ")
-            );
-        }
+        s.table(workload_table(c, w, &used));
+        workload_notes(s, w);
     }
+    legend(s, c);
+}
+
+/// The table of workload `w`: a row per metric, a column per filesystem
+/// of `used` (those it ran or failed on).
+fn workload_table(c: &Comparison, w: &WorkloadCmp, used: &[usize]) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_BORDERS_ONLY);
+    let mut head = vec![w.name.clone()];
+    for &i in used {
+        let f = &c.filesystems[i];
+        let mut h = if *f == c.baseline && used.len() > 1 {
+            format!("{f} (baseline)")
+        } else {
+            f.clone()
+        };
+        if c.flagged.iter().any(|x| x.0 == *f) {
+            h.push(' ');
+            h.push(MARK);
+        }
+        if w.disturbed.iter().any(|d| d.0 == *f) {
+            h.push_str(" !");
+        }
+        head.push(h);
+    }
+    t.set_header(head);
+    for r in &w.rows {
+        let mut row = vec![format!("{} {}", r.metric, if r.higher_is_better { "↑" } else { "↓" })];
+        for &i in used {
+            row.push(match r.cols.get(i).and_then(|c| c.as_ref()) {
+                Some(col) => fmt_col(col, r.unit),
+                None if w.failed.iter().any(|(f, _)| *f == c.filesystems[i]) => "failed".into(),
+                None => "–".into(),
+            });
+        }
+        t.add_row(row);
+    }
+    if w.rows.is_empty() {
+        let mut row = vec!["(no result)".to_string()];
+        row.extend(used.iter().map(|_| "failed".to_string()));
+        t.add_row(row);
+    }
+    for col in t.column_iter_mut().skip(1) {
+        col.set_cell_alignment(CellAlignment::Right);
+    }
+    t
+}
+
+/// The lines under workload `w`'s table: failures, differences, bounds,
+/// disturbed columns.
+fn workload_notes(s: &mut Doc, w: &WorkloadCmp) {
+    for (f, e) in &w.failed {
+        let _ = writeln!(s, "  {f}: failed: {e}");
+    }
+    if !w.differs.is_empty() {
+        let _ = writeln!(
+            s,
+            "  ≠ not the same workload, the figures measure different work: {}",
+            differences(w)
+        );
+    }
+    // with --quiet-warnings the per-table summaries stay in the JSON
+    // (each cell's verdict and interference are there); what makes a
+    // ratio meaningless (≠ above, flagged columns below) is always said
+    if let Some(l) = bounds_line(w).filter(|_| !s.quiet_warnings()) {
+        let _ = writeln!(s, "  {l}");
+    }
+    // one line per table, whatever the number of disturbed columns
+    if !w.disturbed.is_empty() && !s.quiet_warnings() {
+        let each: Vec<String> = w
+            .disturbed
+            .iter()
+            .map(|(f, n, of)| format!("{f} {n} of {of}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  ! disturbed cells: {} (other processes or the hypervisor took CPU or I/O; see each cell's verdict)",
+            each.join(", ")
+        );
+    }
+}
+
+/// The footer: flag notes, then what the marks and figures mean.
+fn legend(s: &mut Doc, c: &Comparison) {
     let notes = flag_notes(c);
     if !notes.is_empty() {
         s.push('\n');
