@@ -1,6 +1,13 @@
-//! Reporters: one file per output format, each a pure function of the
-//! result model (`crate::model::Report`); writing their bytes happens once,
-//! in `write_files` and `write_stdout`.
+//! Reporters: one per output format, each a pure function of the result
+//! model (`crate::model::Report`); writing their bytes happens once, in
+//! `write_files` and `write_stdout`.
+//!
+//! `render/` holds the primitives every reporter builds on (the `Reporter`
+//! trait, the text `Doc` and its layouts, the SVG charts, the terminal
+//! filters) and imports no reporter; `fio/` holds fio's own formats; the
+//! rest are fslab's (`compare/`, `html/`, `text/`, `system/` and one file
+//! each for the small ones). No file imports this one: it only names the
+//! parts and dispatches a format to its reporter.
 
 pub mod bonnie_csv;
 pub mod calibration;
