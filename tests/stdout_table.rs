@@ -129,12 +129,15 @@ fn json_on_stdout_replaces_the_text() {
     }
 }
 
-/// The evidence of every flag of every cell of the result file at `json`.
+/// The evidence of every flag of every cell of the result file at `json`,
+/// but a flag whose evidence is its verdict's own (a noise bound's evidence
+/// is the disturbance: the quiet line says the bound with it).
 fn flag_evidence(json: &Path) -> Vec<String> {
     let r = crate::util::read_report(json);
     r.cells
         .iter()
-        .flat_map(|c| c.verdict.iter().flat_map(|v| &v.flags))
+        .flat_map(|c| c.verdict.iter())
+        .flat_map(|v| v.flags.iter().filter(move |f| f.evidence != v.evidence))
         .map(|f| f.evidence.clone())
         .collect()
 }

@@ -8,8 +8,8 @@
 //! option, so fslab marks its xattr runs in the name field, which both tools
 //! print: `xa256-host` (one 256-byte xattr), `xa2x44-host` (two, largest 44 B).
 
-use super::Reporter;
 use crate::model::{Cell, DirResult, Report};
+use crate::report::render::Reporter;
 
 pub struct BonnieCsv;
 

@@ -4,8 +4,8 @@
 //! (filesystem, workload and repeat are empty outside `fslab run`; cells that
 //! could not run have no rows).
 
-use super::Reporter;
 use crate::model::Report;
+use crate::report::render::Reporter;
 use std::fmt::Write;
 
 pub struct Csv;

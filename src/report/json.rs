@@ -1,7 +1,7 @@
 //! The result JSON (schema in docs/results.md).
 
-use super::Reporter;
 use crate::model::Report;
+use crate::report::render::Reporter;
 
 pub struct Json;
 

@@ -2,8 +2,8 @@
 //! spreadsheets and plotting: `t_s,phase,lat_ms,sched_lat_ms,missed_after,errno`.
 
 use super::csv::field;
-use super::Reporter;
 use crate::model::Report;
+use crate::report::render::Reporter;
 use std::fmt::Write;
 
 pub struct TimelineCsv;

@@ -2,7 +2,7 @@
 //! a reporting group under group_reporting) ends before its runtime once
 //! its per-second IOPS or bandwidth has stayed within a limit for `ss_dur`
 //! seconds. What the runner checks (`runner::steady`) and how fio 3.33
-//! reports it (`report::fio_steady`) follow fio's steadystate.c.
+//! reports it (`report::fio::steady`) follow fio's steadystate.c.
 
 use std::time::Duration;
 

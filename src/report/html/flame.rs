@@ -5,9 +5,9 @@
 //! HTML report's "CPU profile" section: a flame graph per profiled cell and
 //! phase with its top symbols.
 
-use super::svg::esc;
 use crate::model::system::{FoldedStack, PhaseProfile, Profile};
 use crate::model::{Cell, Report};
+use crate::report::render::svg::esc;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -5,7 +5,7 @@
 //! any one other do not fit is printed as "row / header: value" lines; long
 //! lines are wrapped at spaces.
 
-use super::doc::{cells, right_aligned, Part};
+use super::parts::{cells, right_aligned, Part};
 use comfy_table::Table;
 
 /// The widest line plain output has.

@@ -11,8 +11,8 @@
 //! `complete` (fslab does not count I/Os per submit call), `issued rwts`
 //! and "Disk stats" (fslab's telemetry reports devices its own way).
 
-use super::Reporter;
 use crate::model::{Cell, DirResult, LatSummary, Report};
+use crate::report::render::Reporter;
 use crate::stats::{LatHist, OpKind};
 use std::fmt::Write;
 
@@ -107,7 +107,7 @@ fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
         _ => "write",
     };
     // fio's metadata engines: IOPS of their bs-sized fake I/Os, and no lat line
-    let meta = super::fio_json::meta_engine_bs(c);
+    let meta = super::common::meta_engine_bs(c);
     let iops = match meta {
         Some(bs) if d.ops > 0 => d.iops * (d.bytes / bs) as f64 / d.ops as f64,
         _ => d.iops,
@@ -145,13 +145,13 @@ fn dir_block(s: &mut String, c: &Cell, d: &DirResult, pcts: &[f64]) {
 
 fn job(s: &mut String, c: &Cell) {
     let fio = c.plan.fio();
-    let pcts = super::fio_json::pcts_of(c);
+    let pcts = super::common::pcts_of(c);
     // only fio cells have fio's group (others print as fio prints a missing value)
     let (groupid, jobs) = fio.map_or(("null".into(), "null".into()), |f| {
         (f.groupid.to_string(), f.jobs.to_string())
     });
     // fio prints its job's error number here, not a count
-    let errors = super::fio_terse::first_errno(c);
+    let errors = super::common::first_errno(c);
     let _ = writeln!(
         s,
         "{}: (groupid={}, jobs={}): err={:>2}: pid={}",
@@ -188,18 +188,18 @@ fn job(s: &mut String, c: &Cell) {
         pct(c.cpu.user_ns),
         pct(c.cpu.sys_ns)
     );
-    let depth = super::fio_json::depth_levels(c)
+    let depth = super::common::depth_levels(c)
         .iter()
         .map(|(label, pct)| format!("{label}={pct:.1}%"))
         .collect::<Vec<_>>()
         .join(", ");
     let _ = writeln!(s, "  IO depths    : {depth}");
-    let (depth, target, pct, window) = super::fio_json::latency_fields(c);
+    let (depth, target, pct, window) = super::common::latency_fields(c);
     let _ = writeln!(
         s,
         "     latency   : target={target}, window={window}, percentile={pct:.2}%, depth={depth}"
     );
-    if let Some(l) = super::fio_steady::text_line(c) {
+    if let Some(l) = super::steady::text_line(c) {
         s.push_str(&l);
     }
     for w in &c.warnings {

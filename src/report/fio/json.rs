@@ -4,19 +4,15 @@
 //! iops, iops_stddev, lat_ns, the latency_ns/us/ms buckets, usr_cpu/sys_cpu).
 //! Each fslab cell is one job, as fio reports with group_reporting.
 
-use super::Reporter;
+use super::common::{depth_levels, latency_fields, latency_maps, mean_sd, meta_engine_bs, pcts_of, share_of_group};
 use crate::model::{Cell, DirResult, LatSummary, Report};
 use crate::plan::fio::LatReport;
+use crate::report::render::Reporter;
 use crate::stats::plat::{plat_idx_to_val, plat_val_to_idx};
 use crate::stats::{LatHist, OpKind};
 use serde_json::{json, Map, Value};
 
 pub struct FioJson;
-
-/// fio's default percentile list, keyed as fio prints them ("99.900000").
-const FIO_PCTS: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
-];
 
 /// What a latency object shows: its percentiles, and json+'s bins.
 #[derive(Clone, Copy)]
@@ -73,41 +69,11 @@ fn empty_dir() -> Value {
            "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0})
 }
 
-pub(crate) fn mean_sd(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0);
-    }
-    let m = v.iter().sum::<f64>() / v.len() as f64;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
-    } else {
-        0.0
-    };
-    (m, var.sqrt())
-}
-
-/// A fio job on one of fio's metadata engines (filecreate, filestat...):
-/// its block size, which fio's fake I/O counts are in.
-pub(crate) fn meta_engine_bs(c: &Cell) -> Option<u64> {
-    let e = c.plan.fio()?.options.get("ioengine")?;
-    crate::plan::fio::engines::MetaOp::from_name(e)?;
-    Some(c.plan.io()?.bs.max(1))
-}
-
 const NO_SHOW: Show = Show {
     pcts: &[],
     percentiles: false,
     bins: false,
 };
-
-/// fio's percentile_list, when the job had one.
-pub(crate) fn pcts_of(c: &Cell) -> Vec<f64> {
-    c.plan
-        .io()
-        .map(|p| p.lat_percentiles.clone())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| FIO_PCTS.to_vec())
-}
 
 /// The job's reporting options (fio's defaults for an `fslab io` cell).
 fn report_of(c: &Cell) -> LatReport {
@@ -130,37 +96,6 @@ fn sync_obj(c: &Cell, plus: bool) -> Value {
     // every engine, checked with sync, psync, libaio and io_uring): the
     // number of syncs is lat_ns.N
     json!({"total_ios": 0, "lat_ns": lat_obj(lat, if lat.is_some() { n } else { 0 }, show)})
-}
-
-/// fio's bw_agg, a job's share of its group's bandwidth in percent (stat.c:
-/// the mean of the job's bandwidth samples over the group's aggregate, the
-/// group's bytes over its longest runtime, at most 100; 0 without samples).
-/// A cell of `fslab io` is a group of its own.
-pub(crate) fn share_of_group(r: &Report, c: &Cell, dir: OpKind, mean_kib: f64, samples: usize) -> f64 {
-    if samples == 0 {
-        return 0.0;
-    }
-    let group = c.plan.fio().map(|f| f.groupid);
-    let members: Vec<&Cell> = match group {
-        Some(g) => r
-            .cells
-            .iter()
-            .filter(|o| o.plan.fio().map(|f| f.groupid) == Some(g))
-            .collect(),
-        None => vec![c],
-    };
-    let bytes: u64 = members.iter().filter_map(|o| o.dir(dir)).map(|d| d.bytes).sum();
-    let run_ms = members
-        .iter()
-        .filter(|o| o.dir(dir).is_some())
-        .map(|o| o.elapsed_ns / 1_000_000)
-        .max()
-        .unwrap_or(0);
-    // as fio's integers: the aggregate in bytes/s, then in KiB/s
-    match (bytes * 1000).checked_div(run_ms).map(|b| b / 1024) {
-        Some(agg_kib) if agg_kib > 0 => (mean_kib * 100.0 / agg_kib as f64).min(100.0),
-        _ => 100.0,
-    }
 }
 
 fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
@@ -230,117 +165,6 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
     o
 }
 
-/// fio's latency_ns/us/ms maps: percent of all I/Os whose latency falls in
-/// (previous key, key], from the merged histograms of reads and writes.
-/// Exact shares, summing to 100: fio's stat_calc_lat raises a non-empty
-/// share under 0.01% to 0.01%, a display floor the JSON's full precision
-/// does not need.
-pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
-    let mut all = LatHist::new();
-    for d in c
-        .directions
-        .iter()
-        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
-    {
-        all.add(&LatHist::from_sparse(&d.lat.histogram));
-    }
-    let total = all.len().max(1) as f64;
-    let buckets = all.to_sparse().buckets;
-    let share = |lo: u64, hi: u64| {
-        buckets
-            .iter()
-            .filter(|(v, _)| *v > lo && *v <= hi)
-            .map(|(_, n)| *n)
-            .sum::<u64>() as f64
-            * 100.0
-            / total
-    };
-    let mut out = Vec::new();
-    for (unit, keys) in [
-        (1u64, &[2u64, 4, 10, 20, 50, 100, 250, 500, 750, 1000][..]),
-        (1_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000][..]),
-        (1_000_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000][..]),
-    ] {
-        let mut m = Map::new();
-        let mut lo = if unit == 1 { 0 } else { unit / 1000 * 1000 };
-        for &k in keys {
-            let hi = k * unit;
-            m.insert(k.to_string(), json!(share(lo, hi)));
-            lo = hi;
-        }
-        if unit == 1_000_000 {
-            m.insert(">=2000".into(), json!(share(lo, u64::MAX)));
-        }
-        out.push(Value::Object(m));
-    }
-    (out[0].clone(), out[1].clone(), out[2].clone())
-}
-
-/// fio's "IO depths" buckets (io_u_mark_depth) of a cell: each is labelled
-/// with its lowest depth and runs to the next label ("4" is 4 to 7), the
-/// percentage of submissions at each in-flight depth, as counted by the
-/// queueing engines. A sync engine counts none: it has one operation in
-/// flight per thread by construction, so its reads and writes are all at
-/// depth 1; a job that did none is 0% everywhere (fio's stat_calc_dist
-/// with no I/O), and a share under 0.1% that is not empty shows as 0.1%,
-/// as fio's.
-pub(crate) fn depth_levels(c: &Cell) -> Vec<(&'static str, f64)> {
-    let rw_ops: u64 = c
-        .directions
-        .iter()
-        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
-        .map(|d| d.ops)
-        .sum();
-    let sync = [0, rw_ops];
-    let counts: &[u64] = if c.inflight_depth.iter().any(|&n| n > 0) {
-        &c.inflight_depth
-    } else {
-        &sync
-    };
-    let total: u64 = counts.iter().sum();
-    let mut out = Vec::new();
-    let levels = [
-        ("1", 0usize),
-        ("2", 2),
-        ("4", 4),
-        ("8", 8),
-        ("16", 16),
-        ("32", 32),
-        (">=64", 64),
-    ];
-    for (i, (label, lo)) in levels.iter().enumerate() {
-        let hi = levels.get(i + 1).map_or(usize::MAX, |l| l.1);
-        let n: u64 = counts
-            .iter()
-            .enumerate()
-            .filter(|(d, _)| *d >= *lo && *d < hi)
-            .map(|(_, n)| *n)
-            .sum();
-        let pct = if total == 0 {
-            0.0
-        } else {
-            (n as f64 * 100.0 / total as f64).max(if n > 0 { 0.1 } else { 0.0 })
-        };
-        out.push((*label, pct));
-    }
-    out
-}
-
-/// fio's latency_target fields of a job: the depth (the one the search
-/// found, else the job's iodepth), the target in ns, the percentile and the
-/// window in µs (0, 100 and 0 without a target), as stat.c reports them.
-pub(crate) fn latency_fields(c: &Cell) -> (u64, u64, f64, u64) {
-    let Some(p) = c.plan.io() else {
-        return (1, 0, 100.0, 0);
-    };
-    let found = c.plan.fio().and_then(|f| f.latency_depth);
-    let depth = found.map_or(p.iodepth as u64, u64::from);
-    match &p.pacing.latency {
-        Some(l) => (depth, l.target_ns, l.percentile, l.window_us),
-        None => (depth, 0, 100.0, 0),
-    }
-}
-
 /// One io or fio cell as a fio job.
 fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
     let Some(p) = c.plan.io() else {
@@ -383,7 +207,7 @@ fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
         opts = f.options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     }
     let mut j = json!({
-        "jobname": c.name, "groupid": id, "error": super::fio_terse::first_errno(c), "elapsed": secs.round() as u64,
+        "jobname": c.name, "groupid": id, "error": super::common::first_errno(c), "elapsed": secs.round() as u64,
         "job_runtime": c.elapsed_ns / 1_000_000, "job options": opts,
         "usr_cpu": pct(c.cpu.user_ns), "sys_cpu": pct(c.cpu.sys_ns),
         "iodepth_level": depth, "latency_ns": lns, "latency_us": lus, "latency_ms": lms,
@@ -413,14 +237,14 @@ fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
     j["latency_target"] = json!(target);
     j["latency_percentile"] = json!(pct);
     j["latency_window"] = json!(window);
-    if let Some((n, first)) = super::fio_terse::errors_if_continued(c) {
+    if let Some((n, first)) = super::common::errors_if_continued(c) {
         j["total_err"] = json!(n);
         j["first_error"] = json!(first);
     }
-    if let Some(d) = super::fio_terse::description(c) {
+    if let Some(d) = super::common::description(c) {
         j["desc"] = json!(d);
     }
-    if let Some(ss) = super::fio_steady::json(c) {
+    if let Some(ss) = super::steady::json(c) {
         j["steadystate"] = ss;
     }
     j

@@ -3,17 +3,11 @@
 //! the comparison write into a `Doc` as into a `String` (it dereferences to
 //! the text being written), and hand it their tables with `table`.
 
+use super::parts::Part;
+use super::terminal::safe_row;
 use crate::plan::TableFormat;
 use comfy_table::Table;
 use std::ops::{Deref, DerefMut};
-
-/// One piece of a report, in order.
-pub enum Part {
-    /// Lines of text, each ending in a newline (the last one may not).
-    Text(String),
-    /// A table; a newline follows it in every layout.
-    Table(Box<Table>),
-}
 
 /// A report being written: text goes to the current run of lines (through
 /// `Deref<Target = String>`), tables between them.
@@ -120,69 +114,10 @@ impl Doc {
     }
 }
 
-/// A cell's text as a text table shows it: control characters (newlines
-/// too) escaped, and at most `units::MAX_CELL_CHARS` characters (then
-/// "... (N more)"): comfy_table lays out a cell in more than linear time in
-/// its length, and `fslab compare` of a result file with a 50 MB name took
-/// minutes; the JSON keeps the whole name.
-pub fn safe_cell(s: &str) -> Option<String> {
-    let long = s.char_indices().nth(crate::units::MAX_CELL_CHARS);
-    let unsafe_char = s.chars().any(crate::units::is_unsafe_char);
-    if long.is_none() && !unsafe_char {
-        return None;
-    }
-    let head = &s[..long.map_or(s.len(), |(i, _)| i)];
-    let mut out = crate::units::shown(head).into_owned();
-    if long.is_some() {
-        let more = s[head.len()..].chars().count();
-        let _ = std::fmt::Write::write_fmt(&mut out, format_args!("... ({more} more)"));
-    }
-    Some(out)
-}
-
-/// `r` with its unsafe or overlong cells replaced (None: none was). Cells
-/// left as they were keep their own alignment; the columns keep theirs.
-fn safe_row(r: &comfy_table::Row) -> Option<comfy_table::Row> {
-    let changed: Vec<Option<String>> = r.cell_iter().map(|c| safe_cell(&c.content())).collect();
-    if changed.iter().all(Option::is_none) {
-        return None;
-    }
-    let cells: Vec<comfy_table::Cell> = r
-        .cell_iter()
-        .zip(changed)
-        .map(|(c, new)| match new {
-            Some(n) => comfy_table::Cell::new(n),
-            None => c.clone(),
-        })
-        .collect();
-    Some(comfy_table::Row::from(cells))
-}
-
-/// A table's header and rows as strings, every row as long as the widest.
-pub fn cells(t: &Table) -> (Vec<String>, Vec<Vec<String>>) {
-    let row = |r: &comfy_table::Row| r.cell_iter().map(|c| c.content()).collect::<Vec<String>>();
-    let mut head = t.header().map(row).unwrap_or_default();
-    let mut rows: Vec<Vec<String>> = t.row_iter().map(row).collect();
-    let n = rows.iter().map(Vec::len).chain([head.len()]).max().unwrap_or(0);
-    head.resize(n, String::new());
-    for r in &mut rows {
-        r.resize(n, String::new());
-    }
-    (head, rows)
-}
-
-/// Whether column `i` is right-aligned: every column but the first that
-/// holds figures (a cell starting with a digit).
-pub fn right_aligned(rows: &[Vec<String>], i: usize) -> bool {
-    i > 0
-        && rows
-            .iter()
-            .any(|r| r[i].trim_start().starts_with(|c: char| c.is_ascii_digit()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use comfy_table::Table;
 
     #[test]
     fn table_cells_are_escaped_and_cut_short() {

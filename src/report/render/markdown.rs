@@ -4,7 +4,7 @@
 //! nothing in them (`*` significance marks, paths, sparklines) is read as
 //! markup.
 
-use super::doc::{cells, right_aligned, Part};
+use super::parts::{cells, right_aligned, Part};
 use comfy_table::Table;
 
 /// The report's pieces, laid out.

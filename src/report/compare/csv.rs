@@ -7,8 +7,9 @@
 //! flagged: the ratio involves a column not comparable with the others, an
 //! emulated (TCG) one, as the text marks it `†`).
 
-use super::compare::{Comparison, Unit};
-use super::csv::field;
+use super::metrics::Unit;
+use super::model::Comparison;
+use crate::report::csv::field;
 use std::fmt::Write;
 
 /// The header, in order.

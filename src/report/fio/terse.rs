@@ -2,14 +2,14 @@
 //! one `;`-separated line per job as fio 3.33's stat.c
 //! show_thread_status_terse_all writes it (the field list of fio's HOWTO
 //! "Terse output": 121 fields before the disk utilization, which fslab
-//! leaves out); and `FioAll`, the formats of a comma list
-//! (`--output-format=json,normal`) in fio's order: terse lines, the normal
-//! text, then the JSON document.
+//! leaves out). `FioAll` (in `fio`) puts it first in a comma list of
+//! formats (`--output-format=json,normal`): terse lines, the normal text,
+//! then the JSON document.
 
-use super::fio_json::{depth_levels, latency_maps, mean_sd, pcts_of};
-use super::Reporter;
+use super::common::{depth_levels, description, errors_if_continued, first_errno, latency_maps, mean_sd, pcts_of};
 use crate::model::{Cell, DirResult, LatSummary, Report};
-use crate::plan::fio::{FioFormats, LatReport};
+use crate::plan::fio::LatReport;
+use crate::report::render::Reporter;
 use crate::stats::{LatHist, OpKind};
 use std::fmt::Write;
 
@@ -87,7 +87,7 @@ fn ddir(s: &mut String, all: &Report, c: &Cell, d: Option<&DirResult>, r: &LatRe
         let (m, sd) = mean_sd(&kib);
         let mn = kib.iter().cloned().fold(f64::INFINITY, f64::min).max(0.0) as u64;
         let mx = kib.iter().cloned().fold(0.0, f64::max) as u64;
-        let per = super::fio_json::share_of_group(all, c, d.map_or(OpKind::Read, |d| d.dir), m, kib.len());
+        let per = super::common::share_of_group(all, c, d.map_or(OpKind::Read, |d| d.dir), m, kib.len());
         let _ = write!(s, ";{mn};{mx};{per:.6}%;{m:.6};{sd:.6}");
     }
 }
@@ -152,46 +152,6 @@ pub fn line(all: &Report, c: &Cell, version: &str) -> String {
     s
 }
 
-/// With fio's continue_on_error: the job's failed operations and the errno
-/// of the first kind ([`first_errno`]).
-pub(crate) fn errors_if_continued(c: &Cell) -> Option<(u64, i32)> {
-    let v = c.plan.fio()?.options.get("continue_on_error")?;
-    if matches!(v.as_str(), "none" | "0" | "false") {
-        return None;
-    }
-    let n = c.directions.iter().map(|d| d.errors.values().sum::<u64>()).sum();
-    Some((n, first_errno(c)))
-}
-
-/// fio's `ts->error`, the "error" of its JSON and the "err=" of its text:
-/// the errno that ended the job, or with continue_on_error the job's first
-/// (fio's `td->first_error`); 0 when no operation failed. fslab keeps
-/// counts per errno, not their order: where a job had several kinds, this
-/// is the first by name. A verification mismatch is fio's EILSEQ.
-pub(crate) fn first_errno(c: &Cell) -> i32 {
-    c.directions
-        .iter()
-        .flat_map(|d| d.errors.iter())
-        .filter(|(_, &k)| k > 0)
-        .find_map(|(name, _)| {
-            if *name == crate::errno::errno_name(crate::errno::VERIFY_MISMATCH) {
-                return Some(libc::EILSEQ);
-            }
-            (1..4096).find(|&e| crate::errno::errno_name(e) == *name)
-        })
-        .unwrap_or(0)
-}
-
-/// fio's job description, when the job file gave one.
-pub(crate) fn description(c: &Cell) -> Option<&str> {
-    c.plan
-        .fio()?
-        .options
-        .get("description")
-        .map(String::as_str)
-        .filter(|d| !d.is_empty())
-}
-
 /// The jobs of a report, as fio's JSON lists them.
 fn jobs(r: &Report) -> impl Iterator<Item = &Cell> {
     r.cells.iter().filter(|c| c.error.is_none() && c.plan.io().is_some())
@@ -204,24 +164,5 @@ impl Reporter for FioTerse {
     fn render(&self, r: &Report) -> Vec<u8> {
         let v = format!("fslab-{}", r.fslab_version);
         jobs(r).map(|c| line(r, c, &v)).collect::<String>().into_bytes()
-    }
-}
-
-/// Every format of `--output-format`, in fio's order.
-pub struct FioAll(pub FioFormats);
-
-impl Reporter for FioAll {
-    fn render(&self, r: &Report) -> Vec<u8> {
-        let mut out = Vec::new();
-        if self.0.terse {
-            out.extend(FioTerse.render(r));
-        }
-        if self.0.normal {
-            out.extend(super::fio_text::FioText.render(r));
-        }
-        if self.0.json {
-            out.extend(super::fio_json::render(r, self.0.json_plus));
-        }
-        out
     }
 }

@@ -1,0 +1,205 @@
+//! The first pass of a comparison: every cell's metrics gathered per
+//! workload and filesystem, with its failures, disturbances, bounds and
+//! differences from the table's first cell.
+
+use super::metrics::{metrics, Unit};
+use super::model::{Difference, Side};
+use super::workload::{describe_fs, differing, flag, place, workload, ADAPTED_VALUE};
+use crate::model::{Cell, Report};
+
+/// Values of one workload: per metric (name, unit, higher is better, values
+/// per filesystem), and the (filesystem, reason) of cells that failed.
+pub(super) struct Samples {
+    pub(super) name: String,
+    pub(super) rows: Vec<(String, Unit, bool, Vec<Vec<f64>>)>,
+    pub(super) failed: Vec<(String, String)>,
+    /// (filesystem, disturbed cells, cells with telemetry)
+    pub(super) disturbed: Vec<(String, u32, u32)>,
+    pub(super) bounds: Vec<(String, Vec<crate::model::verdict::Bound>)>,
+    /// The first measured cell's (source, column, workload): the others are
+    /// checked against it.
+    pub(super) first: Option<(usize, String, serde_json::Value)>,
+    pub(super) differs: Vec<Difference>,
+}
+
+/// Records the differences `keys` of cell (`source`, `column`) from the
+/// workload's first cell, each key once.
+fn push_differences(w: &mut Samples, mut keys: Vec<(String, String, String)>, source: usize, column: &str) {
+    let Some((fsi, fcol, _)) = &w.first else { return };
+    // another kind of cell differs in everything: its kind says it
+    if keys.iter().any(|k| k.0 == "kind") {
+        keys.retain(|k| k.0 == "kind");
+    }
+    for (key, a, b) in keys {
+        if w.differs.iter().all(|d| d.key != key) {
+            w.differs.push(Difference {
+                key,
+                a: Side {
+                    column: fcol.clone(),
+                    source: *fsi,
+                    value: a,
+                },
+                b: Side {
+                    column: column.to_string(),
+                    source,
+                    value: b,
+                },
+            });
+        }
+    }
+}
+
+/// Everything `collect` gathers from the sources.
+pub(super) struct Collected {
+    /// Columns in order of appearance.
+    pub(super) filesystems: Vec<String>,
+    pub(super) environment: Vec<(String, String)>,
+    pub(super) workloads: Vec<Samples>,
+    /// (column, why) of columns with a flagged cell.
+    pub(super) flagged: Vec<(String, String)>,
+    /// (column, the plan's filesystem name) of lab columns.
+    pub(super) lab_fs: Vec<(String, String)>,
+}
+
+/// Every cell's metrics, grouped by workload and filesystem; with the
+/// filesystems in order of appearance and what each was.
+pub(super) fn collect(sources: &[(String, &Report)]) -> Collected {
+    let mut acc = Collected {
+        filesystems: Vec::new(),
+        environment: Vec::new(),
+        workloads: Vec::new(),
+        flagged: Vec::new(),
+        lab_fs: Vec::new(),
+    };
+    for (si, (label, r)) in sources.iter().enumerate() {
+        if let Some(l) = &r.lab {
+            for f in l.columns() {
+                if !acc.filesystems.contains(&f) {
+                    acc.filesystems.push(f);
+                }
+            }
+        }
+        for c in &r.cells {
+            acc.add(si, label, c);
+        }
+    }
+    acc
+}
+
+impl Collected {
+    /// Adds cell `c` of source `si` (named `label`).
+    fn add(&mut self, si: usize, label: &str, c: &Cell) {
+        let (fs, wl) = place(label, c);
+        if !self.filesystems.contains(&fs) {
+            self.filesystems.push(fs.clone());
+        }
+        let fi = self.filesystems.iter().position(|f| *f == fs).expect("added");
+        let wi = self.workload_index(&wl);
+        if let Some(e) = &c.error {
+            self.workloads[wi].failed.push((fs, e.clone()));
+            return;
+        }
+        if c.interrupted {
+            return;
+        }
+        if let Some(t) = &c.lab {
+            if !self.lab_fs.iter().any(|(f, _)| *f == fs) {
+                self.lab_fs.push((fs.clone(), t.filesystem.clone()));
+            }
+        }
+        if let Some(why) = flag(c) {
+            if !self.flagged.iter().any(|(f, _)| *f == fs) {
+                self.flagged.push((fs.clone(), why));
+            }
+        }
+        let w = &mut self.workloads[wi];
+        w.check_workload(si, &fs, workload(c));
+        w.add_verdict_and_system(&fs, c);
+        if !self.environment.iter().any(|(f, _)| *f == fs) {
+            self.environment.push((fs.clone(), describe_fs(c)));
+        }
+        for mt in metrics(c) {
+            let rows = &mut self.workloads[wi].rows;
+            let ri = match rows.iter().position(|r| r.0 == mt.name) {
+                Some(i) => i,
+                None => {
+                    rows.push((mt.name.clone(), mt.unit, mt.higher_is_better, Vec::new()));
+                    rows.len() - 1
+                }
+            };
+            let per_fs = &mut rows[ri].3;
+            if per_fs.len() <= fi {
+                per_fs.resize(fi + 1, Vec::new());
+            }
+            per_fs[fi].push(mt.value);
+        }
+    }
+
+    /// The index of workload `wl`, added when new.
+    fn workload_index(&mut self, wl: &str) -> usize {
+        match self.workloads.iter().position(|w| w.name == wl) {
+            Some(i) => i,
+            None => {
+                self.workloads.push(Samples {
+                    name: wl.to_string(),
+                    rows: Vec::new(),
+                    failed: Vec::new(),
+                    disturbed: Vec::new(),
+                    bounds: Vec::new(),
+                    first: None,
+                    differs: Vec::new(),
+                });
+                self.workloads.len() - 1
+            }
+        }
+    }
+}
+
+impl Samples {
+    /// Checks the workload `wl` of a cell of column `fs` (source `si`)
+    /// against the table's first cell, recording how it differs.
+    fn check_workload(&mut self, si: usize, fs: &str, wl: serde_json::Value) {
+        let adapted = |v: &serde_json::Value| v["plan"]["size"] == ADAPTED_VALUE;
+        match &self.first {
+            None => self.first = Some((si, fs.to_string(), wl)),
+            // a raw cell matches any size: the first cell that is not
+            // one is what the others must match
+            Some((_, _, first)) if adapted(first) && !adapted(&wl) => {
+                let keys = differing(first, &wl);
+                if keys.is_empty() {
+                    self.first = Some((si, fs.to_string(), wl));
+                } else {
+                    push_differences(self, keys, si, fs);
+                }
+            }
+            Some(_) => {
+                let keys = differing(&self.first.as_ref().expect("matched").2, &wl);
+                push_differences(self, keys, si, fs);
+            }
+        }
+    }
+
+    /// Records the bound of a cell of column `fs`, and whether it was disturbed.
+    fn add_verdict_and_system(&mut self, fs: &str, c: &Cell) {
+        if let Some(v) = &c.verdict {
+            let b = &mut self.bounds;
+            match b.iter_mut().find(|x| x.0 == fs) {
+                Some(x) if !x.1.contains(&v.bound) => x.1.push(v.bound),
+                Some(_) => {}
+                None => b.push((fs.to_string(), vec![v.bound])),
+            }
+        }
+        if let Some(sys) = &c.system {
+            let d = &mut self.disturbed;
+            let k = match d.iter().position(|x| x.0 == fs) {
+                Some(k) => k,
+                None => {
+                    d.push((fs.to_string(), 0, 0));
+                    d.len() - 1
+                }
+            };
+            d[k].1 += u32::from(sys.interference.disturbed);
+            d[k].2 += 1;
+        }
+    }
+}

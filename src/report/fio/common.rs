@@ -1,0 +1,225 @@
+//! What fio's formats (JSON, terse, normal text) all read from a cell the
+//! same way: the percentile list, the IO depth buckets, the latency maps,
+//! the group's bandwidth share, the errno fio reports. One place, so the
+//! three formats agree and none of them imports another.
+
+use crate::model::{Cell, Report};
+use crate::stats::{LatHist, OpKind};
+use serde_json::{json, Map, Value};
+
+/// fio's default percentile list, keyed as fio prints them ("99.900000").
+const FIO_PCTS: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
+
+pub(crate) fn mean_sd(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+    } else {
+        0.0
+    };
+    (m, var.sqrt())
+}
+
+/// A fio job on one of fio's metadata engines (filecreate, filestat...):
+/// its block size, which fio's fake I/O counts are in.
+pub(crate) fn meta_engine_bs(c: &Cell) -> Option<u64> {
+    let e = c.plan.fio()?.options.get("ioengine")?;
+    crate::plan::fio::engines::MetaOp::from_name(e)?;
+    Some(c.plan.io()?.bs.max(1))
+}
+
+/// fio's percentile_list, when the job had one.
+pub(crate) fn pcts_of(c: &Cell) -> Vec<f64> {
+    c.plan
+        .io()
+        .map(|p| p.lat_percentiles.clone())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| FIO_PCTS.to_vec())
+}
+
+/// fio's bw_agg, a job's share of its group's bandwidth in percent (stat.c:
+/// the mean of the job's bandwidth samples over the group's aggregate, the
+/// group's bytes over its longest runtime, at most 100; 0 without samples).
+/// A cell of `fslab io` is a group of its own.
+pub(crate) fn share_of_group(r: &Report, c: &Cell, dir: OpKind, mean_kib: f64, samples: usize) -> f64 {
+    if samples == 0 {
+        return 0.0;
+    }
+    let group = c.plan.fio().map(|f| f.groupid);
+    let members: Vec<&Cell> = match group {
+        Some(g) => r
+            .cells
+            .iter()
+            .filter(|o| o.plan.fio().map(|f| f.groupid) == Some(g))
+            .collect(),
+        None => vec![c],
+    };
+    let bytes: u64 = members.iter().filter_map(|o| o.dir(dir)).map(|d| d.bytes).sum();
+    let run_ms = members
+        .iter()
+        .filter(|o| o.dir(dir).is_some())
+        .map(|o| o.elapsed_ns / 1_000_000)
+        .max()
+        .unwrap_or(0);
+    // as fio's integers: the aggregate in bytes/s, then in KiB/s
+    match (bytes * 1000).checked_div(run_ms).map(|b| b / 1024) {
+        Some(agg_kib) if agg_kib > 0 => (mean_kib * 100.0 / agg_kib as f64).min(100.0),
+        _ => 100.0,
+    }
+}
+
+/// fio's latency_ns/us/ms maps: percent of all I/Os whose latency falls in
+/// (previous key, key], from the merged histograms of reads and writes.
+/// Exact shares, summing to 100: fio's stat_calc_lat raises a non-empty
+/// share under 0.01% to 0.01%, a display floor the JSON's full precision
+/// does not need.
+pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
+    let mut all = LatHist::new();
+    for d in c
+        .directions
+        .iter()
+        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
+    {
+        all.add(&LatHist::from_sparse(&d.lat.histogram));
+    }
+    let total = all.len().max(1) as f64;
+    let buckets = all.to_sparse().buckets;
+    let share = |lo: u64, hi: u64| {
+        buckets
+            .iter()
+            .filter(|(v, _)| *v > lo && *v <= hi)
+            .map(|(_, n)| *n)
+            .sum::<u64>() as f64
+            * 100.0
+            / total
+    };
+    let mut out = Vec::new();
+    for (unit, keys) in [
+        (1u64, &[2u64, 4, 10, 20, 50, 100, 250, 500, 750, 1000][..]),
+        (1_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000][..]),
+        (1_000_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000][..]),
+    ] {
+        let mut m = Map::new();
+        let mut lo = if unit == 1 { 0 } else { unit / 1000 * 1000 };
+        for &k in keys {
+            let hi = k * unit;
+            m.insert(k.to_string(), json!(share(lo, hi)));
+            lo = hi;
+        }
+        if unit == 1_000_000 {
+            m.insert(">=2000".into(), json!(share(lo, u64::MAX)));
+        }
+        out.push(Value::Object(m));
+    }
+    (out[0].clone(), out[1].clone(), out[2].clone())
+}
+
+/// fio's "IO depths" buckets (io_u_mark_depth) of a cell: each is labelled
+/// with its lowest depth and runs to the next label ("4" is 4 to 7), the
+/// percentage of submissions at each in-flight depth, as counted by the
+/// queueing engines. A sync engine counts none: it has one operation in
+/// flight per thread by construction, so its reads and writes are all at
+/// depth 1; a job that did none is 0% everywhere (fio's stat_calc_dist
+/// with no I/O), and a share under 0.1% that is not empty shows as 0.1%,
+/// as fio's.
+pub(crate) fn depth_levels(c: &Cell) -> Vec<(&'static str, f64)> {
+    let rw_ops: u64 = c
+        .directions
+        .iter()
+        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
+        .map(|d| d.ops)
+        .sum();
+    let sync = [0, rw_ops];
+    let counts: &[u64] = if c.inflight_depth.iter().any(|&n| n > 0) {
+        &c.inflight_depth
+    } else {
+        &sync
+    };
+    let total: u64 = counts.iter().sum();
+    let mut out = Vec::new();
+    let levels = [
+        ("1", 0usize),
+        ("2", 2),
+        ("4", 4),
+        ("8", 8),
+        ("16", 16),
+        ("32", 32),
+        (">=64", 64),
+    ];
+    for (i, (label, lo)) in levels.iter().enumerate() {
+        let hi = levels.get(i + 1).map_or(usize::MAX, |l| l.1);
+        let n: u64 = counts
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| *d >= *lo && *d < hi)
+            .map(|(_, n)| *n)
+            .sum();
+        let pct = if total == 0 {
+            0.0
+        } else {
+            (n as f64 * 100.0 / total as f64).max(if n > 0 { 0.1 } else { 0.0 })
+        };
+        out.push((*label, pct));
+    }
+    out
+}
+
+/// fio's latency_target fields of a job: the depth (the one the search
+/// found, else the job's iodepth), the target in ns, the percentile and the
+/// window in µs (0, 100 and 0 without a target), as stat.c reports them.
+pub(crate) fn latency_fields(c: &Cell) -> (u64, u64, f64, u64) {
+    let Some(p) = c.plan.io() else {
+        return (1, 0, 100.0, 0);
+    };
+    let found = c.plan.fio().and_then(|f| f.latency_depth);
+    let depth = found.map_or(p.iodepth as u64, u64::from);
+    match &p.pacing.latency {
+        Some(l) => (depth, l.target_ns, l.percentile, l.window_us),
+        None => (depth, 0, 100.0, 0),
+    }
+}
+
+/// With fio's continue_on_error: the job's failed operations and the errno
+/// of the first kind ([`first_errno`]).
+pub(crate) fn errors_if_continued(c: &Cell) -> Option<(u64, i32)> {
+    let v = c.plan.fio()?.options.get("continue_on_error")?;
+    if matches!(v.as_str(), "none" | "0" | "false") {
+        return None;
+    }
+    let n = c.directions.iter().map(|d| d.errors.values().sum::<u64>()).sum();
+    Some((n, first_errno(c)))
+}
+
+/// fio's `ts->error`, the "error" of its JSON and the "err=" of its text:
+/// the errno that ended the job, or with continue_on_error the job's first
+/// (fio's `td->first_error`); 0 when no operation failed. fslab keeps
+/// counts per errno, not their order: where a job had several kinds, this
+/// is the first by name. A verification mismatch is fio's EILSEQ.
+pub(crate) fn first_errno(c: &Cell) -> i32 {
+    c.directions
+        .iter()
+        .flat_map(|d| d.errors.iter())
+        .filter(|(_, &k)| k > 0)
+        .find_map(|(name, _)| {
+            if *name == crate::errno::errno_name(crate::errno::VERIFY_MISMATCH) {
+                return Some(libc::EILSEQ);
+            }
+            (1..4096).find(|&e| crate::errno::errno_name(e) == *name)
+        })
+        .unwrap_or(0)
+}
+
+/// fio's job description, when the job file gave one.
+pub(crate) fn description(c: &Cell) -> Option<&str> {
+    c.plan
+        .fio()?
+        .options
+        .get("description")
+        .map(String::as_str)
+        .filter(|d| !d.is_empty())
+}

@@ -1,0 +1,35 @@
+//! fio's own output formats, for a run that stands in for fio: its JSON
+//! (and json+), its terse line and its normal text, and `FioAll`, the
+//! formats of a comma list (`--output-format=json,normal`) in fio's order.
+//! The formats share what they read from a cell through `common`; none
+//! imports another.
+
+pub(crate) mod common;
+pub mod json;
+pub mod steady;
+pub mod terse;
+pub mod text;
+
+use crate::model::Report;
+use crate::plan::fio::FioFormats;
+use crate::report::render::Reporter;
+use terse::FioTerse;
+
+/// Every format of `--output-format`, in fio's order.
+pub struct FioAll(pub FioFormats);
+
+impl Reporter for FioAll {
+    fn render(&self, r: &Report) -> Vec<u8> {
+        let mut out = Vec::new();
+        if self.0.terse {
+            out.extend(FioTerse.render(r));
+        }
+        if self.0.normal {
+            out.extend(text::FioText.render(r));
+        }
+        if self.0.json {
+            out.extend(json::render(r, self.0.json_plus));
+        }
+        out
+    }
+}
