@@ -92,9 +92,9 @@ fn abort_action(locked: bool) {
         r.interrupted = true;
         r.max_rss_kib = crate::stats::cpu::max_rss_kib();
         // without the lock, stdout may be what blocks the main thread
-        let written = super::results::write_files(&r, &p.outputs).and_then(|()| {
+        let written = super::outputs::write_files(&r, &p.outputs).and_then(|()| {
             if locked {
-                super::results::write_stdout(&r, &p.outputs)
+                super::outputs::write_stdout(&r, &p.outputs)
             } else {
                 Ok(())
             }

@@ -7,6 +7,7 @@
 //! number when interrupted (130 SIGINT, 143 SIGTERM; results so far are
 //! still written).
 
+use super::usage;
 use crate::cli::{Cli, Command};
 use crate::{dist, plan};
 use std::process::ExitCode;
@@ -178,10 +179,4 @@ fn validated<T>(r: Result<T, plan::PlanError>) -> Result<T, ExitCode> {
         (Err(e), Some(f)) if f == coord.rank() => Err(usage(e)),
         _ => Err(ExitCode::from(2)),
     }
-}
-
-/// A refusal of the command line: one line, exit code 2.
-pub(crate) fn usage(e: plan::PlanError) -> ExitCode {
-    eprintln!("fslab: error: {e}");
-    ExitCode::from(2)
 }

@@ -3,8 +3,8 @@
 //! unless --force) and `fslab report` (the HTML page, written only once it
 //! is whole).
 
-use super::command::usage;
 use super::results::print_bytes;
+use super::usage;
 use crate::plan;
 use std::process::ExitCode;
 

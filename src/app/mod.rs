@@ -14,6 +14,7 @@ mod io;
 mod lab;
 mod manual;
 mod meta;
+mod outputs;
 pub mod pipeline;
 mod probe;
 mod replay;
@@ -94,4 +95,10 @@ impl AppError {
             _ => 1,
         }
     }
+}
+
+/// A refusal of the command line: one line, exit code 2.
+pub(crate) fn usage(e: crate::plan::PlanError) -> std::process::ExitCode {
+    eprintln!("fslab: error: {e}");
+    std::process::ExitCode::from(2)
 }

@@ -2,9 +2,9 @@
 //! (`report`) and written, files replaced atomically as each cell
 //! finishes, stdout once at the end; and the bytes a command prints.
 
+use super::outputs::{write_files, write_stdout};
 use crate::model::Report;
 use crate::plan::Outputs;
-use crate::report;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -24,30 +24,6 @@ pub fn write_outputs(r: &Report, outputs: &mut Outputs, final_: bool) -> std::io
     // outside the lock: a stalled stdout pipe must not hold up an abort
     if final_ {
         write_stdout(r, outputs)?;
-    }
-    Ok(())
-}
-
-/// The outputs that go to files, each replaced atomically. The caller holds
-/// the serial lock (or is an abort that gave up waiting for it).
-pub(crate) fn write_files(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
-    for o in &outputs.0 {
-        if let Some(p) = &o.path {
-            crate::plan::write_atomically(p, &report::reporter(o.format).render(r))?;
-        }
-    }
-    Ok(())
-}
-
-/// The output that goes to stdout, if one does, without control
-/// characters from names (`terminal_bytes`).
-pub(crate) fn write_stdout(r: &Report, outputs: &Outputs) -> std::io::Result<()> {
-    for o in outputs.0.iter().filter(|o| o.path.is_none()) {
-        let mut out = std::io::stdout().lock();
-        let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("stdout: {e}"));
-        out.write_all(&report::terminal_bytes(report::reporter(o.format).render(r)))
-            .map_err(named)?;
-        out.flush().map_err(named)?;
     }
     Ok(())
 }

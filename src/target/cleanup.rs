@@ -11,8 +11,8 @@
 //! loop device over the directory's own image, and never crosses a mount
 //! boundary: anything else mounted inside stops it, with the directory intact.
 
+use super::marker::{self, Marker};
 use super::rmtree::{self, RemoveError};
-use super::workdir::{self, Marker};
 use super::MARKER;
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, FlockOperation, CWD};
@@ -68,7 +68,7 @@ enum Verdict {
 /// Ok(false) held by a live fslab, Err when this filesystem cannot lock. The
 /// descriptor returned is the one that holds the lock.
 fn try_lock(path: &Path, fd: OwnedFd) -> (OwnedFd, Result<bool, Errno>) {
-    match workdir::lock_marker(path, fd, FlockOperation::NonBlockingLockExclusive) {
+    match marker::lock_marker(path, fd, FlockOperation::NonBlockingLockExclusive) {
         (fd, Ok(())) => (fd, Ok(true)),
         (fd, Err(Errno::WOULDBLOCK)) => (fd, Ok(false)),
         (fd, Err(e)) => (fd, Err(e)),
@@ -78,7 +78,7 @@ fn try_lock(path: &Path, fd: OwnedFd) -> (OwnedFd, Result<bool, Errno>) {
 /// Whether the fslab that made `dir` is gone.
 fn judge(dir: &Path, this_host: &str) -> Verdict {
     let mpath = dir.join(MARKER);
-    let fd = match workdir::open_marker(&mpath) {
+    let fd = match marker::open_marker(&mpath) {
         Ok(fd) => fd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Verdict::Skip,
         // a symlink or FIFO in place of a marker: not fslab's
@@ -92,7 +92,7 @@ fn judge(dir: &Path, this_host: &str) -> Verdict {
         return Verdict::Live("its fslab is still running: it holds the marker's lock".into());
     }
     // Read under the lock: fslab writes its marker only while holding it.
-    let Some(marker) = workdir::read_fd(&fd).ok().and_then(|t| workdir::parse_marker(&t)) else {
+    let Some(marker) = marker::read_fd(&fd).ok().and_then(|t| marker::parse_marker(&t)) else {
         return Verdict::Skip;
     };
     if marker.pid.is_none() {
@@ -135,16 +135,16 @@ fn live_rank(dir: &Path, this_host: &str) -> Option<String> {
             continue;
         }
         let rpath = e.path().join(MARKER);
-        let Ok(fd) = workdir::open_marker(&rpath) else {
+        let Ok(fd) = marker::open_marker(&rpath) else {
             continue;
         };
         let (fd, locked) = try_lock(&rpath, fd);
         if locked == Ok(false) {
             return Some(format!("{} of its run still works in it", name.to_string_lossy()));
         }
-        let host = workdir::read_fd(&fd)
+        let host = marker::read_fd(&fd)
             .ok()
-            .and_then(|t| workdir::parse_marker(&t))
+            .and_then(|t| marker::parse_marker(&t))
             .and_then(|m| m.host);
         if let Some(h) = host.filter(|h| h != this_host) {
             return Some(format!(
@@ -229,7 +229,7 @@ fn remove_one(s: &Stale) -> Result<(), RemoveError> {
     // every mount must be one fslab recorded, or nothing is touched
     if let Some(m) = inside
         .iter()
-        .find(|m| !s.marker.mounts.iter().any(|r| workdir::matches(r, &real, m)))
+        .find(|m| !s.marker.mounts.iter().any(|r| marker::matches(r, &real, m)))
     {
         return Err(RemoveError::Mount {
             path: m.mount_point.clone(),

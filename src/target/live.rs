@@ -8,6 +8,7 @@
 //! an impatient user is left with nothing of fslab's.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -59,11 +60,23 @@ pub fn remove_queue(attr: &Path) {
     list().retain(|l| !matches!(l, Live::Queue(a, _) if a == attr));
 }
 
+/// Set once a second signal removes everything at once: the directories
+/// then vanish by fslab's own hand, which is nothing to warn about.
+static ABORTING: AtomicBool = AtomicBool::new(false);
+
+pub fn set_aborting() {
+    ABORTING.store(true, Ordering::Relaxed);
+}
+
+pub fn aborting() -> bool {
+    ABORTING.load(Ordering::Relaxed)
+}
+
 /// Detaches every live mount (lazily: it must not wait for busy files) and
 /// removes every live work directory. Loop devices go by themselves: they
 /// are autoclear and fslab's descriptors close when the process exits.
 pub fn abort_cleanup() {
-    super::workdir::set_aborting();
+    set_aborting();
     let live = std::mem::take(&mut *list());
     // before anything is detached: a directory on a scratch mount is gone
     // once the abort detaches it, which is no news
@@ -106,7 +119,7 @@ pub fn abort_cleanup() {
     // anything else mounted in there is not fslab's, and stops the removal.
     for l in live.iter().rev() {
         if let Live::Dir(d) = l {
-            super::workdir::detach_recorded(d);
+            super::marker::detach_recorded(d);
         }
     }
     for l in live.iter().rev() {

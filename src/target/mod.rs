@@ -10,6 +10,7 @@ pub mod cleanup;
 pub mod info;
 mod layout;
 pub mod live;
+pub mod marker;
 mod prepare;
 pub mod queue;
 pub mod ranks;

@@ -6,7 +6,7 @@
 //! A `QueueGuard` restores what it changed when dropped: after the cell on
 //! every normal path out, and `live` restores it on an abort. Each old
 //! value is also recorded in the work directory's marker before anything
-//! is changed (`workdir::record_queue`), so `fslab cleanup` puts it back
+//! is changed (`marker::record_queue`), so `fslab cleanup` puts it back
 //! after a SIGKILL: a loop device keeps its queue settings across detach
 //! and re-attach, and the next user of that /dev/loopN would inherit them. A device that
 //! is not fslab's loop device only gets here with the user's consent
@@ -125,7 +125,7 @@ pub fn apply(dev: &Path, s: &QueueSettings, workdir: &Path) -> Result<Option<Que
     // guard writes back only what differs when it is dropped. Each is in
     // the marker of the scratch's work directory before anything changes.
     let record = |set: bool, path: &Path, v: &str| {
-        super::workdir::record_queue(workdir, set, path, v).map_err(|e| TargetError::Io {
+        super::marker::record_queue(workdir, set, path, v).map_err(|e| TargetError::Io {
             what: format!(
                 "recording {}'s queue settings in {}",
                 disk,
@@ -176,7 +176,7 @@ fn current(path: &Path) -> Option<String> {
 /// is written, as writing one may reset another; they are written in
 /// `QUEUE_ORDER`, as the guard does. Returns what was put back and what was
 /// left, one line each.
-pub fn restore_recorded(records: &[super::workdir::QueueRecord]) -> (Vec<String>, Vec<String>) {
+pub fn restore_recorded(records: &[super::marker::QueueRecord]) -> (Vec<String>, Vec<String>) {
     let (mut done, mut left) = (Vec::new(), Vec::new());
     let mut todo = Vec::new();
     for r in records {

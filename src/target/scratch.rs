@@ -412,14 +412,14 @@ impl Scratch {
 /// Records in `dir`'s marker, before mounting, the mount fslab makes at
 /// `dir/mnt`: the only one `fslab cleanup` or an abort ever detaches there.
 fn record(dir: &Path, fs_type: &str, source: &str) -> Result<(), TargetError> {
-    super::workdir::record_mount(dir, "mnt", fs_type, source)
+    super::marker::record_mount(dir, "mnt", fs_type, source)
         .map_err(io_err(format!("writing {}", dir.join(MARKER).display())))
 }
 
 /// The same, with the names mountinfo shows once mounted. Not fatal: the
 /// record written before mounting stands (and the mount must still be undone).
 fn record_seen(dir: &Path) {
-    let _ = super::workdir::record_mounted(dir, "mnt");
+    let _ = super::marker::record_mounted(dir, "mnt");
 }
 
 /// Unmounts `mnt`, waiting out a short busy spell, then detaching lazily.
