@@ -137,7 +137,9 @@ fn a_60_s_per_io_log_stays_under_64_mib() {
             }
         }
         // WNOWAIT: an exited child stays a zombie (its /proc entry, no longer its memory)
+        // SAFETY: siginfo_t is plain data, for which all-zero is a value.
         let mut info = unsafe { std::mem::zeroed::<libc::siginfo_t>() };
+        // SAFETY: waitid only writes into `info`, which outlives the call.
         let r = unsafe {
             libc::waitid(
                 libc::P_PID,
@@ -147,6 +149,7 @@ fn a_60_s_per_io_log_stays_under_64_mib() {
             )
         };
         assert_eq!(r, 0);
+        // SAFETY: waitid filled `info` for a child's state change (or left it zeroed)
         if unsafe { info.si_pid() } == pid {
             break;
         }
@@ -346,10 +349,9 @@ fn a_result_never_takes_a_planted_mode_or_owner() {
         .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
         .unwrap();
     assert_eq!(m.mode() & 0o7777, 0o644 & !umask, "mode {:o}", m.mode());
-    assert_eq!(
-        (m.uid(), m.gid()),
-        (unsafe { libc::geteuid() }, unsafe { libc::getegid() })
-    );
+    // SAFETY: geteuid and getegid only return this process's ids
+    let ids = unsafe { (libc::geteuid(), libc::getegid()) };
+    assert_eq!((m.uid(), m.gid()), ids);
     assert!(std::fs::read_to_string(&planted).unwrap().contains("<html"));
 }
 

@@ -28,6 +28,8 @@ pub struct MpiCoordinator {
 // SAFETY: the coordinator is used from the main thread only (checked by
 // `world()`); the Cells are never touched from another thread.
 unsafe impl Sync for MpiCoordinator {}
+// SAFETY: as Sync: it never leaves the main thread, it only must be
+// storable in the process-wide coordinator.
 unsafe impl Send for MpiCoordinator {}
 
 impl MpiCoordinator {

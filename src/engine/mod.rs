@@ -305,6 +305,8 @@ mod conformance {
     }
 
     #[test]
+    // one SAFETY comment for the many calls of one kind below
+    #[allow(clippy::undocumented_unsafe_blocks)]
     fn round_trip_short_read_and_errno() {
         // SAFETY (each `run` below): the ops' buffers and paths are locals
         // that outlive the call, which reaps the op's completion before it
@@ -407,6 +409,8 @@ mod conformance {
     }
 
     #[test]
+    // one SAFETY comment for the many calls of one kind below
+    #[allow(clippy::undocumented_unsafe_blocks)]
     fn metadata_operations() {
         // SAFETY (each `run` below): the ops' buffers and paths are locals
         // that outlive the call, which reaps the op's completion before it
@@ -493,6 +497,7 @@ mod conformance {
             len: 4096,
             buf_index: 0,
         };
+        // SAFETY: `buf` is registered and outlives the op, reaped before `run` returns
         assert_eq!(unsafe { run(e.as_mut(), op, 9) }, 4096);
         assert!(buf.as_mut_slice().iter().all(|&b| b == 5));
         drop(e);

@@ -23,8 +23,9 @@ pub struct CpuTimes {
 }
 
 fn rusage(who: libc::c_int) -> (CpuTimes, u64) {
-    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    // SAFETY: rusage is plain integers, for which all-zero is a value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the struct we pass.
     unsafe { libc::getrusage(who, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
     (
