@@ -15,8 +15,8 @@ pub(super) struct Reader<'a> {
     pub(super) base: PathBuf,
 }
 
-type Key<'i> = Spanned<std::borrow::Cow<'i, str>>;
-type Val<'i> = Spanned<DeValue<'i>>;
+pub(super) type Key<'i> = Spanned<std::borrow::Cow<'i, str>>;
+pub(super) type Val<'i> = Spanned<DeValue<'i>>;
 
 impl<'a> Reader<'a> {
     /// A refusal at `offset`'s line; what it quotes between `'` is cut short
