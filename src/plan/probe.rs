@@ -99,98 +99,112 @@ fn parse_load(s: &str, target: &str) -> Result<Load> {
         None => None,
     };
     if let Some(rest) = stream {
-        let mut parts = rest.split(',').filter(|p| !p.is_empty()).peekable();
-        // a first part that is a size: size-based, as `dd count=`
-        let size = match parts.peek() {
-            Some(p) if !p.contains('=') && p.starts_with(|c: char| c.is_ascii_digit()) => {
-                let v = units::parse_size(p).map_err(|e| bad(e.to_string()))?;
-                parts.next();
-                Some(v)
-            }
-            _ => None,
-        };
-        let (mut bs, mut direct, mut fsync_end, mut threads) = (1u64 << 20, false, false, 1u32);
-        let mut cap = None;
-        for p in parts {
-            match p.split_once('=') {
-                Some(("bs", v)) => bs = units::parse_size(v).map_err(|e| bad(e.to_string()))?,
-                Some(("cap", v)) => cap = Some(units::parse_size(v).map_err(|e| bad(e.to_string()))?),
-                Some(("threads", v)) => {
-                    threads = v
-                        .parse()
-                        .ok()
-                        .filter(|&t| (1..=64).contains(&t))
-                        .ok_or_else(|| bad(format!("threads={v}: 1 to 64")))?
-                }
-                None if p == "direct" => direct = true,
-                None if p == "fsync-end" => fsync_end = true,
-                _ => {
-                    return Err(bad(format!(
-                        "unknown option '{p}' (known: bs=SIZE, cap=SIZE, direct, fsync-end, threads=N)"
-                    )))
-                }
-            }
-        }
-        if size.is_some() && cap.is_some() {
-            return Err(bad(
-                "cap= bounds a time-based stream (no SIZE); with a SIZE the stream writes that much and stops".into(),
-            ));
-        }
-        if size.is_none() && fsync_end {
-            return Err(bad(
-                "fsync-end needs a SIZE: a time-based stream writes until its phase ends, and an fsync after it \
-                 would run in the next phase"
-                    .into(),
-            ));
-        }
-        let total = size.or(cap).unwrap_or(DEFAULT_STREAM_CAP);
-        if bs == 0 || bs > 64 << 20 || total < bs {
-            let what = if size.is_some() { "SIZE" } else { "cap" };
-            return Err(bad(format!(
-                "needs 0 < bs <= 64 MiB and bs <= {what} (bs {bs}, {what} {total})"
-            )));
-        }
-        return Ok(Load::StreamWrite {
-            size: total,
-            bs,
-            direct,
-            fsync_end,
-            threads,
-            time_based: size.is_none(),
-        });
+        return stream_load(s, rest);
     }
     if let Some(rest) = s.strip_prefix("io:") {
-        #[derive(Parser)]
-        struct Wrap {
-            #[command(flatten)]
-            a: IoArgs,
-        }
-        let mut argv = vec![
-            "fslab-io".to_string(),
-            "--target".into(),
-            target.into(),
-            "--quiet".into(),
-        ];
-        argv.extend(rest.split_whitespace().map(String::from));
-        let w = Wrap::try_parse_from(&argv).map_err(|e| bad(crate::cli::one_line(&e)))?;
-        if w.a.common.target != target || !w.a.common.output.is_empty() {
-            return Err(bad(
-                "the io load runs in the probe's --target and writes no output of its own".into(),
-            ));
-        }
-        let mut a = w.a;
-        // time-based: the load runs as long as its phase
-        a.runtime.get_or_insert_with(|| "1h".into());
-        let plan = IoPlan::from_args(&a).map_err(|e| bad(e.to_string()))?;
-        return Ok(Load::Io {
-            args: rest.to_string(),
-            plan: Box::new(plan),
-        });
+        return io_load(s, rest, target);
     }
     Err(bad(
         "expected stream-write[:SIZE][,bs=1M][,cap=SIZE][,direct][,fsync-end][,threads=N] or io:'<fslab io flags>'"
             .into(),
     ))
+}
+
+/// `--load stream-write[:SIZE][,OPTION...]` (`s` whole, `rest` after the
+/// colon): a `dd`-like writer, size-based or time-based.
+fn stream_load(s: &str, rest: &str) -> Result<Load> {
+    let bad = |m: String| PlanError::new("--load", format!("'{s}': {m}"));
+    let mut parts = rest.split(',').filter(|p| !p.is_empty()).peekable();
+    // a first part that is a size: size-based, as `dd count=`
+    let size = match parts.peek() {
+        Some(p) if !p.contains('=') && p.starts_with(|c: char| c.is_ascii_digit()) => {
+            let v = units::parse_size(p).map_err(|e| bad(e.to_string()))?;
+            parts.next();
+            Some(v)
+        }
+        _ => None,
+    };
+    let (mut bs, mut direct, mut fsync_end, mut threads) = (1u64 << 20, false, false, 1u32);
+    let mut cap = None;
+    for p in parts {
+        match p.split_once('=') {
+            Some(("bs", v)) => bs = units::parse_size(v).map_err(|e| bad(e.to_string()))?,
+            Some(("cap", v)) => cap = Some(units::parse_size(v).map_err(|e| bad(e.to_string()))?),
+            Some(("threads", v)) => {
+                threads = v
+                    .parse()
+                    .ok()
+                    .filter(|&t| (1..=64).contains(&t))
+                    .ok_or_else(|| bad(format!("threads={v}: 1 to 64")))?
+            }
+            None if p == "direct" => direct = true,
+            None if p == "fsync-end" => fsync_end = true,
+            _ => {
+                return Err(bad(format!(
+                    "unknown option '{p}' (known: bs=SIZE, cap=SIZE, direct, fsync-end, threads=N)"
+                )))
+            }
+        }
+    }
+    if size.is_some() && cap.is_some() {
+        return Err(bad(
+            "cap= bounds a time-based stream (no SIZE); with a SIZE the stream writes that much and stops".into(),
+        ));
+    }
+    if size.is_none() && fsync_end {
+        return Err(bad(
+            "fsync-end needs a SIZE: a time-based stream writes until its phase ends, and an fsync after it \
+             would run in the next phase"
+                .into(),
+        ));
+    }
+    let total = size.or(cap).unwrap_or(DEFAULT_STREAM_CAP);
+    if bs == 0 || bs > 64 << 20 || total < bs {
+        let what = if size.is_some() { "SIZE" } else { "cap" };
+        return Err(bad(format!(
+            "needs 0 < bs <= 64 MiB and bs <= {what} (bs {bs}, {what} {total})"
+        )));
+    }
+    Ok(Load::StreamWrite {
+        size: total,
+        bs,
+        direct,
+        fsync_end,
+        threads,
+        time_based: size.is_none(),
+    })
+}
+
+/// `--load io:'<fslab io flags>'` (`s` whole, `rest` the flags): an io
+/// workload in the probe's target, time-based unless told otherwise.
+fn io_load(s: &str, rest: &str, target: &str) -> Result<Load> {
+    let bad = |m: String| PlanError::new("--load", format!("'{s}': {m}"));
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        a: IoArgs,
+    }
+    let mut argv = vec![
+        "fslab-io".to_string(),
+        "--target".into(),
+        target.into(),
+        "--quiet".into(),
+    ];
+    argv.extend(rest.split_whitespace().map(String::from));
+    let w = Wrap::try_parse_from(&argv).map_err(|e| bad(crate::cli::one_line(&e)))?;
+    if w.a.common.target != target || !w.a.common.output.is_empty() {
+        return Err(bad(
+            "the io load runs in the probe's --target and writes no output of its own".into(),
+        ));
+    }
+    let mut a = w.a;
+    // time-based: the load runs as long as its phase
+    a.runtime.get_or_insert_with(|| "1h".into());
+    let plan = IoPlan::from_args(&a).map_err(|e| bad(e.to_string()))?;
+    Ok(Load::Io {
+        args: rest.to_string(),
+        plan: Box::new(plan),
+    })
 }
 
 fn parse_op(op: &str) -> Result<ProbeOp> {

@@ -242,56 +242,10 @@ pub fn parse_pattern(input: &str, formats: bool) -> Result<(Vec<u8>, Vec<usize>)
             b'0' if b.get(i + 1).is_some_and(|c| *c == b'x' || *c == b'X')
                 && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit) =>
             {
-                let start = i + 2;
-                let mut end = start;
-                while end < b.len() && b[end].is_ascii_hexdigit() {
-                    end += 1;
-                }
-                // "0xff0x14": the 0 before the next x belongs to the next number
-                if end < b.len() && (b[end] == b'x' || b[end] == b'X') && b[end - 1] == b'0' {
-                    end -= 1;
-                }
-                let hex = &s[start..end];
-                if hex.is_empty() {
-                    return Err(format!("'{s}': 0x without hex digits"));
-                }
-                // an odd number of digits: the first stands alone ("0xabc" = 0a bc)
-                let (first, rest) = hex.split_at(hex.len() % 2);
-                if !first.is_empty() {
-                    out.push(u8::from_str_radix(first, 16).map_err(|e| e.to_string())?);
-                }
-                for k in (0..rest.len()).step_by(2) {
-                    out.push(u8::from_str_radix(&rest[k..k + 2], 16).map_err(|e| e.to_string())?);
-                }
-                i = end;
+                i = hex_bytes(s, i, &mut out)?;
             }
             c if c == b'-' || c == b'+' || c.is_ascii_digit() => {
-                let mut end = i + 1;
-                while end < b.len() && b[end].is_ascii_digit() {
-                    // a following "0x" starts the next number
-                    if b[end] == b'0' && b.get(end + 1).is_some_and(|c| *c == b'x' || *c == b'X') {
-                        break;
-                    }
-                    end += 1;
-                }
-                let v: i64 = s[i..end]
-                    .parse()
-                    .map_err(|_| format!("'{s}': '{}' is not a number", &s[i..end]))?;
-                if v > i32::MAX as i64 || v < i32::MIN as i64 {
-                    return Err(format!(
-                        "'{s}': {v} is outside a 32-bit integer (write bigger values in hex, 0x...)"
-                    ));
-                }
-                if v == 0 {
-                    out.push(0);
-                } else {
-                    let mut u = v as i32 as u32;
-                    while u != 0 {
-                        out.push(u as u8);
-                        u >>= 8;
-                    }
-                }
-                i = end;
+                i = decimal_bytes(s, i, &mut out)?;
             }
             c if c.is_ascii_whitespace() => i += 1,
             _ => return Err(format!("'{s}': '{}' starts no number, \"string\" or format", &s[i..])),
@@ -304,6 +258,66 @@ pub fn parse_pattern(input: &str, formats: bool) -> Result<(Vec<u8>, Vec<usize>)
         return Err(format!("'{s}': an empty pattern"));
     }
     Ok((out, fmts))
+}
+
+/// `parse_pattern`'s `0x` hex bytes starting at `i` (at the `0`): appends
+/// them to `out` and returns where the number ends.
+fn hex_bytes(s: &str, i: usize, out: &mut Vec<u8>) -> Result<usize, String> {
+    let b = s.as_bytes();
+    let start = i + 2;
+    let mut end = start;
+    while end < b.len() && b[end].is_ascii_hexdigit() {
+        end += 1;
+    }
+    // "0xff0x14": the 0 before the next x belongs to the next number
+    if end < b.len() && (b[end] == b'x' || b[end] == b'X') && b[end - 1] == b'0' {
+        end -= 1;
+    }
+    let hex = &s[start..end];
+    if hex.is_empty() {
+        return Err(format!("'{s}': 0x without hex digits"));
+    }
+    // an odd number of digits: the first stands alone ("0xabc" = 0a bc)
+    let (first, rest) = hex.split_at(hex.len() % 2);
+    if !first.is_empty() {
+        out.push(u8::from_str_radix(first, 16).map_err(|e| e.to_string())?);
+    }
+    for k in (0..rest.len()).step_by(2) {
+        out.push(u8::from_str_radix(&rest[k..k + 2], 16).map_err(|e| e.to_string())?);
+    }
+    Ok(end)
+}
+
+/// `parse_pattern`'s decimal number starting at `i`: appends its
+/// little-endian bytes (as few as it needs) to `out` and returns where it ends.
+fn decimal_bytes(s: &str, i: usize, out: &mut Vec<u8>) -> Result<usize, String> {
+    let b = s.as_bytes();
+    let mut end = i + 1;
+    while end < b.len() && b[end].is_ascii_digit() {
+        // a following "0x" starts the next number
+        if b[end] == b'0' && b.get(end + 1).is_some_and(|c| *c == b'x' || *c == b'X') {
+            break;
+        }
+        end += 1;
+    }
+    let v: i64 = s[i..end]
+        .parse()
+        .map_err(|_| format!("'{s}': '{}' is not a number", &s[i..end]))?;
+    if v > i32::MAX as i64 || v < i32::MIN as i64 {
+        return Err(format!(
+            "'{s}': {v} is outside a 32-bit integer (write bigger values in hex, 0x...)"
+        ));
+    }
+    if v == 0 {
+        out.push(0);
+    } else {
+        let mut u = v as i32 as u32;
+        while u != 0 {
+            out.push(u as u8);
+            u >>= 8;
+        }
+    }
+    Ok(end)
 }
 
 #[cfg(test)]

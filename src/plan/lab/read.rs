@@ -15,8 +15,25 @@ pub(super) struct Reader<'a> {
     pub(super) base: PathBuf,
 }
 
-type Key<'i> = Spanned<std::borrow::Cow<'i, str>>;
-type Val<'i> = Spanned<DeValue<'i>>;
+pub(super) type Key<'i> = Spanned<std::borrow::Cow<'i, str>>;
+pub(super) type Val<'i> = Spanned<DeValue<'i>>;
+
+/// A `[[filesystem]]` table's keys as read, with where the ones checked
+/// together later are (offsets, for errors).
+struct FsKeys {
+    name: Option<String>,
+    ty: Option<(String, usize)>,
+    mkfs: Vec<String>,
+    mkfs_at: Vec<usize>,
+    mount: Option<String>,
+    mount_at: usize,
+    size: u64,
+    path: Option<(PathBuf, usize)>,
+    device: Option<PathBuf>,
+    queue: QueueSettings,
+    loop_dio: Option<(bool, usize)>,
+    queue_at: Option<usize>,
+}
 
 impl<'a> Reader<'a> {
     /// A refusal at `offset`'s line; what it quotes between `'` is cut short
@@ -87,7 +104,73 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// One `[[filesystem]]` table: its keys (`fs_keys`), then the checks of
+    /// how they go together (mkfs and mount options, queue settings, size).
     pub(super) fn filesystem(&self, at: usize, t: &DeTable) -> Result<FsPlan> {
+        let FsKeys {
+            name,
+            ty,
+            mkfs,
+            mkfs_at,
+            mount,
+            mount_at,
+            size,
+            path,
+            device,
+            queue,
+            loop_dio,
+            queue_at,
+        } = self.fs_keys(at, t)?;
+        let Some((ty, ty_at)) = ty else {
+            return Err(self.err_at(at, "[[filesystem]] needs a type: ext4, xfs, btrfs, tmpfs, dir or raw"));
+        };
+        let kind = self.fs_kind(at, &ty, ty_at, device, path)?;
+        if !mkfs.is_empty() && !matches!(kind, FsKind::Mkfs { .. }) {
+            return Err(self.err_at(at, format!("mkfs arguments given for a filesystem of type {ty}")));
+        }
+        // nothing in them may name a device or file fslab did not check
+        fsopts::check_mkfs(&ty, &mkfs).map_err(|e| self.err_at(mkfs_at.get(e.word).copied().unwrap_or(at), e.msg))?;
+        if let Some(m) = &mount {
+            fsopts::check_mount(&ty, m).map_err(|e| self.err_at(mount_at, e))?;
+        }
+        if let Some(at) = queue_at {
+            if !matches!(kind, FsKind::Mkfs { .. } | FsKind::Raw { .. }) {
+                return Err(self.err_at(
+                    at,
+                    format!("block-queue settings need a block device under the cell, and type {ty} has none"),
+                ));
+            }
+        }
+        if let Some((_, at)) = loop_dio {
+            let own_loop = match &kind {
+                FsKind::Mkfs { device, .. } | FsKind::Raw { device } => device.is_none(),
+                _ => false,
+            };
+            if !own_loop {
+                return Err(self.err_at(
+                    at,
+                    format!("loop_direct_io: applies to the loop device fslab makes, and this {ty} has none (device or type)"),
+                ));
+            }
+        }
+        if size < 64 << 20 {
+            return Err(self.err_at(at, "size must be at least 64m"));
+        }
+        Ok(FsPlan {
+            name: name.unwrap_or_else(|| ty.clone()),
+            kind,
+            mkfs,
+            mount,
+            size,
+            queue,
+            loop_direct_io: loop_dio.map(|d| d.0),
+            queue_at: queue_at.map(|at| format!("{}:{}", self.file, line_of(self.text, at))),
+        })
+    }
+
+    /// The keys of one `[[filesystem]]` table, checked one by one (a table
+    /// of the keys); `filesystem` checks how they go together.
+    fn fs_keys(&self, at: usize, t: &DeTable) -> Result<FsKeys> {
         let (mut name, mut ty, mut mkfs, mut mount, mut size, mut path, mut device) =
             (None, None, Vec::new(), None, DEFAULT_FS_SIZE, None, None);
         // where each mkfs word and the mount options are, for errors
@@ -155,10 +238,33 @@ impl<'a> Reader<'a> {
                 queue_at.get_or_insert(k.span().start);
             }
         }
-        let Some((ty, ty_at)) = ty else {
-            return Err(self.err_at(at, "[[filesystem]] needs a type: ext4, xfs, btrfs, tmpfs, dir or raw"));
-        };
-        let kind = match ty.as_str() {
+        Ok(FsKeys {
+            name,
+            ty,
+            mkfs,
+            mkfs_at,
+            mount,
+            mount_at,
+            size,
+            path,
+            device,
+            queue,
+            loop_dio,
+            queue_at,
+        })
+    }
+
+    /// What a filesystem of type `ty` is made on: a `device` for mkfs and
+    /// raw, a `path` (checked) for dir.
+    fn fs_kind(
+        &self,
+        at: usize,
+        ty: &str,
+        ty_at: usize,
+        device: Option<PathBuf>,
+        path: Option<(PathBuf, usize)>,
+    ) -> Result<FsKind> {
+        Ok(match ty {
             t if MKFS_TYPES.contains(&t) => FsKind::Mkfs {
                 fs_type: t.to_string(),
                 device,
@@ -183,47 +289,6 @@ impl<'a> Reader<'a> {
                     ),
                 ))
             }
-        };
-        if !mkfs.is_empty() && !matches!(kind, FsKind::Mkfs { .. }) {
-            return Err(self.err_at(at, format!("mkfs arguments given for a filesystem of type {ty}")));
-        }
-        // nothing in them may name a device or file fslab did not check
-        fsopts::check_mkfs(&ty, &mkfs).map_err(|e| self.err_at(mkfs_at.get(e.word).copied().unwrap_or(at), e.msg))?;
-        if let Some(m) = &mount {
-            fsopts::check_mount(&ty, m).map_err(|e| self.err_at(mount_at, e))?;
-        }
-        if let Some(at) = queue_at {
-            if !matches!(kind, FsKind::Mkfs { .. } | FsKind::Raw { .. }) {
-                return Err(self.err_at(
-                    at,
-                    format!("block-queue settings need a block device under the cell, and type {ty} has none"),
-                ));
-            }
-        }
-        if let Some((_, at)) = loop_dio {
-            let own_loop = match &kind {
-                FsKind::Mkfs { device, .. } | FsKind::Raw { device } => device.is_none(),
-                _ => false,
-            };
-            if !own_loop {
-                return Err(self.err_at(
-                    at,
-                    format!("loop_direct_io: applies to the loop device fslab makes, and this {ty} has none (device or type)"),
-                ));
-            }
-        }
-        if size < 64 << 20 {
-            return Err(self.err_at(at, "size must be at least 64m"));
-        }
-        Ok(FsPlan {
-            name: name.unwrap_or_else(|| ty.clone()),
-            kind,
-            mkfs,
-            mount,
-            size,
-            queue,
-            loop_direct_io: loop_dio.map(|d| d.0),
-            queue_at: queue_at.map(|at| format!("{}:{}", self.file, line_of(self.text, at))),
         })
     }
 
