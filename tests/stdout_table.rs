@@ -130,14 +130,14 @@ fn json_on_stdout_replaces_the_text() {
 }
 
 /// The evidence of every flag of every cell of the result file at `json`,
-/// but a flag whose evidence is its verdict's own (a noise bound's evidence
-/// is the disturbance: the quiet line says the bound with it).
+/// but a flag whose evidence is part of its verdict's own (a noise bound's
+/// evidence is the disturbance: the quiet line says the bound with it).
 fn flag_evidence(json: &Path) -> Vec<String> {
     let r = crate::util::read_report(json);
     r.cells
         .iter()
         .flat_map(|c| c.verdict.iter())
-        .flat_map(|v| v.flags.iter().filter(move |f| f.evidence != v.evidence))
+        .flat_map(|v| v.flags.iter().filter(move |f| !v.evidence.contains(&f.evidence)))
         .map(|f| f.evidence.clone())
         .collect()
 }
