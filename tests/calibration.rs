@@ -96,14 +96,11 @@ fn check_figures(card: &Value) {
 }
 
 #[test]
-fn calibrate_prints_every_figure_in_under_30_s() {
+fn calibrate_prints_every_figure() {
     let xdg = runtime_dir();
-    let started = Instant::now();
+    // (how long it takes, against the 30 s, is bench/calibrate.sh's:
+    // a test asserts no timing)
     let (text, card) = calibrate(xdg.path(), &["--fresh"]);
-    // the bound; the card takes about a second, so only a hang or
-    // a measurement grown out of bounds reaches it, even on a busy machine
-    let took = started.elapsed();
-    assert!(took < Duration::from_secs(30), "fslab calibrate took {took:?}");
     check_figures(&card);
     assert_eq!(card["cached"], false);
     for label in [
