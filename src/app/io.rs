@@ -6,7 +6,7 @@ use super::AppError;
 use crate::engine::{Engine, EngineKind};
 use crate::model::Cell;
 use crate::plan::io::region::{Fadvise, SyncMode};
-use crate::plan::IoPlan;
+use crate::plan::{IoPlan, Presentation};
 use crate::runner::{Progress, RunConfig, RunOut};
 use crate::target::{self, Guard, Prepared};
 use crate::workload::io::IoWorkload;
@@ -94,15 +94,19 @@ pub(crate) fn io_worker(
 pub struct IoCell<'a> {
     name: &'a str,
     plan: &'a IoPlan,
+    /// No progress bars (`--quiet`, or the lab's).
+    quiet: bool,
     prepared: Option<Prepared>,
     out: Option<RunOut>,
 }
 
 impl<'a> IoCell<'a> {
-    pub fn new(name: &'a str, plan: &'a IoPlan) -> Self {
+    /// The cell `name` of `plan`, with progress bars unless `quiet`.
+    pub fn new(name: &'a str, plan: &'a IoPlan, quiet: bool) -> Self {
         IoCell {
             name,
             plan,
+            quiet,
             prepared: None,
             out: None,
         }
@@ -121,7 +125,7 @@ impl CellWork for IoCell<'_> {
     }
 
     fn prepare(&mut self, stop: &AtomicBool) -> Result<Guard, AppError> {
-        let progress = Progress::new(!self.plan.quiet, self.name.to_string(), None);
+        let progress = Progress::new(!self.quiet, self.name.to_string(), None);
         let layout_bar = std::cell::RefCell::new(None);
         let prepared = target::prepare(self.plan, stop, &|done, total| {
             let mut b = layout_bar.borrow_mut();
@@ -149,7 +153,7 @@ impl CellWork for IoCell<'_> {
         let (plan, p) = (self.plan, self.prepared());
         let total =
             (!plan.time_based).then(|| p.file_size / plan.bs * plan.bs * (plan.jobs as usize * p.per_job) as u64);
-        Progress::new(!plan.quiet, self.name.to_string(), total)
+        Progress::new(!self.quiet, self.name.to_string(), total)
     }
 
     fn worker(&self, _phase: usize, job: usize) -> Result<(Box<dyn Engine>, IoWorkload), String> {
@@ -175,7 +179,11 @@ impl CellWork for IoCell<'_> {
 }
 
 /// `fslab io`: one cell, written to every output.
-pub fn run_io(mut plan: IoPlan, stop: &AtomicBool) -> Result<crate::model::Report, AppError> {
-    let outputs = std::mem::take(&mut plan.outputs);
-    pipeline::run_single("io", outputs, IoCell::new("io", &plan), stop)
+pub fn run_io(plan: IoPlan, presentation: Presentation, stop: &AtomicBool) -> Result<crate::model::Report, AppError> {
+    pipeline::run_single(
+        "io",
+        presentation.outputs,
+        IoCell::new("io", &plan, presentation.quiet),
+        stop,
+    )
 }

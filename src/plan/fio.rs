@@ -320,7 +320,6 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             }
         }
         let mut plan = job_plan(job, &mapped, fa)?;
-        plan.quiet = true;
         plan.region = std::mem::take(&mut mapped.region);
         plan.buffers = std::mem::take(&mut mapped.buffers);
         plan.pacing = std::mem::take(&mut mapped.pacing);

@@ -11,7 +11,7 @@ pub use buffers::BufferPlan;
 pub use pacing::PacingPlan;
 pub use region::RegionPlan;
 
-use super::{seed, Outputs, PlanError, Result};
+use super::{seed, PlanError, Result};
 use crate::cli::IoArgs;
 use crate::engine::{EngineKind, UringOpts};
 use crate::units;
@@ -136,10 +136,6 @@ pub struct IoPlan {
     pub allow_device: bool,
     pub force_overwrite: bool,
     pub precondition: bool,
-    #[serde(skip)]
-    pub outputs: Outputs,
-    #[serde(skip)]
-    pub quiet: bool,
     /// --on-error stop.
     pub stop_on_error: bool,
     /// --stonewall.
@@ -190,8 +186,6 @@ impl IoPlan {
         let buffers = buffers::from_args(a, rw.read_pct(rwmixread) > 0)?;
         let stonewall = target_and_stonewall(a, runtime)?;
         let (seed, stop_on_error) = (seed(&a.common)?, super::stop_on_error(&a.common)?);
-        // last: the output files are checked once everything else is valid
-        let outputs = Outputs::from_args(&a.common, "io")?;
         Ok(IoPlan {
             target: PathBuf::from(&a.common.target),
             rw,
@@ -228,8 +222,6 @@ impl IoPlan {
             allow_device: a.allow_device,
             force_overwrite: a.force_overwrite,
             precondition: a.precondition,
-            outputs,
-            quiet: a.common.quiet,
             stop_on_error,
             stonewall,
             region: RegionPlan::default(),

@@ -10,6 +10,7 @@ pub mod lab;
 pub mod loadfile;
 pub mod meta;
 mod output;
+mod presentation;
 pub mod probe;
 pub mod replay;
 pub mod telemetry;
@@ -21,6 +22,7 @@ pub use output::{
     check_path, input_at, note_input, unnamed_file_in, write_atomically, write_atomically_with, OutputFormat,
     OutputSpec, Outputs, TableFormat, TextStyle,
 };
+pub use presentation::Presentation;
 pub use probe::{Load, ProbeOp, ProbePlan};
 pub use replay::ReplayPlan;
 pub use telemetry::TelemetryPlan;
@@ -317,8 +319,6 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         scratch_dir: lab::DEFAULT_SCRATCH_DIR.into(),
         filesystems,
         workloads,
-        outputs: Outputs::default(),
-        quiet: false,
         quiet_warnings: false,
         telemetry: TelemetryPlan::default(),
         retry_disturbed: 0,
