@@ -79,16 +79,16 @@ fn for_raw(plan: &CellPlan) -> Option<CellPlan> {
     match plan {
         CellPlan::Io(p) => {
             let mut p = p.clone();
-            p.allow_device = true;
-            p.force_overwrite = true;
-            p.precondition = true;
+            p.consent.allow_device = true;
+            p.consent.force_overwrite = true;
+            p.consent.precondition = true;
             // The device is one "file" the jobs share: give it the bytes the
             // filesystems' per-job files hold together, so every target
             // spreads the same I/O over the same span.
-            if p.file_mode == crate::plan::FileMode::FilePerJob {
-                p.size = p.size.map(|s| s.saturating_mul(p.jobs as u64));
+            if p.shape.file_mode == crate::plan::FileMode::FilePerJob {
+                p.shape.size = p.shape.size.map(|s| s.saturating_mul(p.jobs as u64));
             }
-            p.file_mode = crate::plan::FileMode::SharedFile;
+            p.shape.file_mode = crate::plan::FileMode::SharedFile;
             Some(CellPlan::Io(p))
         }
         _ => None,

@@ -349,7 +349,7 @@ fsync = 8
         let CellPlan::Io(io) = &p.workloads[1].plan else {
             panic!()
         };
-        assert_eq!((io.bs, io.jobs, io.direct), (16384, 4, true));
+        assert_eq!((io.shape.bs, io.jobs, io.ioengine.direct), (16384, 4, true));
     }
 
     /// The error for `text` names `file:line` and says `want`.

@@ -15,7 +15,7 @@ pub mod probe;
 pub mod replay;
 pub mod telemetry;
 
-pub use io::{BufferPlan, FileMode, IoPlan, PacingPlan, RegionPlan, Rw};
+pub use io::{BufferPlan, FileMode, IoConsent, IoEngine, IoLimits, IoPlan, IoShape, PacingPlan, RegionPlan, Rw};
 pub use lab::{FsKind, FsPlan, LabPlan, QueueSettings, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{
@@ -387,9 +387,9 @@ fn largest_io(workloads: &[WorkloadPlan]) -> Option<(u64, &str)> {
         .iter()
         .filter_map(|w| match &w.plan {
             CellPlan::Io(p) => Some((
-                p.file_size(p.size.unwrap_or(io::DEFAULT_SIZE))
+                p.file_size(p.shape.size.unwrap_or(io::DEFAULT_SIZE))
                     .saturating_mul(p.jobs as u64)
-                    .saturating_mul(p.nrfiles as u64),
+                    .saturating_mul(p.shape.nrfiles as u64),
                 w.name.as_str(),
             )),
             _ => None,

@@ -129,12 +129,12 @@ pub(super) fn check_direct(
         } else {
             4096
         };
-        if !plan.bs.is_multiple_of(align) {
+        if !plan.shape.bs.is_multiple_of(align) {
             return Err(refused(
                 "--bs",
                 format!(
                     "{} is not a multiple of the O_DIRECT offset alignment {align} of {}",
-                    plan.bs,
+                    plan.shape.bs,
                     path.display()
                 ),
             ));

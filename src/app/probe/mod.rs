@@ -163,7 +163,7 @@ fn load_config(load: &LoadSetup) -> RunConfig {
             stonewall: None,
             ..Default::default()
         },
-        LoadSetup::Io(io, _) => super::io::io_config(io, io.jobs as usize, io.stonewall),
+        LoadSetup::Io(io, _) => super::io::io_config(io, io.jobs as usize, io.limits.stonewall),
     }
 }
 
