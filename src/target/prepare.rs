@@ -97,7 +97,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         warnings.push(w);
     }
     if plan.ioengine.direct && plan.ioengine.engine != crate::engine::EngineKind::Null {
-        check_direct(&f.files[0], plan, f.size, &mut info, &mut warnings)?;
+        check_direct(&f.files[0], &plan.shape, f.size, &mut info, &mut warnings)?;
     }
     Ok(Prepared {
         files: f.files,
