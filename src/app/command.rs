@@ -56,7 +56,7 @@ pub fn run(cli: Cli) -> ExitCode {
             Err(code) => return code,
         },
         Command::Fio(a) => match validated(plan::fio::FioPlan::from_args(fio_args.as_ref().unwrap_or(a))) {
-            Ok(p) => super::run_fio(p, &stop),
+            Ok((p, show)) => super::run_fio(p, show, &stop),
             Err(code) => return code,
         },
         Command::Cleanup(a) => return super::cleanup::run_cleanup(a),
