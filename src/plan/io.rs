@@ -340,3 +340,51 @@ pub(crate) mod opt_dur {
             .transpose()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parts are flattened: a result file's plan is one flat object with
+    /// every field at the top, as before there were parts, and reads back
+    /// to the same object.
+    #[test]
+    fn parts_are_flat_in_the_json_and_read_back() {
+        let mut a = IoArgs {
+            rw: "randrw".into(),
+            rwmixread: "70".into(),
+            bs: "4k".into(),
+            jobs: "2".into(),
+            engine: "null".into(),
+            runtime: Some("1s".into()),
+            thinktime: Some("1ms".into()),
+            ..Default::default()
+        };
+        a.common.target = ".".into();
+        let p = IoPlan::from_args(&a).unwrap();
+        let v = serde_json::to_value(&p).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        for part in ["shape", "ioengine", "limits", "consent"] {
+            assert!(!keys.contains(&part), "{part} is flattened: {keys:?}");
+        }
+        for field in [
+            "rw",
+            "bs",
+            "engine",
+            "iodepth",
+            "runtime",
+            "ramp",
+            "allow_device",
+            "thinktime",
+        ] {
+            assert!(keys.contains(&field), "{field} at the top: {keys:?}");
+        }
+        assert_eq!((v["rw"].as_str(), v["rwmixread"].as_u64()), (Some("randrw"), Some(70)));
+        assert_eq!(
+            (v["runtime"].as_str(), v["thinktime"].as_str()),
+            (Some("1s"), Some("1ms"))
+        );
+        let back: IoPlan = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&back).unwrap(), v);
+    }
+}
