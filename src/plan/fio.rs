@@ -325,12 +325,7 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             }
         }
         let mut plan = job_plan(job, &mapped, fa)?;
-        plan.region = std::mem::take(&mut mapped.region);
-        plan.buffers = std::mem::take(&mut mapped.buffers);
-        plan.pacing = std::mem::take(&mut mapped.pacing);
-        if !mapped.percentiles.is_empty() {
-            plan.lat_percentiles = mapped.percentiles;
-        }
+        mapped.apply_parts(&mut plan);
         out.push(FioJobPlan {
             name: job.name.clone(),
             plan,
