@@ -318,12 +318,12 @@ fn a_raw_device_column_is_the_same_workload_a_bigger_file_is_not() {
             let fslab::model::CellPlan::Io(p) = &mut c.plan else {
                 panic!("randread is io")
             };
-            p.size = p.size.map(|s| s * 4);
+            p.shape.size = p.shape.size.map(|s| s * 4);
             p.jobs = 4;
-            p.file_mode = fslab::plan::FileMode::SharedFile;
-            p.precondition = true;
-            p.allow_device = true;
-            p.force_overwrite = true;
+            p.shape.file_mode = fslab::plan::FileMode::SharedFile;
+            p.consent.precondition = true;
+            p.consent.allow_device = true;
+            p.consent.force_overwrite = true;
             c
         })
         .collect();

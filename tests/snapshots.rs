@@ -110,7 +110,7 @@ fn schema_1_fixtures_are_read_with_their_kind() {
     }
     let io = fixture("io");
     let p = io.cells[0].plan.io().expect("an io plan");
-    assert_eq!((p.rw.name(), p.bs, p.rwmixread), ("randrw", 4096, 75));
+    assert_eq!((p.shape.rw.name(), p.shape.bs, p.shape.rwmixread), ("randrw", 4096, 75));
     assert_eq!(io.cells[0].directions[0].ops, 1883072);
     let lab = fixture("lab");
     let kinds: Vec<CellKind> = lab.cells.iter().map(|c| c.kind()).collect();
@@ -140,7 +140,7 @@ fn schema_1_failed_lab_cells_are_unwrapped() {
     c["error"] = "making the filesystem: mkfs refused".into();
     let r = parse_report(&v.to_string()).unwrap();
     assert_eq!(r.cells[1].kind(), CellKind::Io);
-    assert_eq!(r.cells[1].plan.io().unwrap().bs, 4096);
+    assert_eq!(r.cells[1].plan.io().unwrap().shape.bs, 4096);
 }
 
 /// Versions other than 1 and 2 are refused, naming the version.

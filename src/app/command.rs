@@ -39,24 +39,24 @@ pub fn run(cli: Cli) -> ExitCode {
         }
     }
     let result = match &cli.command {
-        Command::Io(a) => match validated(plan::IoPlan::from_args(a)) {
-            Ok(p) => super::run_io(p, &stop),
+        Command::Io(a) => match validated(presented(plan::IoPlan::from_args(a), &a.common, "io")) {
+            Ok((p, show)) => super::run_io(p, show, &stop),
             Err(code) => return code,
         },
-        Command::Meta(a) => match validated(plan::MetaPlan::from_args(a)) {
-            Ok(p) => super::run_meta(p, &stop),
+        Command::Meta(a) => match validated(presented(plan::MetaPlan::from_args(a), &a.common, "meta")) {
+            Ok((p, show)) => super::run_meta(p, show, &stop),
             Err(code) => return code,
         },
-        Command::Probe(a) => match validated(plan::ProbePlan::from_args(a)) {
-            Ok(p) => super::run_probe(p, &stop),
+        Command::Probe(a) => match validated(presented(plan::ProbePlan::from_args(a), &a.common, "probe")) {
+            Ok((p, show)) => super::run_probe(p, show, &stop),
             Err(code) => return code,
         },
-        Command::Replay(a) => match validated(plan::ReplayPlan::from_args(a)) {
-            Ok(p) => super::run_replay(p, &stop),
+        Command::Replay(a) => match validated(presented(plan::ReplayPlan::from_args(a), &a.common, "replay")) {
+            Ok((p, show)) => super::run_replay(p, show, &stop),
             Err(code) => return code,
         },
         Command::Fio(a) => match validated(plan::fio::FioPlan::from_args(fio_args.as_ref().unwrap_or(a))) {
-            Ok(p) => super::run_fio(p, &stop),
+            Ok((p, show)) => super::run_fio(p, show, &stop),
             Err(code) => return code,
         },
         Command::Cleanup(a) => return super::cleanup::run_cleanup(a),
@@ -79,14 +79,28 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Man(a) => return super::manual::run_man(a),
         Command::Run(a) => match validated(
             plan::quick_suite(a)
-                .and_then(|s| crate::target::safety::check_plan_devices(&s, a.force_overwrite).map(|()| s))
-                .and_then(|s| crate::vm::check_plan(&s).map(|()| s)),
+                .and_then(|s| Ok((plan::Presentation::for_run(a, s.quiet_warnings)?, s)))
+                .and_then(|(show, s)| {
+                    crate::target::safety::check_plan_devices(&s, a.force_overwrite).map(|()| (s, show))
+                })
+                .and_then(|(s, show)| crate::vm::check_plan(&s).map(|()| (s, show))),
         ) {
-            Ok(s) => super::run_lab(s, &stop),
+            Ok((s, show)) => super::run_lab(s, show, &stop),
             Err(code) => return code,
         },
     };
     exit_code(result)
+}
+
+/// A validated plan and then (last: the output files are checked, and
+/// created, only once everything else is valid) its presentation.
+fn presented<P>(
+    plan: plan::Result<P>,
+    common: &crate::cli::CommonArgs,
+    command: &str,
+) -> plan::Result<(P, plan::Presentation)> {
+    let plan = plan?;
+    Ok((plan, plan::Presentation::from_args(common, command)?))
 }
 
 /// The exit code of a command's `result`, saying why it failed.

@@ -6,7 +6,7 @@ use super::AppError;
 use crate::engine::{Engine, EngineKind};
 use crate::model::Cell;
 use crate::plan::io::region::{Fadvise, SyncMode};
-use crate::plan::IoPlan;
+use crate::plan::{IoPlan, Presentation};
 use crate::runner::{Progress, RunConfig, RunOut};
 use crate::target::{self, Guard, Prepared};
 use crate::workload::io::IoWorkload;
@@ -18,13 +18,13 @@ use std::sync::atomic::AtomicBool;
 pub(crate) fn io_config(plan: &IoPlan, jobs: usize, stonewall: Option<crate::plan::Stonewall>) -> RunConfig {
     RunConfig {
         jobs,
-        runtime: plan.runtime,
-        ramp: plan.ramp,
-        rate: plan.rate_iops,
+        runtime: plan.limits.runtime,
+        ramp: plan.limits.ramp,
+        rate: plan.limits.rate_iops,
         bucket_ns: plan.lat_buckets_ns.clone(),
-        depth: plan.iodepth as usize,
-        batch: plan.iodepth_batch as usize,
-        stop_on_error: plan.stop_on_error,
+        depth: plan.ioengine.iodepth as usize,
+        batch: plan.ioengine.iodepth_batch as usize,
+        stop_on_error: plan.limits.stop_on_error,
         stonewall,
         pacing: plan.pacing.clone(),
         ..Default::default()
@@ -44,10 +44,10 @@ pub(crate) fn io_worker(
 ) -> Result<(Box<dyn Engine>, IoWorkload), String> {
     let r = &plan.region;
     // this clone's region of each file (fio's offset, offset_increment, size)
-    let (start, len) = r.span(clone, prep.pct_base, prep.file_len, prep.file_size, plan.bs);
+    let (start, len) = r.span(clone, prep.pct_base, prep.file_len, prep.file_size, plan.shape.bs);
     let mut files = Vec::new();
-    if plan.engine != EngineKind::Null {
-        let flags = if plan.direct { libc::O_DIRECT } else { 0 }
+    if plan.ioengine.engine != EngineKind::Null {
+        let flags = if plan.ioengine.direct { libc::O_DIRECT } else { 0 }
             | match r.sync {
                 SyncMode::None => 0,
                 SyncMode::Sync => libc::O_SYNC,
@@ -68,7 +68,7 @@ pub(crate) fn io_worker(
             // I/O, doubled for sequential
             let hint = match r.fadvise {
                 Fadvise::None => None,
-                Fadvise::Pattern if plan.rw.random() => Some(rustix::fs::Advice::Random),
+                Fadvise::Pattern if plan.shape.rw.random() => Some(rustix::fs::Advice::Random),
                 Fadvise::Pattern | Fadvise::Sequential => Some(rustix::fs::Advice::Sequential),
                 Fadvise::Random => Some(rustix::fs::Advice::Random),
             };
@@ -79,10 +79,14 @@ pub(crate) fn io_worker(
         }
     }
     let shared = prep.files.len() == prep.per_job && plan.jobs > 1;
-    let wl = IoWorkload::new(plan, clone, files, len, shared, plan.iodepth as usize)
+    let wl = IoWorkload::new(plan, clone, files, len, shared, plan.ioengine.iodepth as usize)
         .with_base(prep.region_base + start)
         .for_rank(crate::dist::coordinator().rank());
-    let mut engine = plan.engine.build(&plan.uring).map_err(|e| format!("{who}: {e}"))?;
+    let mut engine = plan
+        .ioengine
+        .engine
+        .build(&plan.ioengine.uring)
+        .map_err(|e| format!("{who}: {e}"))?;
     // SAFETY: the buffers are the workload's heap allocations, which do not
     // move with it and live until the runner drops the workload, after the
     // engine (runner::drive); its files stay open as long.
@@ -94,15 +98,19 @@ pub(crate) fn io_worker(
 pub struct IoCell<'a> {
     name: &'a str,
     plan: &'a IoPlan,
+    /// No progress bars (`--quiet`, or the lab's).
+    quiet: bool,
     prepared: Option<Prepared>,
     out: Option<RunOut>,
 }
 
 impl<'a> IoCell<'a> {
-    pub fn new(name: &'a str, plan: &'a IoPlan) -> Self {
+    /// The cell `name` of `plan`, with progress bars unless `quiet`.
+    pub fn new(name: &'a str, plan: &'a IoPlan, quiet: bool) -> Self {
         IoCell {
             name,
             plan,
+            quiet,
             prepared: None,
             out: None,
         }
@@ -121,7 +129,7 @@ impl CellWork for IoCell<'_> {
     }
 
     fn prepare(&mut self, stop: &AtomicBool) -> Result<Guard, AppError> {
-        let progress = Progress::new(!self.plan.quiet, self.name.to_string(), None);
+        let progress = Progress::new(!self.quiet, self.name.to_string(), None);
         let layout_bar = std::cell::RefCell::new(None);
         let prepared = target::prepare(self.plan, stop, &|done, total| {
             let mut b = layout_bar.borrow_mut();
@@ -142,14 +150,14 @@ impl CellWork for IoCell<'_> {
     }
 
     fn config(&self, _phase: usize) -> RunConfig {
-        io_config(self.plan, self.plan.jobs as usize, self.plan.stonewall)
+        io_config(self.plan, self.plan.jobs as usize, self.plan.limits.stonewall)
     }
 
     fn progress(&self, _phase: usize) -> Progress {
         let (plan, p) = (self.plan, self.prepared());
-        let total =
-            (!plan.time_based).then(|| p.file_size / plan.bs * plan.bs * (plan.jobs as usize * p.per_job) as u64);
-        Progress::new(!plan.quiet, self.name.to_string(), total)
+        let total = (!plan.limits.time_based)
+            .then(|| p.file_size / plan.shape.bs * plan.shape.bs * (plan.jobs as usize * p.per_job) as u64);
+        Progress::new(!self.quiet, self.name.to_string(), total)
     }
 
     fn worker(&self, _phase: usize, job: usize) -> Result<(Box<dyn Engine>, IoWorkload), String> {
@@ -175,7 +183,11 @@ impl CellWork for IoCell<'_> {
 }
 
 /// `fslab io`: one cell, written to every output.
-pub fn run_io(mut plan: IoPlan, stop: &AtomicBool) -> Result<crate::model::Report, AppError> {
-    let outputs = std::mem::take(&mut plan.outputs);
-    pipeline::run_single("io", outputs, IoCell::new("io", &plan), stop)
+pub fn run_io(plan: IoPlan, presentation: Presentation, stop: &AtomicBool) -> Result<crate::model::Report, AppError> {
+    pipeline::run_single(
+        "io",
+        presentation.outputs,
+        IoCell::new("io", &plan, presentation.quiet),
+        stop,
+    )
 }

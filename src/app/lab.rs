@@ -10,7 +10,7 @@ use super::{run_one, AppError, IoCell, MetaCell, ProbeCell, ReplayCell};
 use crate::model::TargetInfo;
 use crate::model::{Cell, KernelTag, LabTag, Report};
 use crate::plan::lab::KernelPlan;
-use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, WorkloadPlan};
+use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, Presentation, WorkloadPlan};
 use crate::target::scratch::{self, Scratch, ScratchSpec};
 use crate::target::TargetError;
 use crate::vm;
@@ -63,12 +63,13 @@ fn make_fs(fs: &FsPlan, lab: &LabPlan) -> Result<Ready, TargetError> {
 
 /// Runs one workload on a ready filesystem, through the one pipeline.
 /// Ok(None): stopped before anything was measured.
-fn measure(name: &str, plan: &CellPlan, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
+/// The cell draws progress bars unless the lab is `quiet`.
+fn measure(name: &str, plan: &CellPlan, quiet: bool, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
     match plan {
-        CellPlan::Io(p) => run_one(&mut IoCell::new(name, p), stop),
-        CellPlan::Meta(p) => run_one(&mut MetaCell::new(name, p), stop),
-        CellPlan::Replay(p) => run_one(&mut ReplayCell::new(name, p), stop),
-        CellPlan::Probe(p) => run_one(&mut ProbeCell::new(name, p), stop),
+        CellPlan::Io(p) => run_one(&mut IoCell::new(name, p, quiet), stop),
+        CellPlan::Meta(p) => run_one(&mut MetaCell::new(name, p, quiet), stop),
+        CellPlan::Replay(p) => run_one(&mut ReplayCell::new(name, p, quiet), stop),
+        CellPlan::Probe(p) => run_one(&mut ProbeCell::new(name, p, quiet), stop),
     }
 }
 
@@ -78,24 +79,30 @@ fn for_raw(plan: &CellPlan) -> Option<CellPlan> {
     match plan {
         CellPlan::Io(p) => {
             let mut p = p.clone();
-            p.allow_device = true;
-            p.force_overwrite = true;
-            p.precondition = true;
+            p.consent.allow_device = true;
+            p.consent.force_overwrite = true;
+            p.consent.precondition = true;
             // The device is one "file" the jobs share: give it the bytes the
             // filesystems' per-job files hold together, so every target
             // spreads the same I/O over the same span.
-            if p.file_mode == crate::plan::FileMode::FilePerJob {
-                p.size = p.size.map(|s| s.saturating_mul(p.jobs as u64));
+            if p.shape.file_mode == crate::plan::FileMode::FilePerJob {
+                p.shape.size = p.shape.size.map(|s| s.saturating_mul(p.jobs as u64));
             }
-            p.file_mode = crate::plan::FileMode::SharedFile;
+            p.shape.file_mode = crate::plan::FileMode::SharedFile;
             Some(CellPlan::Io(p))
         }
         _ => None,
     }
 }
 
-/// What `fslab run` asked for, as the report says it.
-fn lab_info(lab: &LabPlan) -> crate::model::LabInfo {
+/// What `fslab run` asked for, as the report says it. The plan's JSON
+/// keeps the run's `quiet` (presentation, no longer in the plan) so that
+/// result files stay as they were.
+fn lab_info(lab: &LabPlan, quiet: bool) -> crate::model::LabInfo {
+    let mut plan = serde_json::to_value(lab).expect("plans serialise");
+    if let Some(m) = plan.as_object_mut() {
+        m.insert("quiet".into(), quiet.into());
+    }
     crate::model::LabInfo {
         name: lab.name.clone(),
         file: lab.file.as_ref().map(|f| f.display().to_string()),
@@ -108,7 +115,7 @@ fn lab_info(lab: &LabPlan) -> crate::model::LabInfo {
         filesystems: lab.filesystems.iter().map(|f| f.name.clone()).collect(),
         workloads: lab.workloads.iter().map(|w| w.name.clone()).collect(),
         kernels: lab.kernels.iter().map(|k| k.name.clone()).collect(),
-        plan: serde_json::to_value(lab).expect("plans serialise"),
+        plan,
     }
 }
 
@@ -118,6 +125,8 @@ struct LabRun<'a> {
     stop: &'a AtomicBool,
     r: Report,
     outputs: Outputs,
+    /// No progress bars or notes on stderr (`--quiet`).
+    quiet: bool,
     /// With fresh = false, each filesystem is made once and kept for the run.
     kept: Vec<Option<Ready>>,
     can_drop: bool,
@@ -127,17 +136,17 @@ struct LabRun<'a> {
 }
 
 /// Runs the whole plan; returns the report with every cell.
-pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+pub fn run_lab(lab: LabPlan, presentation: Presentation, stop: &AtomicBool) -> Result<Report, AppError> {
     // the plan's telemetry (its keys under the command line's flags)
     crate::app::telemetry::install(&lab.telemetry)
         .map_err(|e| crate::app::refused(Box::leak(e.flag.into_boxed_str()), e.msg))?;
-    let outputs = std::mem::take(&mut lab.outputs);
+    let Presentation { outputs, quiet } = presentation;
     let mut r = Report::new("run", SystemTime::now());
-    r.lab = Some(lab_info(&lab));
+    r.lab = Some(lab_info(&lab, quiet));
     r.calibration = crate::app::calibration::for_run(lab.in_guest);
     crate::app::abort::expect_results(&r, &outputs);
     let can_drop = scratch::is_root();
-    if lab.drop_caches && !can_drop && !lab.quiet {
+    if lab.drop_caches && !can_drop && !quiet {
         eprintln!("fslab run: not root: the page cache is not dropped between cells");
     }
     // no kernels: the host's, and no kernel dimension
@@ -151,6 +160,7 @@ pub fn run_lab(mut lab: LabPlan, stop: &AtomicBool) -> Result<Report, AppError> 
         stop,
         r,
         outputs,
+        quiet,
         kept: lab.filesystems.iter().map(|_| None).collect(),
         can_drop,
         i: 0,
@@ -285,7 +295,7 @@ impl LabRun<'_> {
     /// The cell's line on stderr: `[i/total] name (repeat r/n)`.
     fn announce(&self, rep: u32, name: &str) {
         let lab = self.lab;
-        if lab.quiet {
+        if self.quiet {
             return;
         }
         let rep_note = if lab.repeat > 1 {
@@ -339,7 +349,7 @@ impl LabRun<'_> {
                 .map(|s| s.interference.reasons.join("; "));
             match reasons {
                 Some(why) if attempt <= lab.retry_disturbed && !self.stop.load(Ordering::Relaxed) => {
-                    if !lab.quiet {
+                    if !self.quiet {
                         eprintln!(
                             "fslab run: {} was disturbed ({why}): running it again ({}/{})",
                             crate::units::shown(name),
@@ -388,8 +398,7 @@ impl LabRun<'_> {
         }
         let mut plan = plan.clone();
         plan.retarget(&ready.target);
-        plan.set_quiet(lab.quiet);
-        Some(match measure(name, &plan, self.stop) {
+        Some(match measure(name, &plan, self.quiet, self.stop) {
             Ok(Some(mut c)) => {
                 if let Some(s) = &ready.scratch {
                     s.relabel(&mut c.target);
@@ -458,7 +467,7 @@ impl LabRun<'_> {
                 if g.vm.emulated {
                     cell.warnings.push(format!("{TCG_WARNING} ({})", g.vm.accel_reason));
                 }
-                if !lab.quiet {
+                if !self.quiet {
                     eprintln!(
                         "fslab run: {}: under {} ({}, {}): boot to result {:.1} s, {:.1} s of it outside the timed cell (boot, modules, mkfs, layout, power-off)",
                         crate::units::shown(name),

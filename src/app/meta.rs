@@ -7,7 +7,7 @@ use crate::engine::{Engine, UringOpts};
 use crate::model::system::XattrPlacement;
 use crate::model::TargetInfo;
 use crate::model::{Cell, CpuSummary, DirResult, Report};
-use crate::plan::{ExtraPhase, MetaPlan, Order};
+use crate::plan::{ExtraPhase, MetaPlan, Order, Presentation};
 use crate::runner::{Progress, RunConfig, RunOut};
 use crate::stats::cpu::CpuTimes;
 use crate::sys::fiemap::{self, XattrFork};
@@ -106,6 +106,8 @@ fn phase_name(o: Order, k: PhaseKind) -> String {
 pub struct MetaCell<'a> {
     name: &'a str,
     plan: &'a MetaPlan,
+    /// No progress bars (`--quiet`, or the lab's).
+    quiet: bool,
     phases: Vec<(Order, PhaseKind)>,
     /// Once prepared: the target and each job's directories.
     info: TargetInfo,
@@ -128,10 +130,12 @@ pub struct MetaCell<'a> {
 }
 
 impl<'a> MetaCell<'a> {
-    pub fn new(name: &'a str, plan: &'a MetaPlan) -> Self {
+    /// The cell `name` of `plan`, with progress bars unless `quiet`.
+    pub fn new(name: &'a str, plan: &'a MetaPlan, quiet: bool) -> Self {
         MetaCell {
             name,
             plan,
+            quiet,
             phases: phases(plan),
             info: TargetInfo::default(),
             dirs: Vec::new(),
@@ -330,7 +334,7 @@ impl CellWork for MetaCell<'_> {
 
     fn progress(&self, phase: usize) -> Progress {
         let (order, kind) = self.phases[phase];
-        Progress::new(!self.plan.quiet, phase_name(order, kind), None)
+        Progress::new(!self.quiet, phase_name(order, kind), None)
     }
 
     fn worker(&self, phase: usize, j: usize) -> Result<(Box<dyn Engine>, MetaWorkload), String> {
@@ -397,7 +401,11 @@ impl CellWork for MetaCell<'_> {
 }
 
 /// `fslab meta`: one cell, written to every output.
-pub fn run_meta(mut plan: MetaPlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let outputs = std::mem::take(&mut plan.outputs);
-    pipeline::run_single("meta", outputs, MetaCell::new("meta", &plan), stop)
+pub fn run_meta(plan: MetaPlan, presentation: Presentation, stop: &AtomicBool) -> Result<Report, AppError> {
+    pipeline::run_single(
+        "meta",
+        presentation.outputs,
+        MetaCell::new("meta", &plan, presentation.quiet),
+        stop,
+    )
 }

@@ -6,7 +6,7 @@ use super::{io_err, AppError};
 use crate::engine::{Engine, NullEngine};
 use crate::model::TargetInfo;
 use crate::model::{Cell, Report};
-use crate::plan::ReplayPlan;
+use crate::plan::{Presentation, ReplayPlan};
 use crate::runner::{Progress, RunConfig, RunOut};
 use crate::target::{self, Guard};
 use crate::workload::replay::ReplayClient;
@@ -28,16 +28,20 @@ pub fn throughput_mb_s(c: &Cell) -> f64 {
 pub struct ReplayCell<'a> {
     name: &'a str,
     plan: &'a ReplayPlan,
+    /// No progress bars (`--quiet`, or the lab's).
+    quiet: bool,
     /// The work directory and its description, once prepared.
     work: Option<(PathBuf, TargetInfo)>,
     out: Option<RunOut>,
 }
 
 impl<'a> ReplayCell<'a> {
-    pub fn new(name: &'a str, plan: &'a ReplayPlan) -> Self {
+    /// The cell `name` of `plan`, with progress bars unless `quiet`.
+    pub fn new(name: &'a str, plan: &'a ReplayPlan, quiet: bool) -> Self {
         ReplayCell {
             name,
             plan,
+            quiet,
             work: None,
             out: None,
         }
@@ -81,7 +85,7 @@ impl CellWork for ReplayCell<'_> {
     }
 
     fn progress(&self, _phase: usize) -> Progress {
-        Progress::with_lines(!self.plan.quiet, self.name.to_string())
+        Progress::with_lines(!self.quiet, self.name.to_string())
     }
 
     fn worker(&self, _phase: usize, n: usize) -> Result<(Box<dyn Engine>, ReplayClient), String> {
@@ -113,7 +117,11 @@ impl CellWork for ReplayCell<'_> {
 }
 
 /// `fslab replay`: one cell, written to every output.
-pub fn run_replay(mut plan: ReplayPlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let outputs = std::mem::take(&mut plan.outputs);
-    pipeline::run_single("replay", outputs, ReplayCell::new("replay", &plan), stop)
+pub fn run_replay(plan: ReplayPlan, presentation: Presentation, stop: &AtomicBool) -> Result<Report, AppError> {
+    pipeline::run_single(
+        "replay",
+        presentation.outputs,
+        ReplayCell::new("replay", &plan, presentation.quiet),
+        stop,
+    )
 }

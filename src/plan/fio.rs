@@ -16,7 +16,7 @@ pub use engines::FioEngine;
 pub use output::{FioFormat, FioFormats, LatReport, LogOpts};
 
 use super::fiojob;
-use super::{IoPlan, PlanError, Result};
+use super::{IoPlan, OutputFormat, OutputSpec, Outputs, PlanError, Presentation, Result};
 use crate::cli::FioArgs;
 use crate::units::excerpt;
 use map::{bounded, checked_time, map_job};
@@ -72,18 +72,14 @@ impl FioJobPlan {
     }
 }
 
+/// A validated `fslab fio` run: its jobs. Where its reports go
+/// (--output-format, --output, --results) and --quiet are its
+/// `Presentation`, made with it (`from_args`).
 #[derive(Debug)]
 pub struct FioPlan {
     pub jobs: Vec<FioJobPlan>,
-    pub format: FioFormat,
-    /// Every format of --output-format (`format` is the first).
-    pub formats: FioFormats,
-    pub output: Option<PathBuf>,
-    /// --results: fslab's own result file (JSON), beside fio's output.
-    pub results: Option<PathBuf>,
     /// How fslab's run differs from fio's, said once each.
     pub notes: Vec<String>,
-    pub quiet: bool,
 }
 
 fn flag_of(e: &PlanError) -> &str {
@@ -91,7 +87,10 @@ fn flag_of(e: &PlanError) -> &str {
 }
 
 impl FioPlan {
-    pub fn from_args(fa: &FioArgs) -> Result<FioPlan> {
+    /// The plan and its presentation: fio's report in every format of
+    /// --output-format, to --output or stdout, and fslab's own result file
+    /// (JSON) to --results.
+    pub fn from_args(fa: &FioArgs) -> Result<(FioPlan, Presentation)> {
         let eff = effective_args(fa)?;
         let fa = &eff;
         let jobs = collect_jobs(fa)?;
@@ -166,15 +165,21 @@ impl FioPlan {
                 "is the --output file: give fslab's result file a path of its own",
             ));
         }
-        Ok(FioPlan {
-            jobs: out,
-            format: formats.primary(),
-            formats,
-            output,
-            results,
-            notes,
+        let mut outputs = Outputs(vec![OutputSpec {
+            format: OutputFormat::Fio(formats),
+            path: output,
+        }]);
+        if let Some(p) = results {
+            outputs.0.push(OutputSpec {
+                format: OutputFormat::Json,
+                path: Some(p),
+            });
+        }
+        let presentation = Presentation {
+            outputs,
             quiet: fa.quiet,
-        })
+        };
+        Ok((FioPlan { jobs: out, notes }, presentation))
     }
 }
 
@@ -320,13 +325,7 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             }
         }
         let mut plan = job_plan(job, &mapped, fa)?;
-        plan.quiet = true;
-        plan.region = std::mem::take(&mut mapped.region);
-        plan.buffers = std::mem::take(&mut mapped.buffers);
-        plan.pacing = std::mem::take(&mut mapped.pacing);
-        if !mapped.percentiles.is_empty() {
-            plan.lat_percentiles = mapped.percentiles;
-        }
+        mapped.apply_parts(&mut plan);
         out.push(FioJobPlan {
             name: job.name.clone(),
             plan,

@@ -11,7 +11,7 @@ pub use buffers::BufferPlan;
 pub use pacing::PacingPlan;
 pub use region::RegionPlan;
 
-use super::{seed, Outputs, PlanError, Result};
+use super::{seed, PlanError, Result};
 use crate::cli::IoArgs;
 use crate::engine::{EngineKind, UringOpts};
 use crate::units;
@@ -80,10 +80,47 @@ pub enum FileMode {
     SharedFile,
 }
 
+// A shared block (the target, the jobs, the seed, what the latencies are
+// counted in) and the parts each layer takes. The parts are flattened: a
+// result file keeps one flat object per plan, as before there were parts
+// (and the schema's description of the plan stays the line below).
 /// A validated `fslab io` run.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IoPlan {
     pub target: PathBuf,
+    pub jobs: u32,
+    pub seed: u64,
+    pub lat_buckets_ns: Vec<u64>,
+    /// Percentiles fio-json reports (fio's percentile_list); empty = fio's default list.
+    pub lat_percentiles: Vec<f64>,
+    /// What each job does: the workload's operations and the files they go to.
+    #[serde(flatten)]
+    pub shape: IoShape,
+    /// How the operations are submitted: the engine's setup.
+    #[serde(flatten)]
+    pub ioengine: IoEngine,
+    /// How long the run goes, how fast, and when it stops: the runner's.
+    #[serde(flatten)]
+    pub limits: IoLimits,
+    /// What the target layer may do to a device or an existing file.
+    #[serde(flatten)]
+    pub consent: IoConsent,
+    /// Offsets, amounts and file choice beyond the flags (fio's options).
+    #[serde(default, skip_serializing_if = "RegionPlan::is_default")]
+    pub region: RegionPlan,
+    /// Write buffer contents and verification beyond the flags.
+    #[serde(default, skip_serializing_if = "BufferPlan::is_default")]
+    pub buffers: BufferPlan,
+    /// Pacing beyond --rate-iops and --thinktime.
+    #[serde(default, skip_serializing_if = "PacingPlan::is_default")]
+    pub pacing: PacingPlan,
+}
+
+/// The shape of the I/O: the pattern, the block sizes, the files and the
+/// syncs each job issues. Read by the workload (`workload::io`) and by the
+/// target layer, which lays out the files this shape needs.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct IoShape {
     pub rw: Rw,
     pub rwmixread: u32,
     /// The (smallest) block size: offsets are multiples of it.
@@ -94,6 +131,11 @@ pub struct IoPlan {
     pub bssplit: Vec<(u64, u32)>,
     /// Files per job (or shared), each of size / nrfiles bytes.
     pub nrfiles: u32,
+    /// Bytes per job; None = the size of the device or existing file (or 256 MiB).
+    pub size: Option<u64>,
+    pub file_mode: FileMode,
+    /// fsync after every N writes (0 = never).
+    pub fsync_every: u64,
     /// fdatasync after every N writes (0 = never).
     pub fdatasync_every: u64,
     /// fsync every file once a size-based job is done.
@@ -105,17 +147,25 @@ pub struct IoPlan {
     pub verify: bool,
     /// Read every block once and check it; write nothing.
     pub verify_only: bool,
-    /// Bytes per job; None = the size of the device or existing file (or 256 MiB).
-    pub size: Option<u64>,
-    pub jobs: u32,
-    pub file_mode: FileMode,
-    pub direct: bool,
+}
+
+/// The I/O engine and its queue: what `app::io` builds each job's engine
+/// from (and the target opens files with, `direct`).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct IoEngine {
     pub engine: EngineKind,
     /// Operations in flight per job, and how many are submitted at once.
     pub iodepth: u32,
     pub iodepth_batch: u32,
     /// io_uring setup (used with `engine = uring`).
     pub uring: UringOpts,
+    pub direct: bool,
+}
+
+/// The run's limits: its time, its ramp, its rate, and when it stops.
+/// What the runner's configuration is made of (`app::io::io_config`).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct IoLimits {
     /// The run's time limit (after the ramp).
     #[serde(with = "opt_dur")]
     #[schemars(with = "Option<dur::Text>")]
@@ -126,34 +176,21 @@ pub struct IoPlan {
     #[serde(with = "dur")]
     #[schemars(with = "dur::Text")]
     pub ramp: Duration,
-    /// fsync after every N writes (0 = never).
-    pub fsync_every: u64,
     pub rate_iops: Option<u64>,
-    pub seed: u64,
-    pub lat_buckets_ns: Vec<u64>,
-    /// Percentiles fio-json reports (fio's percentile_list); empty = fio's default list.
-    pub lat_percentiles: Vec<f64>,
-    pub allow_device: bool,
-    pub force_overwrite: bool,
-    pub precondition: bool,
-    #[serde(skip)]
-    pub outputs: Outputs,
-    #[serde(skip)]
-    pub quiet: bool,
     /// --on-error stop.
     pub stop_on_error: bool,
     /// --stonewall.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<crate::plan::Stonewall>,
-    /// Offsets, amounts and file choice beyond the flags (fio's options).
-    #[serde(default, skip_serializing_if = "RegionPlan::is_default")]
-    pub region: RegionPlan,
-    /// Write buffer contents and verification beyond the flags.
-    #[serde(default, skip_serializing_if = "BufferPlan::is_default")]
-    pub buffers: BufferPlan,
-    /// Pacing beyond --rate-iops and --thinktime.
-    #[serde(default, skip_serializing_if = "PacingPlan::is_default")]
-    pub pacing: PacingPlan,
+}
+
+/// The device consent: what the target layer (`target::check`,
+/// `target::prepare`) may overwrite, and whether it fills the target first.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct IoConsent {
+    pub allow_device: bool,
+    pub force_overwrite: bool,
+    pub precondition: bool,
 }
 
 /// Bytes of the header every block written with `--verify` starts with
@@ -190,54 +227,70 @@ impl IoPlan {
         let buffers = buffers::from_args(a, rw.read_pct(rwmixread) > 0)?;
         let stonewall = target_and_stonewall(a, runtime)?;
         let (seed, stop_on_error) = (seed(&a.common)?, super::stop_on_error(&a.common)?);
-        // last: the output files are checked once everything else is valid
-        let outputs = Outputs::from_args(&a.common, "io")?;
         Ok(IoPlan {
             target: PathBuf::from(&a.common.target),
-            rw,
-            rwmixread,
-            bs,
-            bs_max,
-            bssplit,
-            nrfiles: nrfiles as u32,
-            fdatasync_every,
-            end_fsync: a.end_fsync,
-            thinktime,
-            verify,
-            verify_only: a.verify_only,
-            size,
             jobs: jobs as u32,
-            file_mode: if a.shared_file {
-                FileMode::SharedFile
-            } else {
-                FileMode::FilePerJob
-            },
-            direct: a.direct,
-            engine,
-            iodepth: iodepth as u32,
-            iodepth_batch: iodepth_batch as u32,
-            uring,
-            runtime,
-            time_based: runtime.is_some() && !a.size_based,
-            ramp,
-            fsync_every,
-            rate_iops,
             seed,
             lat_buckets_ns,
             lat_percentiles: Vec::new(),
-            allow_device: a.allow_device,
-            force_overwrite: a.force_overwrite,
-            precondition: a.precondition,
-            outputs,
-            quiet: a.common.quiet,
-            stop_on_error,
-            stonewall,
+            shape: IoShape {
+                rw,
+                rwmixread,
+                bs,
+                bs_max,
+                bssplit,
+                nrfiles: nrfiles as u32,
+                size,
+                file_mode: if a.shared_file {
+                    FileMode::SharedFile
+                } else {
+                    FileMode::FilePerJob
+                },
+                fsync_every,
+                fdatasync_every,
+                end_fsync: a.end_fsync,
+                thinktime,
+                verify,
+                verify_only: a.verify_only,
+            },
+            ioengine: IoEngine {
+                engine,
+                iodepth: iodepth as u32,
+                iodepth_batch: iodepth_batch as u32,
+                uring,
+                direct: a.direct,
+            },
+            limits: IoLimits {
+                runtime,
+                time_based: runtime.is_some() && !a.size_based,
+                ramp,
+                rate_iops,
+                stop_on_error,
+                stonewall,
+            },
+            consent: IoConsent {
+                allow_device: a.allow_device,
+                force_overwrite: a.force_overwrite,
+                precondition: a.precondition,
+            },
             region: RegionPlan::default(),
             buffers,
             pacing: PacingPlan::default(),
         })
     }
 
+    /// Bytes of each file: the job's size spread over its files.
+    pub fn file_size(&self, size: u64) -> u64 {
+        self.shape.file_size(size)
+    }
+
+    /// True when the run writes to its files.
+    pub fn writes(&self) -> bool {
+        self.shape.writes()
+    }
+}
+
+impl IoShape {
     /// Bytes of each file: the job's size spread over its files.
     pub fn file_size(&self, size: u64) -> u64 {
         (size / self.nrfiles as u64).max(self.bs_max)
@@ -285,5 +338,53 @@ pub(crate) mod opt_dur {
         Option::<String>::deserialize(d)?
             .map(|s| humantime::parse_duration(&s).map_err(serde::de::Error::custom))
             .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parts are flattened: a result file's plan is one flat object with
+    /// every field at the top, as before there were parts, and reads back
+    /// to the same object.
+    #[test]
+    fn parts_are_flat_in_the_json_and_read_back() {
+        let mut a = IoArgs {
+            rw: "randrw".into(),
+            rwmixread: "70".into(),
+            bs: "4k".into(),
+            jobs: "2".into(),
+            engine: "null".into(),
+            runtime: Some("1s".into()),
+            thinktime: Some("1ms".into()),
+            ..Default::default()
+        };
+        a.common.target = ".".into();
+        let p = IoPlan::from_args(&a).unwrap();
+        let v = serde_json::to_value(&p).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        for part in ["shape", "ioengine", "limits", "consent"] {
+            assert!(!keys.contains(&part), "{part} is flattened: {keys:?}");
+        }
+        for field in [
+            "rw",
+            "bs",
+            "engine",
+            "iodepth",
+            "runtime",
+            "ramp",
+            "allow_device",
+            "thinktime",
+        ] {
+            assert!(keys.contains(&field), "{field} at the top: {keys:?}");
+        }
+        assert_eq!((v["rw"].as_str(), v["rwmixread"].as_u64()), (Some("randrw"), Some(70)));
+        assert_eq!(
+            (v["runtime"].as_str(), v["thinktime"].as_str()),
+            (Some("1s"), Some("1ms"))
+        );
+        let back: IoPlan = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&back).unwrap(), v);
     }
 }

@@ -7,7 +7,7 @@
 //! file and the line of the offending key.
 
 use super::MKFS_TYPES;
-use super::{CellPlan, IoPlan, MetaPlan, Outputs, PlanError, ProbePlan, ReplayPlan, Result, TelemetryPlan};
+use super::{CellPlan, IoPlan, MetaPlan, PlanError, ProbePlan, ReplayPlan, Result, TelemetryPlan};
 use crate::cli::{Cli, Command, RunArgs};
 use crate::units;
 use clap::{CommandFactory, Parser};
@@ -174,9 +174,6 @@ pub struct LabPlan {
     pub scratch_dir: PathBuf,
     pub filesystems: Vec<FsPlan>,
     pub workloads: Vec<WorkloadPlan>,
-    #[serde(skip)]
-    pub outputs: Outputs,
-    pub quiet: bool,
     /// `quiet-warnings = true`: the text reports keep the cells' flags and
     /// warnings in the JSON (as `--quiet-warnings`).
     #[serde(skip)]
@@ -231,15 +228,6 @@ impl CellPlan {
                     plan.target = target.to_path_buf();
                 }
             }
-        }
-    }
-
-    pub fn set_quiet(&mut self, q: bool) {
-        match self {
-            CellPlan::Io(p) => p.quiet = q,
-            CellPlan::Meta(p) => p.quiet = q,
-            CellPlan::Replay(p) => p.quiet = q,
-            CellPlan::Probe(p) => p.quiet = q,
         }
     }
 
@@ -361,7 +349,7 @@ fsync = 8
         let CellPlan::Io(io) = &p.workloads[1].plan else {
             panic!()
         };
-        assert_eq!((io.bs, io.jobs, io.direct), (16384, 4, true));
+        assert_eq!((io.shape.bs, io.jobs, io.ioengine.direct), (16384, 4, true));
     }
 
     /// The error for `text` names `file:line` and says `want`.

@@ -1,7 +1,7 @@
 //! The meta workload's plan: `fslab meta` flags, parsed and cross-checked,
 //! including bonnie++'s `-n` shorthand.
 
-use super::{seed, Outputs, PlanError, Result};
+use super::{seed, PlanError, Result};
 use crate::cli::MetaArgs;
 use crate::engine::{EngineKind, UringOpts};
 use crate::units;
@@ -132,10 +132,6 @@ pub struct MetaPlan {
     pub engine: EngineKind,
     pub seed: u64,
     pub bonnie: Option<BonnieSpec>,
-    #[serde(skip)]
-    pub outputs: Outputs,
-    #[serde(skip)]
-    pub quiet: bool,
     /// --on-error stop.
     pub stop_on_error: bool,
     /// --stonewall.
@@ -199,8 +195,6 @@ impl MetaPlan {
         super::refuse_pseudo_fs("--target", a.common.target.as_ref())?;
         let stonewall = super::stonewall(a.stonewall.as_deref())?;
         let (seed, stop_on_error) = (seed(&a.common)?, super::stop_on_error(&a.common)?);
-        // last: the output files are checked once everything else is valid
-        let outputs = Outputs::from_args(&a.common, "meta")?;
         Ok(MetaPlan {
             target: PathBuf::from(&a.common.target),
             files,
@@ -217,8 +211,6 @@ impl MetaPlan {
             engine,
             seed,
             bonnie,
-            outputs,
-            quiet: a.common.quiet,
             stop_on_error,
             stonewall,
         })

@@ -10,17 +10,19 @@ pub mod lab;
 pub mod loadfile;
 pub mod meta;
 mod output;
+mod presentation;
 pub mod probe;
 pub mod replay;
 pub mod telemetry;
 
-pub use io::{BufferPlan, FileMode, IoPlan, PacingPlan, RegionPlan, Rw};
+pub use io::{BufferPlan, FileMode, IoConsent, IoEngine, IoLimits, IoPlan, IoShape, PacingPlan, RegionPlan, Rw};
 pub use lab::{FsKind, FsPlan, LabPlan, QueueSettings, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{
     check_path, input_at, note_input, unnamed_file_in, write_atomically, write_atomically_with, OutputFormat,
     OutputSpec, Outputs, TableFormat, TextStyle,
 };
+pub use presentation::Presentation;
 pub use probe::{Load, ProbeOp, ProbePlan};
 pub use replay::ReplayPlan;
 pub use telemetry::TelemetryPlan;
@@ -317,8 +319,6 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         scratch_dir: lab::DEFAULT_SCRATCH_DIR.into(),
         filesystems,
         workloads,
-        outputs: Outputs::default(),
-        quiet: false,
         quiet_warnings: false,
         telemetry: TelemetryPlan::default(),
         retry_disturbed: 0,
@@ -387,9 +387,9 @@ fn largest_io(workloads: &[WorkloadPlan]) -> Option<(u64, &str)> {
         .iter()
         .filter_map(|w| match &w.plan {
             CellPlan::Io(p) => Some((
-                p.file_size(p.size.unwrap_or(io::DEFAULT_SIZE))
+                p.file_size(p.shape.size.unwrap_or(io::DEFAULT_SIZE))
                     .saturating_mul(p.jobs as u64)
-                    .saturating_mul(p.nrfiles as u64),
+                    .saturating_mul(p.shape.nrfiles as u64),
                 w.name.as_str(),
             )),
             _ => None,

@@ -1,7 +1,7 @@
 //! The probe's plan: which operation, on what grid, in which phases, under
 //! which background load.
 
-use super::{duration, seed, IoPlan, Outputs, PlanError, Result};
+use super::{duration, seed, IoPlan, PlanError, Result};
 use crate::cli::{IoArgs, ProbeArgs};
 use crate::units;
 use clap::Parser;
@@ -78,10 +78,6 @@ pub struct ProbePlan {
     /// Size of the file the read probe reads.
     pub read_file_size: u64,
     pub seed: u64,
-    #[serde(skip)]
-    pub outputs: Outputs,
-    #[serde(skip)]
-    pub quiet: bool,
     /// --on-error stop.
     pub stop_on_error: bool,
 }
@@ -328,8 +324,6 @@ impl ProbePlan {
             return Err(PlanError::new("--read-file-size", "at least 1 MiB"));
         }
         let (seed, stop_on_error) = (seed(&a.common)?, super::stop_on_error(&a.common)?);
-        // last: the output files are checked once everything else is valid
-        let outputs = Outputs::from_args(&a.common, "probe")?;
         Ok(ProbePlan {
             target: PathBuf::from(&a.common.target),
             op,
@@ -341,8 +335,6 @@ impl ProbePlan {
             load_spec: a.load.clone(),
             read_file_size,
             seed,
-            outputs,
-            quiet: a.common.quiet,
             stop_on_error,
         })
     }

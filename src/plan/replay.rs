@@ -1,7 +1,7 @@
 //! The replay plan: a parsed load file and how clients replay it.
 
 use super::loadfile::LoadFile;
-use super::{duration, seed, Outputs, PlanError, Result};
+use super::{duration, seed, PlanError, Result};
 use crate::cli::ReplayArgs;
 use crate::units;
 use serde::{Deserialize, Serialize};
@@ -50,10 +50,6 @@ pub struct ReplayPlan {
     pub timestamps: bool,
     pub strict: bool,
     pub seed: u64,
-    #[serde(skip)]
-    pub outputs: Outputs,
-    #[serde(skip)]
-    pub quiet: bool,
     /// --on-error stop.
     pub stop_on_error: bool,
 }
@@ -93,8 +89,6 @@ impl ReplayPlan {
         })?;
         let seed = seed(&a.common)?;
         let stop_on_error = super::stop_on_error(&a.common)?;
-        // last: the outputs are created here, and a refused run creates nothing
-        let outputs = Outputs::from_args(&a.common, "replay")?;
         Ok(ReplayPlan {
             loadfile: Arc::new(lf),
             target: PathBuf::from(&a.common.target),
@@ -108,8 +102,6 @@ impl ReplayPlan {
             timestamps,
             strict: a.strict,
             seed,
-            outputs,
-            quiet: a.common.quiet,
             stop_on_error,
         })
     }

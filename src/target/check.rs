@@ -25,19 +25,19 @@ fn device_size(path: &Path) -> std::io::Result<u64> {
 /// A directory target: the bytes of each file and how many files (one per
 /// job, or one shared), times --nrfiles.
 pub(super) fn dir_files(plan: &IoPlan) -> (u64, u64) {
-    let size = plan.file_size(plan.size.unwrap_or(crate::plan::io::DEFAULT_SIZE));
-    let per_group = match plan.file_mode {
+    let size = plan.file_size(plan.shape.size.unwrap_or(crate::plan::io::DEFAULT_SIZE));
+    let per_group = match plan.shape.file_mode {
         FileMode::FilePerJob if !plan.region.shared_files => plan.jobs as u64,
         _ => 1,
     };
-    (size, plan.nrfiles as u64 * per_group)
+    (size, plan.shape.nrfiles as u64 * per_group)
 }
 
 /// Bytes before the last clone's region in a file fslab creates (fio's
 /// offset and offset_increment; their percentages are of a new file's size
 /// before it is laid out: 0, as fio computes them).
 pub(super) fn dir_extra(plan: &IoPlan) -> u64 {
-    plan.region.max_start(plan.jobs, 0, plan.bs)
+    plan.region.max_start(plan.jobs, 0, plan.shape.bs)
 }
 
 /// The refusals that need nothing made yet: what the target is, and whether
@@ -82,7 +82,7 @@ pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
             ),
         ));
     }
-    if plan.verify_only && matches!(kind, Kind::Dir) {
+    if plan.shape.verify_only && matches!(kind, Kind::Dir) {
         return Err(refused(
             "--verify-only",
             format!(
@@ -91,11 +91,11 @@ pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
             ),
         ));
     }
-    if plan.verify
-        && !plan.verify_only
-        && !plan.precondition
+    if plan.shape.verify
+        && !plan.shape.verify_only
+        && !plan.consent.precondition
         && !matches!(kind, Kind::Dir)
-        && plan.rw.read_pct(plan.rwmixread) > 0
+        && plan.shape.rw.read_pct(plan.shape.rwmixread) > 0
     {
         return Err(refused(
             "--verify",
@@ -110,7 +110,7 @@ pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
             ),
         ));
     }
-    if plan.nrfiles > 1 && !matches!(kind, Kind::Dir) {
+    if plan.shape.nrfiles > 1 && !matches!(kind, Kind::Dir) {
         return Err(refused(
             "--nrfiles",
             format!(
@@ -130,7 +130,7 @@ pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
 fn dir_space(plan: &IoPlan) -> Result<(), TargetError> {
     let path = &plan.target;
     let (size, n_files) = dir_files(plan);
-    if plan.engine != crate::engine::EngineKind::Null {
+    if plan.ioengine.engine != crate::engine::EngineKind::Null {
         if let Ok(st) = rustix::fs::statvfs(path) {
             let free = st.f_bavail * st.f_frsize;
             let need = (size + dir_extra(plan)).saturating_mul(n_files);
@@ -157,7 +157,7 @@ fn dir_space(plan: &IoPlan) -> Result<(), TargetError> {
 pub fn check_plan(plan: &IoPlan) -> Result<(), TargetError> {
     match check(plan)? {
         Kind::File(len) => file_checks(plan, len).map(|_| ()),
-        Kind::Device(_) if !plan.allow_device => Err(no_device_consent(plan)),
+        Kind::Device(_) if !plan.consent.allow_device => Err(no_device_consent(plan)),
         _ => Ok(()),
     }
 }
@@ -177,26 +177,26 @@ pub(super) fn no_device_consent(plan: &IoPlan) -> TargetError {
 pub(super) fn file_checks(plan: &IoPlan, len: u64) -> Result<u64, TargetError> {
     let path = &plan.target;
     let size = job_size(plan, len);
-    if size < plan.bs {
+    if size < plan.shape.bs {
         return Err(refused(
             "--target",
             format!("'{}' holds {len} bytes, less than one block", path.display()),
         ));
     }
-    if (plan.writes() || plan.precondition) && !plan.force_overwrite {
+    if (plan.writes() || plan.consent.precondition) && !plan.consent.force_overwrite {
         return Err(refused(
             "--target",
             format!("'{}' is an existing file fslab did not create and this run writes to it; add --force-overwrite to allow it", path.display()),
         ));
     }
-    if size > len && !plan.precondition {
+    if size > len && !plan.consent.precondition {
         return Err(refused(
             "--size",
             format!("{size} bytes is more than the {len} bytes '{}' holds; add --precondition (with --force-overwrite) to write it fully first", path.display()),
         ));
     }
-    let last = plan.region.max_start(plan.jobs, len, plan.bs);
-    if plan.size.is_some() && last.saturating_add(size) > len.max(size) {
+    let last = plan.region.max_start(plan.jobs, len, plan.shape.bs);
+    if plan.shape.size.is_some() && last.saturating_add(size) > len.max(size) {
         return Err(refused(
             "--size",
             format!(
@@ -211,9 +211,9 @@ pub(super) fn file_checks(plan: &IoPlan, len: u64) -> Result<u64, TargetError> {
 /// An existing file's or device's bytes the job uses: --size, fio's size=N%
 /// of `len`, or all of it.
 pub(super) fn job_size(plan: &IoPlan, len: u64) -> u64 {
-    match (plan.size, plan.region.size_percent) {
+    match (plan.shape.size, plan.region.size_percent) {
         (Some(s), _) => s,
-        (None, Some(p)) => ((len as f64 * p / 100.0) as u64).max(plan.bs),
+        (None, Some(p)) => ((len as f64 * p / 100.0) as u64).max(plan.shape.bs),
         (None, None) => len,
     }
 }

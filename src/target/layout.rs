@@ -3,7 +3,7 @@
 
 use super::{info, io_err, refused, TargetError};
 use crate::model::TargetInfo;
-use crate::plan::IoPlan;
+use crate::plan::IoShape;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -86,9 +86,10 @@ pub(super) fn lay_out_blocks(
 
 /// Opens with O_DIRECT, reads statx DIOALIGN and checks whether the target
 /// really honours O_DIRECT: a misaligned direct read must fail with EINVAL.
+/// `shape`'s block size must be a multiple of the offset alignment.
 pub(super) fn check_direct(
     path: &Path,
-    plan: &IoPlan,
+    shape: &IoShape,
     size: u64,
     info: &mut TargetInfo,
     warnings: &mut Vec<String>,
@@ -129,12 +130,12 @@ pub(super) fn check_direct(
         } else {
             4096
         };
-        if !plan.bs.is_multiple_of(align) {
+        if !shape.bs.is_multiple_of(align) {
             return Err(refused(
                 "--bs",
                 format!(
                     "{} is not a multiple of the O_DIRECT offset alignment {align} of {}",
-                    plan.bs,
+                    shape.bs,
                     path.display()
                 ),
             ));

@@ -78,7 +78,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
     let mounts = info::mounts();
     let mut info = TargetInfo {
         path: path.clone(),
-        direct: plan.direct,
+        direct: plan.ioengine.direct,
         ..Default::default()
     };
     let mut warnings = Vec::new();
@@ -96,13 +96,13 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
     if let Some(w) = overlapping_verify(plan, &f, file_len) {
         warnings.push(w);
     }
-    if plan.direct && plan.engine != crate::engine::EngineKind::Null {
-        check_direct(&f.files[0], plan, f.size, &mut info, &mut warnings)?;
+    if plan.ioengine.direct && plan.ioengine.engine != crate::engine::EngineKind::Null {
+        check_direct(&f.files[0], &plan.shape, f.size, &mut info, &mut warnings)?;
     }
     Ok(Prepared {
         files: f.files,
         file_size: f.size,
-        per_job: plan.nrfiles as usize,
+        per_job: plan.shape.nrfiles as usize,
         file_len,
         pct_base: f.pct_base,
         region_base: f.region_base,
@@ -120,12 +120,12 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
 /// reads of four 4 KiB randrw jobs on one 2 MiB file in 60 s (ext4, loaded
 /// machine); a distributed test of two such jobs per rank failed in CI so.
 fn overlapping_verify(plan: &IoPlan, f: &Files, file_len: u64) -> Option<String> {
-    let shared = f.files.len() == plan.nrfiles as usize;
-    if !(plan.verify && plan.writes() && plan.rw.random() && shared && plan.jobs > 1) {
+    let shared = f.files.len() == plan.shape.nrfiles as usize;
+    if !(plan.shape.verify && plan.writes() && plan.shape.rw.random() && shared && plan.jobs > 1) {
         return None;
     }
-    let (a, alen) = plan.region.span(0, f.pct_base, file_len, f.size, plan.bs);
-    let (b, _) = plan.region.span(1, f.pct_base, file_len, f.size, plan.bs);
+    let (a, alen) = plan.region.span(0, f.pct_base, file_len, f.size, plan.shape.bs);
+    let (b, _) = plan.region.span(1, f.pct_base, file_len, f.size, plan.shape.bs);
     (b < a + alen).then(|| {
         format!(
             "--verify: the {} jobs write random blocks of one shared file's same region; a read racing \
@@ -164,14 +164,14 @@ fn dir_target(plan: &IoPlan, info: &mut TargetInfo) -> Result<Files, TargetError
     let (mut dir, guard) = ranks::run_workdir(path)?;
     let (mut region_base, mut layout_size) = (0, 0);
     let coord = crate::dist::coordinator();
-    if coord.size() > 1 && plan.file_mode == FileMode::SharedFile {
+    if coord.size() > 1 && plan.shape.file_mode == FileMode::SharedFile {
         // one file for every rank, beside the ranks' directories;
         // rank 0 lays it out whole, each rank works in its region
         dir = dir.parent().expect("a rank directory has a parent").to_path_buf();
         region_base = coord.rank() as u64 * size;
         layout_size = size * coord.size() as u64;
     }
-    let per = plan.nrfiles as u64;
+    let per = plan.shape.nrfiles as u64;
     let files: Vec<PathBuf> = (0..n_files)
         .map(|i| match per {
             1 => dir.join(format!("job{i}.dat")),
@@ -179,7 +179,7 @@ fn dir_target(plan: &IoPlan, info: &mut TargetInfo) -> Result<Files, TargetError
         })
         .collect();
     // a file all ranks share is laid out by rank 0 (region 0)
-    let lay_out = plan.engine != crate::engine::EngineKind::Null && (layout_size == 0 || region_base == 0);
+    let lay_out = plan.ioengine.engine != crate::engine::EngineKind::Null && (layout_size == 0 || region_base == 0);
     Ok(Files {
         files,
         size,
@@ -200,7 +200,7 @@ fn file_target(plan: &IoPlan, len: u64, info: &mut TargetInfo) -> Result<Files, 
     Ok(Files {
         files: vec![plan.target.clone()],
         size,
-        lay_out: plan.precondition,
+        lay_out: plan.consent.precondition,
         pct_base: len,
         ..Files::default()
     })
@@ -220,11 +220,17 @@ fn device_target(
     info.device = Some(path.display().to_string());
     (info.loop_backing_file, info.loop_direct_io) = info::loop_backing(&path.display().to_string());
     info.queue = queue::read(path);
-    if !plan.allow_device {
+    if !plan.consent.allow_device {
         return Err(no_device_consent(plan));
     }
     let size = job_size(plan, len);
-    if size > len || (plan.size.is_some() && plan.region.max_start(plan.jobs, len, plan.bs).saturating_add(size) > len)
+    if size > len
+        || (plan.shape.size.is_some()
+            && plan
+                .region
+                .max_start(plan.jobs, len, plan.shape.bs)
+                .saturating_add(size)
+                > len)
     {
         return Err(refused(
             "--size",
@@ -238,9 +244,9 @@ fn device_target(
         safety::SafetyError::Io { what, source } => TargetError::Io { what, source },
         why => refused("--target", format!("refusing to use {}: {why}", path.display())),
     })?;
-    if plan.writes() || plan.precondition {
+    if plan.writes() || plan.consent.precondition {
         if let Some(why) = safety::data_refusal(&c) {
-            if !plan.force_overwrite {
+            if !plan.consent.force_overwrite {
                 return Err(refused(
                     "--target",
                     format!(
@@ -255,7 +261,7 @@ fn device_target(
             ));
         }
     }
-    if !plan.precondition && plan.rw.read_pct(plan.rwmixread) > 0 {
+    if !plan.consent.precondition && plan.shape.rw.read_pct(plan.shape.rwmixread) > 0 {
         warnings.push(format!(
             "{} was not preconditioned: reads of never-written blocks may be served without I/O (add --precondition)",
             path.display()
@@ -267,7 +273,7 @@ fn device_target(
         // whatever a flipped symlink names by then.
         files: vec![c.path()],
         size,
-        lay_out: plan.precondition,
+        lay_out: plan.consent.precondition,
         claim: Some(c),
         pct_base: len,
         ..Files::default()
@@ -283,7 +289,7 @@ fn lay_out_all(plan: &IoPlan, f: &Files, stop: &AtomicBool, progress: &dyn Fn(u6
         let total = layout_size * files.len() as u64;
         let mut done = 0;
         laid = files.iter().enumerate().try_for_each(|(i, f)| {
-            let vbs = if plan.verify { plan.bs } else { 0 };
+            let vbs = if plan.shape.verify { plan.shape.bs } else { 0 };
             lay_out_blocks(f, layout_size, plan.seed.wrapping_add(i as u64), vbs, stop, &mut |n| {
                 done += n;
                 progress(done, total)

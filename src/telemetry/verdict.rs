@@ -112,7 +112,7 @@ impl<'a> Facts<'a> {
             ops: c.directions.iter().map(|d| d.ops).sum(),
             sys,
             top: sys.and_then(|s| top(&s.devices)),
-            direct: plan.is_some_and(|p| p.direct) && c.target.direct_honoured != Some(false),
+            direct: plan.is_some_and(|p| p.ioengine.direct) && c.target.direct_honoured != Some(false),
             user: per_job(c.cpu.user_ns),
             system: per_job(c.cpu.sys_ns),
             disturbed: sys
@@ -152,7 +152,11 @@ fn stopped_early(f: &Facts) -> Option<Flag> {
     if f.c.interrupted {
         return flag(FlagKind::StoppedEarly, format!("interrupted after {secs:.1} s"));
     }
-    let want = f.plan.filter(|p| p.time_based).and_then(|p| p.runtime)?.as_secs_f64();
+    let want = f
+        .plan
+        .filter(|p| p.limits.time_based)
+        .and_then(|p| p.limits.runtime)?
+        .as_secs_f64();
     if secs < 0.9 * want && f.c.error.is_none() {
         return flag(
             FlagKind::StoppedEarly,
@@ -174,7 +178,7 @@ fn too_short(f: &Facts) -> Option<Flag> {
 /// O_DIRECT asked for, and the filesystem (tmpfs) served it from memory:
 /// the figures are memory's, not the device's.
 fn direct_not_honoured(f: &Facts) -> Option<Flag> {
-    (f.plan.is_some_and(|p| p.direct) && f.c.target.direct_honoured == Some(false)).then(|| Flag {
+    (f.plan.is_some_and(|p| p.ioengine.direct) && f.c.target.direct_honoured == Some(false)).then(|| Flag {
         kind: FlagKind::DirectNotHonoured,
         evidence: format!(
             "O_DIRECT was asked for, but {} serves it from memory",
@@ -188,8 +192,8 @@ fn direct_not_honoured(f: &Facts) -> Option<Flag> {
 /// test only: a cache test is meant to stay in memory.
 fn small_working_set(f: &Facts) -> Option<Flag> {
     let p = f.plan?;
-    let set = p.size.unwrap_or(0)
-        * match p.file_mode {
+    let set = p.shape.size.unwrap_or(0)
+        * match p.shape.file_mode {
             FileMode::FilePerJob => u64::from(p.jobs.max(1)),
             FileMode::SharedFile => 1,
         };

@@ -91,8 +91,8 @@ impl Fill {
         } else {
             Mode::Random
         };
-        let scramble = b.scramble && !plan.verify && mode == Mode::Random && !b.refill;
-        let slice = (plan.bs_max as usize).div_ceil(4096) * 4096;
+        let scramble = b.scramble && !plan.shape.verify && mode == Mode::Random && !b.refill;
+        let slice = (plan.shape.bs_max as usize).div_ceil(4096) * 4096;
         let depth = depth.max(1);
         let slices = if scramble {
             DISTINCT.div_ceil(depth * slice).clamp(1, 64)
@@ -109,8 +109,8 @@ impl Fill {
             next: vec![0; depth],
             count: 0,
             chunk: match b.compress_chunk {
-                0 => plan.bs as usize,
-                c => (c as usize).min(plan.bs as usize),
+                0 => plan.shape.bs as usize,
+                c => (c as usize).min(plan.shape.bs as usize),
             },
             compress_pct: b.compress_pct.min(100),
             pattern: b.pattern.clone(),
@@ -120,12 +120,12 @@ impl Fill {
             last_seed: None,
             job,
             seed: plan.seed,
-            verify: plan.verify.then_some(v.kind),
+            verify: plan.shape.verify.then_some(v.kind),
             verify_pattern: v.pattern.clone(),
             verify_fmts: v.pattern_offsets.clone(),
             fatal: v.fatal,
             failed: None,
-            readback: if plan.verify && plan.writes() {
+            readback: if plan.shape.verify && plan.writes() {
                 Readback::new(v.after_write, v.backlog, v.batch)
             } else {
                 Readback::default()
@@ -341,8 +341,8 @@ mod tests {
         // (raw offsets did: 10% zero bytes after 8 writes, gzip -1 took 6%)
         let bs = 1 << 20;
         let p = plan(|p| {
-            p.bs = bs as u64;
-            p.bs_max = bs as u64;
+            p.shape.bs = bs as u64;
+            p.shape.bs_max = bs as u64;
         });
         let mut f = Fill::new(&p, 0, 1);
         assert_eq!(f.slot_len(), bs);
@@ -401,7 +401,7 @@ mod tests {
     fn verified_writes_check_and_verify_fatal_stops() {
         for kind in [Kind::Md5, Kind::Crc64, Kind::Sha256, Kind::Pattern] {
             let p = plan(|p| {
-                p.verify = true;
+                p.shape.verify = true;
                 p.buffers.verify.kind = kind;
                 p.buffers.verify.fatal = true;
                 p.buffers.verify.pattern = vec![0xde, 0xad, 0, 0, 0, 0, 0, 0, 0, 0];

@@ -101,15 +101,15 @@ impl IoWorkload {
         } else {
             files.iter().map(|f| f.as_raw_fd()).collect()
         };
-        let blocks = (file_size / plan.bs).max(1);
-        let start = if shared && !plan.rw.random() {
-            blocks * job as u64 / plan.jobs as u64 * plan.bs
+        let blocks = (file_size / plan.shape.bs).max(1);
+        let start = if shared && !plan.shape.rw.random() {
+            blocks * job as u64 / plan.jobs as u64 * plan.shape.bs
         } else {
             0
         };
         let mut rng = fastrand::Rng::with_seed(plan.seed ^ (job as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let mut fill = super::fill::Fill::new(plan, job, depth.max(1));
-        let read_skew = if plan.region.fio && !plan.direct {
+        let read_skew = if plan.region.fio && !plan.ioengine.direct {
             FIO_BUFFERED_SKEW
         } else {
             0
@@ -117,13 +117,14 @@ impl IoWorkload {
         let bufs = (0..depth.max(1))
             .map(|_| {
                 let mut b = AlignedBuf::new(fill.slot_len() + read_skew, 4096);
-                rng.fill(&mut b.as_mut_slice()[..plan.bs_max as usize]);
+                rng.fill(&mut b.as_mut_slice()[..plan.shape.bs_max as usize]);
                 fill.init(b.as_mut_slice());
                 b
             })
             .collect();
         let mut acc = 0;
         let split = plan
+            .shape
             .bssplit
             .iter()
             .map(|&(size, pct)| {
@@ -132,7 +133,7 @@ impl IoWorkload {
             })
             .collect();
         let n = fds.len();
-        let region = Region::new(plan, n, file_size.max(plan.bs_max), &mut rng);
+        let region = Region::new(plan, n, file_size.max(plan.shape.bs_max), &mut rng);
         let start = if plan.region.fio { 0 } else { start };
         IoWorkload {
             _files: files,
@@ -140,26 +141,26 @@ impl IoWorkload {
             region,
             fsync_on_close: plan.region.fsync_on_close && plan.writes(),
             rng,
-            read_pct: plan.rw.read_pct(plan.rwmixread),
+            read_pct: plan.shape.rw.read_pct(plan.shape.rwmixread),
             next_read: None,
-            random: plan.rw.random(),
-            bs: plan.bs,
-            bs_max: plan.bs_max,
+            random: plan.shape.rw.random(),
+            bs: plan.shape.bs,
+            bs_max: plan.shape.bs_max,
             split,
-            file_size: file_size.max(plan.bs_max),
+            file_size: file_size.max(plan.shape.bs_max),
             base: 0,
-            invalidate_passes: plan.region.invalidate && !plan.direct,
+            invalidate_passes: plan.region.invalidate && !plan.ioengine.direct,
             read_skew,
             seq: vec![[start, start]; n],
-            fsync_every: plan.fsync_every,
-            fdatasync_every: plan.fdatasync_every,
+            fsync_every: plan.shape.fsync_every,
+            fdatasync_every: plan.shape.fdatasync_every,
             writes_since_fsync: 0,
             writes_since_fdatasync: 0,
-            end_fsyncs: if plan.end_fsync && plan.writes() { n } else { 0 },
+            end_fsyncs: if plan.shape.end_fsync && plan.writes() { n } else { 0 },
             issued_all: false,
-            thinktime: plan.thinktime,
+            thinktime: plan.shape.thinktime,
             last_done: None,
-            verify: plan.verify,
+            verify: plan.shape.verify,
             fill,
             mismatches: 0,
             notes: Vec::new(),

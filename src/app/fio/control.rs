@@ -11,10 +11,10 @@ use std::time::Duration;
 pub(super) fn config(job: &FioJobPlan, mut cfg: RunConfig) -> RunConfig {
     let c = &job.fio.control;
     // fio's rate and poisson gaps need the block size and a seed
-    cfg.pacing.min_bs = [job.plan.bs; 2];
+    cfg.pacing.min_bs = [job.plan.shape.bs; 2];
     cfg.pacing.seed = job.plan.seed;
     // fio's rate_ddir switches direction only when both have a share of the mix
-    let read_pct = job.plan.rw.read_pct(job.plan.rwmixread);
+    let read_pct = job.plan.shape.rw.read_pct(job.plan.shape.rwmixread);
     cfg.pacing.mixed = (1..100).contains(&read_pct);
     if let Some((lo, hi)) = c.start_delay {
         cfg.start_delay = pick(lo, hi, job.plan.seed ^ name_hash(&job.name));

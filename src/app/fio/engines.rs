@@ -33,13 +33,13 @@ pub(super) fn worker(job: &FioJobPlan, prep: &Prepared, clone: u32) -> Result<(B
     {
         let per_file = match bytes_per_file {
             // filestat, filedelete: fio counts the laid-out file, in blocks of bs
-            0 => (prep.file_size / job.plan.bs.max(1) * job.plan.bs).max(job.plan.bs),
+            0 => (prep.file_size / job.plan.shape.bs.max(1) * job.plan.shape.bs).max(job.plan.shape.bs),
             n => n,
         };
         let w = FioMeta::new(op, prep, clone, per_file, write).map_err(|e| format!("{}: {e}", job.name))?;
         // fio's metadata engines are synchronous system calls
         let e = EngineKind::Sync
-            .build(&job.plan.uring)
+            .build(&job.plan.ioengine.uring)
             .map_err(|e| format!("{}: {e}", job.name))?;
         return Ok((e, FioWorker::Meta(w)));
     }

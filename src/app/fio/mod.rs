@@ -19,7 +19,7 @@ use super::AppError;
 use crate::engine::Engine;
 use crate::model::{Cell, CellPlan, FioCellPlan, FioJob, Report};
 use crate::plan::fio::{FioJobPlan, FioPlan};
-use crate::plan::{OutputFormat, OutputSpec, Outputs};
+use crate::plan::{Outputs, Presentation};
 use crate::runner::{self, Group, MakeFn, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, Guard, Prepared, TargetError};
 use engines::FioWorker;
@@ -105,7 +105,7 @@ fn jobs_of(plan: &FioPlan, seg: usize) -> Vec<&FioJobPlan> {
 }
 
 impl<'a> FioSegment<'a> {
-    fn new(plan: &'a FioPlan, seg: usize, before: &'a Report) -> Self {
+    fn new(plan: &'a FioPlan, seg: usize, quiet: bool, before: &'a Report) -> Self {
         let jobs: Vec<_> = plan.jobs.iter().filter(|j| j.segment == seg).collect();
         let slots = jobs
             .iter()
@@ -115,7 +115,7 @@ impl<'a> FioSegment<'a> {
         let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
         FioSegment {
             label: names.join(","),
-            quiet: plan.quiet,
+            quiet,
             jobs,
             slots,
             prepared: Vec::new(),
@@ -301,18 +301,9 @@ fn located(j: &FioJobPlan, e: TargetError) -> AppError {
     }
 }
 
-pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
+pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> Result<Report, AppError> {
     let mut r = Report::new("fio", SystemTime::now());
-    let mut outputs = Outputs(vec![OutputSpec {
-        format: OutputFormat::Fio(plan.formats),
-        path: plan.output.clone(),
-    }]);
-    if let Some(p) = &plan.results {
-        outputs.0.push(OutputSpec {
-            format: OutputFormat::Json,
-            path: Some(p.clone()),
-        });
-    }
+    let Presentation { mut outputs, quiet } = presentation;
     // every job's target, before the first segment runs; a refusal names
     // the fio option and line the target (or size) came from
     for j in &plan.jobs {
@@ -334,7 +325,7 @@ pub fn run_fio(plan: FioPlan, stop: &AtomicBool) -> Result<Report, AppError> {
             r.interrupted = true;
             break;
         }
-        let mut work = FioSegment::new(&plan, seg, &r);
+        let mut work = FioSegment::new(&plan, seg, quiet, &r);
         let cells = run_cell(&mut work, stop, &installed_hooks());
         let interrupted = work.interrupted;
         let ends_later = control::ends_later(&work.jobs);

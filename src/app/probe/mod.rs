@@ -20,7 +20,7 @@ use crate::engine::{Engine, SyncEngine};
 use crate::model::probe::ContextPoint;
 use crate::model::TargetInfo;
 use crate::model::{Cell, Report};
-use crate::plan::{IoPlan, Load, ProbeOp, ProbePlan};
+use crate::plan::{IoPlan, Load, Presentation, ProbeOp, ProbePlan};
 use crate::runner::{self, Counter, Group, Pacing, Progress, RunConfig, RunOut};
 use crate::stats::Instant;
 use crate::target::{self, Guard, Prepared};
@@ -163,7 +163,7 @@ fn load_config(load: &LoadSetup) -> RunConfig {
             stonewall: None,
             ..Default::default()
         },
-        LoadSetup::Io(io, _) => super::io::io_config(io, io.jobs as usize, io.stonewall),
+        LoadSetup::Io(io, _) => super::io::io_config(io, io.jobs as usize, io.limits.stonewall),
     }
 }
 
@@ -179,6 +179,8 @@ struct Beside {
 pub struct ProbeCell<'a> {
     name: &'a str,
     plan: &'a ProbePlan,
+    /// No progress bars (`--quiet`, or the lab's).
+    quiet: bool,
     info: TargetInfo,
     work: PathBuf,
     /// Taken by the probe's one worker.
@@ -189,10 +191,12 @@ pub struct ProbeCell<'a> {
 }
 
 impl<'a> ProbeCell<'a> {
-    pub fn new(name: &'a str, plan: &'a ProbePlan) -> Self {
+    /// The cell `name` of `plan`, with progress bars unless `quiet`.
+    pub fn new(name: &'a str, plan: &'a ProbePlan, quiet: bool) -> Self {
         ProbeCell {
             name,
             plan,
+            quiet,
             info: TargetInfo::default(),
             work: PathBuf::new(),
             prober: Mutex::new(None),
@@ -258,7 +262,7 @@ impl CellWork for ProbeCell<'_> {
     }
 
     fn progress(&self, _phase: usize) -> Progress {
-        Progress::new(!self.plan.quiet, self.name.to_string(), None)
+        Progress::new(!self.quiet, self.name.to_string(), None)
     }
 
     fn worker(&self, _phase: usize, _job: usize) -> Result<(Box<dyn Engine>, Boxed), String> {
@@ -333,9 +337,13 @@ impl CellWork for ProbeCell<'_> {
 }
 
 /// `fslab probe`: one cell with a direction per phase and the probe data.
-pub fn run_probe(mut plan: ProbePlan, stop: &AtomicBool) -> Result<Report, AppError> {
-    let outputs = std::mem::take(&mut plan.outputs);
-    run_single("probe", outputs, ProbeCell::new("probe", &plan), stop)
+pub fn run_probe(plan: ProbePlan, presentation: Presentation, stop: &AtomicBool) -> Result<Report, AppError> {
+    run_single(
+        "probe",
+        presentation.outputs,
+        ProbeCell::new("probe", &plan, presentation.quiet),
+        stop,
+    )
 }
 
 /// Prepares the work directory's files and opens what the probe needs.

@@ -16,7 +16,7 @@ mod steady;
 use super::FioJobOpts;
 use crate::cli::{CommonArgs, FioArgs, IoArgs};
 use crate::plan::fiojob::{Job, Opt};
-use crate::plan::{BufferPlan, PacingPlan, RegionPlan};
+use crate::plan::{BufferPlan, IoPlan, PacingPlan, RegionPlan};
 use std::path::{Path, PathBuf};
 
 /// A group's mapping of one option: None when `key` is not one of its
@@ -120,6 +120,20 @@ pub(super) struct Mapped {
     pub(super) buffers: BufferPlan,
     pub(super) pacing: PacingPlan,
     pub(super) fio: FioJobOpts,
+}
+
+impl Mapped {
+    /// Sets on `plan` (made from `args`) what fio's options give beyond
+    /// `fslab io`'s flags: the parts they fill, and the percentiles. A
+    /// fio-only option is a field of its part, read where the part is.
+    pub(super) fn apply_parts(&mut self, plan: &mut IoPlan) {
+        plan.region = std::mem::take(&mut self.region);
+        plan.buffers = std::mem::take(&mut self.buffers);
+        plan.pacing = std::mem::take(&mut self.pacing);
+        if !self.percentiles.is_empty() {
+            plan.lat_percentiles = std::mem::take(&mut self.percentiles);
+        }
+    }
 }
 
 /// A job's mapping in progress: the io flags so far, and the options whose

@@ -54,8 +54,6 @@ impl LabPlan {
             scratch_dir: PathBuf::from(DEFAULT_SCRATCH_DIR),
             filesystems: Vec::new(),
             workloads: Vec::new(),
-            outputs: Outputs::default(),
-            quiet: false,
             quiet_warnings: false,
             telemetry: TelemetryPlan::default(),
             retry_disturbed: 0,

@@ -1,12 +1,13 @@
 //! `fslab run`'s flags over a plan: repeat, scratch-dir and kernel
 //! overrides, the one cell a VM guest runs, consent for the block devices a
-//! plan names, telemetry flags over the plan's keys, and the outputs.
+//! plan names, and telemetry flags over the plan's keys (the outputs:
+//! `Presentation::for_run`).
 //! Applied after the plan file is read (`parse`), or to the quick suite.
 
 use super::*;
 
 impl LabPlan {
-    /// Applies `fslab run`'s flags: outputs, quiet, repeat and scratch-dir
+    /// Applies `fslab run`'s flags: repeat and scratch-dir
     /// overrides, and consent for block devices named in the plan.
     pub fn apply_run_args(&mut self, a: &RunArgs) -> Result<()> {
         if let Some(n) = &a.repeat {
@@ -62,10 +63,6 @@ impl LabPlan {
             })?;
         }
         self.telemetry = merge_telemetry(&self.telemetry, &a.common.telemetry)?;
-        self.outputs = Outputs::from_args(&a.common, "run")?
-            .with_tables(a.format)
-            .with_quiet_warnings(self.quiet_warnings);
-        self.quiet = a.common.quiet;
         Ok(())
     }
 

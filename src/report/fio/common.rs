@@ -30,7 +30,7 @@ pub(crate) fn mean_sd(v: &[f64]) -> (f64, f64) {
 pub(crate) fn meta_engine_bs(c: &Cell) -> Option<u64> {
     let e = c.plan.fio()?.options.get("ioengine")?;
     crate::plan::fio::engines::MetaOp::from_name(e)?;
-    Some(c.plan.io()?.bs.max(1))
+    Some(c.plan.io()?.shape.bs.max(1))
 }
 
 /// fio's percentile_list, when the job had one.
@@ -177,7 +177,7 @@ pub(crate) fn latency_fields(c: &Cell) -> (u64, u64, f64, u64) {
         return (1, 0, 100.0, 0);
     };
     let found = c.plan.fio().and_then(|f| f.latency_depth);
-    let depth = found.map_or(p.iodepth as u64, u64::from);
+    let depth = found.map_or(p.ioengine.iodepth as u64, u64::from);
     match &p.pacing.latency {
         Some(l) => (depth, l.target_ns, l.percentile, l.window_us),
         None => (depth, 0, 100.0, 0),

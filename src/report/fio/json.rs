@@ -170,19 +170,19 @@ fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
     let Some(p) = c.plan.io() else {
         return Value::Null;
     };
-    let engine = match p.engine.name() {
+    let engine = match p.ioengine.engine.name() {
         "sync" => "psync",
         "uring" => "io_uring",
         e => e,
     };
     let mut opts = Map::new();
     for (k, v) in [
-        ("rw", p.rw.name().to_string()),
-        ("bs", p.bs.to_string()),
-        ("iodepth", p.iodepth.to_string()),
+        ("rw", p.shape.rw.name().to_string()),
+        ("bs", p.shape.bs.to_string()),
+        ("iodepth", p.ioengine.iodepth.to_string()),
         ("numjobs", p.jobs.to_string()),
-        ("rwmixread", p.rwmixread.to_string()),
-        ("direct", if p.direct { "1" } else { "0" }.to_string()),
+        ("rwmixread", p.shape.rwmixread.to_string()),
+        ("direct", if p.ioengine.direct { "1" } else { "0" }.to_string()),
         ("ioengine", engine.to_string()),
     ] {
         opts.insert(k.into(), json!(v));

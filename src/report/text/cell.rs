@@ -15,18 +15,22 @@ fn describe_plan(c: &Cell) -> String {
     let Some(p) = c.plan.io() else {
         return c.kind().name().to_string();
     };
-    let mut d = format!("{} {} ", p.rw.name(), Bytes(p.bs));
-    if p.rw.name().ends_with("rw") {
-        let _ = write!(d, "({}% reads) ", p.rwmixread);
+    let mut d = format!("{} {} ", p.shape.rw.name(), Bytes(p.shape.bs));
+    if p.shape.rw.name().ends_with("rw") {
+        let _ = write!(d, "({}% reads) ", p.shape.rwmixread);
     }
-    let _ = write!(d, "{} job(s), {} engine", p.jobs, p.engine.name());
-    if p.engine.name() == "uring" {
-        let _ = write!(d, " at depth {} (batch {})", p.iodepth, p.iodepth_batch);
+    let _ = write!(d, "{} job(s), {} engine", p.jobs, p.ioengine.engine.name());
+    if p.ioengine.engine.name() == "uring" {
+        let _ = write!(
+            d,
+            " at depth {} (batch {})",
+            p.ioengine.iodepth, p.ioengine.iodepth_batch
+        );
     }
-    if p.direct {
+    if p.ioengine.direct {
         d.push_str(", O_DIRECT");
     }
-    if let Some(r) = p.rate_iops {
+    if let Some(r) = p.limits.rate_iops {
         let _ = write!(d, ", paced at {r} IOPS/job");
     }
     d

@@ -55,26 +55,26 @@ pub(super) struct Region {
 impl Region {
     pub(super) fn new(plan: &IoPlan, files: usize, file_size: u64, rng: &mut fastrand::Rng) -> Region {
         let r = &plan.region;
-        let blocks = (file_size / plan.bs).max(1);
-        let unit = blocks * plan.bs * files as u64;
+        let blocks = (file_size / plan.shape.bs).max(1);
+        let unit = blocks * plan.shape.bs * files as u64;
         let loops = r.loops();
-        let random = plan.rw.random();
+        let random = plan.shape.rw.random();
         let service = r.file_service.clone();
         Region {
-            size_based: !plan.time_based,
-            wrap: plan.time_based || !r.fio,
+            size_based: !plan.limits.time_based,
+            wrap: plan.limits.time_based || !r.fio,
             create_only: r.create_only,
             io_size: r.io_size,
             bytes_cap: r.io_size.unwrap_or(unit).saturating_mul(loops),
             ios_cap: r.number_ios.map(|n| n.saturating_mul(loops)).unwrap_or(u64::MAX),
-            bs_max: plan.bs_max,
+            bs_max: plan.shape.bs_max,
             passes_left: loops - 1,
             bytes: 0,
             ios: 0,
             done: vec![false; files],
             maps: (random && r.random_map()).then(|| (0..files).map(|_| BlockMap::new(blocks)).collect()),
             dist: (random && !r.distribution.is_uniform())
-                .then(|| BlockDist::new(&r.distribution, blocks, plan.bs, true, rng)),
+                .then(|| BlockDist::new(&r.distribution, blocks, plan.shape.bs, true, rng)),
             batch: r.file_batch.max(1),
             left_on_file: 0,
             first: true,
