@@ -17,7 +17,7 @@ pub struct Presentation {
 
 impl Presentation {
     /// `command`'s presentation from its common flags. Called last when a
-    /// plan is validated: the output files are checked (and created) only
+    /// plan is validated: the output paths are checked (nothing is created)
     /// once everything else is valid, so a refused run creates nothing.
     pub fn from_args(c: &CommonArgs, command: &str) -> Result<Self> {
         Ok(Presentation {
