@@ -8,7 +8,7 @@
 //! probe reached, and only in a directory of the running user's alone,
 //! written without following a symlink (`cache_dir`, `target::cache`).
 
-use super::machine::{open_for_qemu, Machine, Vm, Wait};
+use super::machine::{BootFiles, Machine, Vm, Wait};
 use super::{failed, VmError};
 use crate::plan::lab::vm::{Accel, KernelPlan, VmPlan};
 use crate::target::cache::{open_private_dir, read_cached, write_cached};
@@ -131,15 +131,12 @@ fn probe(image: &Path, dir: &Path, stop: &AtomicBool) -> Result<(Chosen, bool), 
     };
     super::write_initramfs(&initrd, &spec, &[], &[], &[]).map_err(failed)?;
     let (console, result) = (dir.join("probe-console.log"), dir.join("probe-result.bin"));
-    let (image_f, initrd_f) = (open_for_qemu(image, false), open_for_qemu(&initrd, false));
-    let (image_f, initrd_f) = (image_f.map_err(failed)?, initrd_f.map_err(failed)?);
-    let console_f = open_for_qemu(&console, true).map_err(failed)?;
-    let result_f = open_for_qemu(&result, true).map_err(failed)?;
+    let f = BootFiles::open(image, &initrd, &console, &result).map_err(failed)?;
     let m = Machine {
-        image: &image_f,
-        initrd: &initrd_f,
-        console: &console_f,
-        result: &result_f,
+        image: &f.image,
+        initrd: &f.initrd,
+        console: &f.console,
+        result: &f.result,
         disk: None,
         kvm: true,
         cpus: 1,

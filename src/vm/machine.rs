@@ -185,6 +185,27 @@ pub(super) fn open_for_qemu(p: &Path, write: bool) -> Result<File, String> {
     }
 }
 
+/// The files a guest boots from and writes to, each opened as
+/// `open_for_qemu` opens it: the kernel and initramfs read, the console log
+/// and the result made new (never an existing file's contents).
+pub(super) struct BootFiles {
+    pub(super) image: File,
+    pub(super) initrd: File,
+    pub(super) console: File,
+    pub(super) result: File,
+}
+
+impl BootFiles {
+    pub(super) fn open(image: &Path, initrd: &Path, console: &Path, result: &Path) -> Result<Self, String> {
+        Ok(BootFiles {
+            image: open_for_qemu(image, false)?,
+            initrd: open_for_qemu(initrd, false)?,
+            console: open_for_qemu(console, true)?,
+            result: open_for_qemu(result, true)?,
+        })
+    }
+}
+
 /// A QEMU process that is killed and reaped when dropped.
 pub(super) struct Vm {
     child: Child,

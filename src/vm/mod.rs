@@ -21,7 +21,7 @@ use crate::plan::lab::vm::{KernelPlan, VmPlan, QEMU};
 use crate::plan::{FsKind, FsPlan};
 use crate::target::safety::DeviceClaim;
 use initramfs::{find_program, Initramfs};
-use machine::{direct_ok, open_for_qemu, Machine, Vm, Wait};
+use machine::{direct_ok, BootFiles, Machine, Vm, Wait};
 pub use machine::{qemu_opt_value, qemu_version};
 use std::fs::File;
 use std::io::BufWriter;
@@ -247,15 +247,12 @@ pub fn run_cell(c: &VmCell, stop: &AtomicBool) -> Result<GuestResult, VmError> {
     let initrd = dir.join("initramfs.cpio");
     write_initramfs(&initrd, &spec, &tools(c.fs), &mods, c.guest_files).map_err(failed)?;
     let (console, result) = (dir.join("console.log"), dir.join("result.bin"));
-    let (image_f, initrd_f) = (open_for_qemu(image, false), open_for_qemu(&initrd, false));
-    let (image_f, initrd_f) = (image_f.map_err(failed)?, initrd_f.map_err(failed)?);
-    let console_f = open_for_qemu(&console, true).map_err(failed)?;
-    let result_f = open_for_qemu(&result, true).map_err(failed)?;
+    let f = BootFiles::open(image, &initrd, &console, &result).map_err(failed)?;
     let m = Machine {
-        image: &image_f,
-        initrd: &initrd_f,
-        console: &console_f,
-        result: &result_f,
+        image: &f.image,
+        initrd: &f.initrd,
+        console: &f.console,
+        result: &f.result,
         disk: disk.as_ref().map(|(_, f)| (f, cache)),
         kvm: accel.kvm,
         cpus: c.vm.cpus,

@@ -197,6 +197,20 @@ pub(crate) fn errors_if_continued(c: &Cell) -> Option<(u64, i32)> {
 
 /// fio's `ts->error`, the "error" of its JSON and the "err=" of its text:
 /// the errno that ended the job, or with continue_on_error the job's first
+/// The job's user and system CPU time, % of its elapsed time, as fio's
+/// usr_cpu and sys_cpu (0 for a job that took no time).
+pub(crate) fn cpu_pcts(c: &Cell) -> (f64, f64) {
+    let secs = c.elapsed_ns as f64 / 1e9;
+    let pct = |ns: u64| {
+        if secs > 0.0 {
+            ns as f64 / 1e9 / secs * 100.0
+        } else {
+            0.0
+        }
+    };
+    (pct(c.cpu.user_ns), pct(c.cpu.sys_ns))
+}
+
 /// (fio's `td->first_error`); 0 when no operation failed. fslab keeps
 /// counts per errno, not their order: where a job had several kinds, this
 /// is the first by name. A verification mismatch is fio's EILSEQ.

@@ -4,7 +4,9 @@
 //! iops, iops_stddev, lat_ns, the latency_ns/us/ms buckets, usr_cpu/sys_cpu).
 //! Each fslab cell is one job, as fio reports with group_reporting.
 
-use super::common::{depth_levels, latency_fields, latency_maps, mean_sd, meta_engine_bs, pcts_of, share_of_group};
+use super::common::{
+    cpu_pcts, depth_levels, latency_fields, latency_maps, mean_sd, meta_engine_bs, pcts_of, share_of_group,
+};
 use crate::model::{Cell, DirResult, LatSummary, Report};
 use crate::plan::fio::LatReport;
 use crate::report::render::Reporter;
@@ -188,13 +190,7 @@ fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
         opts.insert(k.into(), json!(v));
     }
     let secs = c.elapsed_ns as f64 / 1e9;
-    let pct = |ns: u64| {
-        if secs > 0.0 {
-            ns as f64 / 1e9 / secs * 100.0
-        } else {
-            0.0
-        }
-    };
+    let (usr, sys) = cpu_pcts(c);
     let (lns, lus, lms) = latency_maps(c);
     let depth: Map<String, Value> = depth_levels(c)
         .into_iter()
@@ -209,7 +205,7 @@ fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
     let mut j = json!({
         "jobname": c.name, "groupid": id, "error": super::common::first_errno(c), "elapsed": secs.round() as u64,
         "job_runtime": c.elapsed_ns / 1_000_000, "job options": opts,
-        "usr_cpu": pct(c.cpu.user_ns), "sys_cpu": pct(c.cpu.sys_ns),
+        "usr_cpu": usr, "sys_cpu": sys,
         "iodepth_level": depth, "latency_ns": lns, "latency_us": lus, "latency_ms": lms,
     });
     // getrusage's counts (the job's threads for a fio cell, the process for

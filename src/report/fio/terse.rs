@@ -6,7 +6,9 @@
 //! formats (`--output-format=json,normal`): terse lines, the normal text,
 //! then the JSON document.
 
-use super::common::{depth_levels, description, errors_if_continued, first_errno, latency_maps, mean_sd, pcts_of};
+use super::common::{
+    cpu_pcts, depth_levels, description, errors_if_continued, first_errno, latency_maps, mean_sd, pcts_of,
+};
 use crate::model::{Cell, DirResult, LatSummary, Report};
 use crate::plan::fio::LatReport;
 use crate::report::render::Reporter;
@@ -104,21 +106,14 @@ pub fn line(all: &Report, c: &Cell, version: &str) -> String {
     let _ = write!(s, "3;{version};{};{groupid};{error}", c.name.replace(';', ","));
     ddir(&mut s, all, c, c.dir(OpKind::Read), &r, &pcts);
     ddir(&mut s, all, c, c.dir(OpKind::Write), &r, &pcts);
-    let secs = c.elapsed_ns as f64 / 1e9;
-    let pct = |ns: u64| {
-        if secs > 0.0 {
-            ns as f64 / 1e9 / secs * 100.0
-        } else {
-            0.0
-        }
-    };
+    let (usr, sys) = cpu_pcts(c);
     // ctx, majf, minf as getrusage counted them; empty fields (the place
     // kept, as fio's field list is positional) where a result did not count them
     let counts = c
         .cpu
         .rusage
         .map_or(";;;".to_string(), |r| format!(";{};{};{}", r.ctx, r.majf, r.minf));
-    let _ = write!(s, ";{:.6}%;{:.6}%{counts}", pct(c.cpu.user_ns), pct(c.cpu.sys_ns));
+    let _ = write!(s, ";{:.6}%;{:.6}%{counts}", usr, sys);
     for (_, p) in depth_levels(c) {
         let _ = write!(s, ";{p:.1}%");
     }

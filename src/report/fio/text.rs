@@ -168,26 +168,14 @@ fn job(s: &mut String, c: &Cell) {
     if let Some(d) = c.dir(OpKind::Fsync) {
         dir_block(s, c, d, &pcts);
     }
-    let secs = c.elapsed_ns as f64 / 1e9;
-    let pct = |ns: u64| {
-        if secs > 0.0 {
-            ns as f64 / 1e9 / secs * 100.0
-        } else {
-            0.0
-        }
-    };
+    let (usr, sys) = super::common::cpu_pcts(c);
     // ctx, majf and minf as getrusage counted them (the job's threads for
     // a fio cell, the process for another); a result that did not count
     // them (an older version's) leaves them out rather than print a zero
     let counts = c.cpu.rusage.map_or(String::new(), |r| {
         format!(", ctx={}, majf={}, minf={}", r.ctx, r.majf, r.minf)
     });
-    let _ = writeln!(
-        s,
-        "  cpu          : usr={:.2}%, sys={:.2}%{counts}",
-        pct(c.cpu.user_ns),
-        pct(c.cpu.sys_ns)
-    );
+    let _ = writeln!(s, "  cpu          : usr={:.2}%, sys={:.2}%{counts}", usr, sys);
     let depth = super::common::depth_levels(c)
         .iter()
         .map(|(label, pct)| format!("{label}={pct:.1}%"))
