@@ -67,6 +67,10 @@ fn make_fs(fs: &FsPlan, lab: &LabPlan) -> Result<Ready, TargetError> {
 fn measure(name: &str, plan: &CellPlan, quiet: bool, stop: &AtomicBool) -> Result<Option<Cell>, AppError> {
     match plan {
         CellPlan::Io(p) => run_one(&mut IoCell::new(name, p, quiet), stop),
+        // a plan's workloads are built by `workload_from_args`, which makes
+        // no fio cell (`fslab fio` runs its jobs itself); were one given,
+        // its io plan is what it runs
+        CellPlan::Fio(p) => run_one(&mut IoCell::new(name, &p.io, quiet), stop),
         CellPlan::Meta(p) => run_one(&mut MetaCell::new(name, p, quiet), stop),
         CellPlan::Replay(p) => run_one(&mut ReplayCell::new(name, p, quiet), stop),
         CellPlan::Probe(p) => run_one(&mut ProbeCell::new(name, p, quiet), stop),
@@ -285,7 +289,7 @@ impl LabRun<'_> {
         let name = cell_name(lab, fs, w, kernel);
         self.announce(rep, &name);
         let tag = lab_tag(fs, w, rep, kernel);
-        let cell_plan = crate::model::CellPlan::from(plan.clone());
+        let cell_plan = plan.clone();
         if let Some(k) = kernel.filter(|k| !k.is_host()) {
             return self.guest_cell(&name, k, fs, w, tag, cell_plan);
         }

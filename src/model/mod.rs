@@ -8,7 +8,6 @@
 //! schema 1, see `v1`).
 
 pub mod calibration;
-mod cell_plan;
 mod dir;
 mod host;
 pub mod probe;
@@ -21,7 +20,7 @@ mod target;
 mod v1;
 pub mod verdict;
 
-pub use cell_plan::{CellKind, CellPlan, FioCellPlan, FioJob};
+pub use crate::plan::{CellKind, CellPlan, FioCellPlan, FioJob};
 pub use dir::{pct_key, DirResult, LatBucket, LatSummary};
 pub use host::{HostInfo, KernelTag, VmInfo};
 pub use read::{parse_report, read_results};

@@ -157,6 +157,7 @@ pub struct WorkloadPlan {
     pub kind: String,
     /// The equivalent command line (without --target).
     pub args: Vec<String>,
+    #[serde(serialize_with = "super::cell::serialize_keyed")]
     pub plan: CellPlan,
 }
 
@@ -213,33 +214,6 @@ pub struct PlanTelemetryKeys {
     pub profile: Option<bool>,
     pub disturbed_cpu: Option<f64>,
     pub retry_disturbed: Option<u32>,
-}
-
-impl CellPlan {
-    /// The same plan aimed at `target` (a mount point, directory or device).
-    pub fn retarget(&mut self, target: &Path) {
-        match self {
-            CellPlan::Io(p) => p.target = target.to_path_buf(),
-            CellPlan::Meta(p) => p.target = target.to_path_buf(),
-            CellPlan::Replay(p) => p.target = target.to_path_buf(),
-            CellPlan::Probe(p) => {
-                p.target = target.to_path_buf();
-                if let Some(super::Load::Io { plan, .. }) = &mut p.load {
-                    plan.target = target.to_path_buf();
-                }
-            }
-        }
-    }
-
-    /// io, meta, replay or probe.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            CellPlan::Io(_) => "io",
-            CellPlan::Meta(_) => "meta",
-            CellPlan::Replay(_) => "replay",
-            CellPlan::Probe(_) => "probe",
-        }
-    }
 }
 
 /// Builds a workload's plan from the flags of its command, as `fslab KIND ARGS...`

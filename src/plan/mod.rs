@@ -3,6 +3,7 @@
 //! names the flag, so bad input fails before any file is touched.
 
 pub mod calibrate;
+mod cell;
 pub mod fio;
 pub mod fiojob;
 pub mod io;
@@ -15,6 +16,7 @@ pub mod probe;
 pub mod replay;
 pub mod telemetry;
 
+pub use cell::{CellKind, CellPlan, FioCellPlan, FioJob};
 pub use io::{BufferPlan, FileMode, IoConsent, IoEngine, IoLimits, IoPlan, IoShape, PacingPlan, RegionPlan, Rw};
 pub use lab::{FsKind, FsPlan, LabPlan, QueueSettings, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
@@ -238,19 +240,6 @@ pub(crate) fn dir_target_problem(path: &std::path::Path) -> Option<String> {
         Ok(m) if !m.is_dir() => Some(format!("'{p}' is not a directory")),
         Ok(_) => crate::host_facts::pseudo_fs(path).map(|fs| format!("'{p}' is on {fs}, not a filesystem to measure")),
     }
-}
-
-/// One cell of a lab run: any workload's plan. Built once per cell and
-/// never on a worker's path, so the io plan's size (fio's parts) is not
-/// worth a box.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CellPlan {
-    Io(IoPlan),
-    Meta(MetaPlan),
-    Replay(ReplayPlan),
-    Probe(ProbePlan),
 }
 
 /// The built-in quick suite: what `fslab run` measures without a plan file,

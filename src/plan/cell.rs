@@ -1,8 +1,9 @@
-//! What a cell is (`CellKind`) and its typed plan (`CellPlan`). Reporters
-//! match on these; they never look a plan's field up by name.
+//! What a cell is (`CellKind`) and its typed plan (`CellPlan`): the one
+//! type a lab's workload, a runner's cell and a result's cell share.
+//! Reporters match on these; they never look a plan's field up by name.
 
-use crate::plan::fio::LatReport;
-use crate::plan::{IoPlan, MetaPlan, ProbePlan, ReplayPlan};
+use super::fio::LatReport;
+use super::{IoPlan, MetaPlan, ProbePlan, ReplayPlan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -34,6 +35,10 @@ impl CellKind {
 /// the cell, `"kind": "io"` and `"plan": {...}`; the plan object is the
 /// workload's plan as it serialises, with its keys sorted (as schema 1
 /// wrote it: it went through a `serde_json::Value`).
+///
+/// Built once per cell and never on a worker's path, so the io plan's size
+/// (fio's parts) is not worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", content = "plan", rename_all = "lowercase")]
 pub enum CellPlan {
@@ -124,6 +129,22 @@ impl CellPlan {
         }
     }
 
+    /// The same plan aimed at `target` (a mount point, directory or device).
+    pub fn retarget(&mut self, target: &std::path::Path) {
+        match self {
+            CellPlan::Io(p) => p.target = target.to_path_buf(),
+            CellPlan::Fio(p) => p.io.target = target.to_path_buf(),
+            CellPlan::Meta(p) => p.target = target.to_path_buf(),
+            CellPlan::Replay(p) => p.target = target.to_path_buf(),
+            CellPlan::Probe(p) => {
+                p.target = target.to_path_buf();
+                if let Some(super::Load::Io { plan, .. }) = &mut p.load {
+                    plan.target = target.to_path_buf();
+                }
+            }
+        }
+    }
+
     /// The plan object alone, as it appears under `plan`.
     pub fn to_value(&self) -> serde_json::Result<serde_json::Value> {
         match self {
@@ -148,13 +169,12 @@ impl Serialize for CellPlan {
     }
 }
 
-impl From<crate::plan::CellPlan> for CellPlan {
-    fn from(p: crate::plan::CellPlan) -> Self {
-        match p {
-            crate::plan::CellPlan::Io(p) => CellPlan::Io(p),
-            crate::plan::CellPlan::Meta(p) => CellPlan::Meta(p),
-            crate::plan::CellPlan::Replay(p) => CellPlan::Replay(p),
-            crate::plan::CellPlan::Probe(p) => CellPlan::Probe(p),
-        }
-    }
+/// A lab plan's workload as its JSON has always had it: `{"io": {...}}`,
+/// the kind as the one key (a result's cell has `kind` and `plan` beside).
+pub(crate) fn serialize_keyed<S: serde::Serializer>(p: &CellPlan, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::{Error, SerializeMap};
+    let plan = p.to_value().map_err(S::Error::custom)?;
+    let mut m = s.serialize_map(Some(1))?;
+    m.serialize_entry(p.kind().name(), &plan)?;
+    m.end()
 }
