@@ -12,6 +12,7 @@ mod output;
 mod pacing;
 mod region;
 mod steady;
+mod units;
 
 use super::FioJobOpts;
 use crate::cli::{CommonArgs, FioArgs, IoArgs};
@@ -62,6 +63,7 @@ const ACCEPTED: &[(&str, &str)] = &[
         "unlink",
         "unlink: fslab always removes the files it created when the run ends",
     ),
+    // read by `units` before the other options, as fio does
     ("kb_base", ""),
     (
         "clocksource",
@@ -185,7 +187,18 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
         directory: None,
         refused_engine: None,
     };
-    'opts: for o in &job.opts {
+    let kb = units::kb_base(job).unwrap_or_else(|bad| {
+        st.m.bad.push(bad);
+        1024
+    });
+    let opts: Vec<Opt> = job.opts.iter().map(|o| units::as_fio_reads(o, kb)).collect();
+    if kb == 1000 {
+        st.m.notes.push(
+            "kb_base=1000: sizes are read as fio reads them; fslab's normal output prints binary units (KiB/s), where fio's prefers SI (kB/s)"
+                .into(),
+        );
+    }
+    'opts: for o in &opts {
         let key = o.key.replace('-', "_");
         for (map, _) in GROUPS {
             if let Some(r) = map(&mut st, &key, o) {
