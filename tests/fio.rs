@@ -193,3 +193,50 @@ fn jobs_that_differ_run_side_by_side() {
     assert!(deeper > 0.0, "qd16 never had two reads in flight: {d16}");
     assert!(leftovers(work.path()).is_empty());
 }
+
+/// numjobs clones naming one `filename=` share that one file, as fio's do:
+/// on a 3 MiB tmpfs the two clones of a 2 MiB job fit (one file), where a
+/// file for each would not. Two jobs naming one new file are told that fio
+/// would share it between them and fslab does not.
+#[test]
+fn clones_of_one_filename_share_one_file() {
+    if !require_root_with(&["mount"]) {
+        return;
+    }
+    let m = Mount::new("tmpfs", "tmpfs", "size=3m");
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.fio");
+    let text = format!(
+        "[global]\ndirectory={}\nsize=2m\nbs=64k\nfilename=one.dat\n[clones]\nrw=read\nnumjobs=2\n",
+        m.path().display()
+    );
+    std::fs::write(&job, &text).unwrap();
+    let out = fslab()
+        .arg("fio")
+        .arg(&job)
+        .args(["--output-format=json", "--quiet"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("shared by the job's clones"), "{stderr}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for c in j["jobs"].as_array().unwrap() {
+        // each clone reads the whole shared file from its start, as in fio
+        assert_eq!(c["read"]["io_bytes"], 2 << 20, "{}", c["jobname"]);
+    }
+    std::fs::write(&job, format!("{text}[other]\nrw=read\n")).unwrap();
+    let out = fslab()
+        .arg("fio")
+        .arg(&job)
+        .args(["--output-format=json", "--quiet", "--size=512k"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("jobs 'clones' and 'other' share this file in fio"),
+        "{stderr}"
+    );
+    assert!(leftovers(m.path()).is_empty(), "{:?}", leftovers(m.path()));
+}

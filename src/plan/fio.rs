@@ -302,6 +302,7 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
     let mut out = Vec::new();
     let mut unsupported = Vec::new();
     let (mut segment, mut group) = (0usize, 0usize);
+    let mut new_files = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
         if i > 0 && (job.flag("stonewall") || job.flag("wait_for_previous")) {
             segment += 1;
@@ -310,6 +311,9 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             group += 1;
         }
         let mut mapped = map_job(job, ".", fa);
+        if let Some(n) = new_file_shared(job, &mut new_files) {
+            mapped.notes.push(n);
+        }
         for n in std::mem::take(&mut mapped.notes) {
             if !notes.contains(&n) {
                 notes.push(n);
@@ -327,7 +331,7 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
         let mut plan = job_plan(job, &mapped, fa)?;
         mapped.apply_parts(&mut plan);
         out.push(FioJobPlan {
-            name: job.name.clone(),
+            name: job.reported_name().to_string(),
             plan,
             segment,
             group,
@@ -352,6 +356,33 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
         });
     }
     Ok((out, unsupported))
+}
+
+/// A note when `job` names with `filename=` a file that does not exist yet
+/// and an earlier job named it too: in fio the jobs share that file, in
+/// fslab each job works in a file of its own. `seen`: (path, first job).
+fn new_file_shared(job: &fiojob::Job, seen: &mut Vec<(std::path::PathBuf, String)>) -> Option<String> {
+    let f = job.get("filename")?.value.as_deref()?;
+    let path = match job.get("directory").and_then(|d| d.value.as_deref()) {
+        Some(d) => std::path::Path::new(d).join(f),
+        None => std::path::PathBuf::from(f),
+    };
+    if path.exists() {
+        return None;
+    }
+    match seen.iter().find(|(p, _)| *p == path) {
+        Some((_, first)) if *first != job.name => Some(format!(
+            "filename={}: jobs '{}' and '{}' share this file in fio; in fslab each job works in a file of its own",
+            crate::units::excerpt(f),
+            crate::units::excerpt(first),
+            crate::units::excerpt(&job.name)
+        )),
+        Some(_) => None,
+        None => {
+            seen.push((path, job.name.clone()));
+            None
+        }
+    }
 }
 
 /// The job's `IoPlan`, through `fslab io`'s validation; an error names the

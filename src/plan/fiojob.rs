@@ -23,12 +23,22 @@ pub struct Opt {
 /// One job section, with the globals that apply to it first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
+    /// The section's name: what `--section` selects.
     pub name: String,
     pub at: String,
     pub opts: Vec<Opt>,
+    /// A `name=` written in the section itself: fio reports the job by it
+    /// (kubestr's and fio-plot's jobs do this). A `name=` in `[global]`
+    /// does not rename a section (fio 3.33 keeps the section's name).
+    pub title: Option<String>,
 }
 
 impl Job {
+    /// The name fio reports the job by: its own `name=`, else the section's.
+    pub fn reported_name(&self) -> &str {
+        self.title.as_deref().unwrap_or(&self.name)
+    }
+
     /// The last value given for `key` (later options override earlier ones).
     pub fn get(&self, key: &str) -> Option<&Opt> {
         self.opts.iter().rev().find(|o| o.key == key)
@@ -317,7 +327,11 @@ impl Parser {
                 Ok(())
             }
             Some(false) => {
-                self.jobs.last_mut().expect("a job is open").opts.push(opt);
+                let job = self.jobs.last_mut().expect("a job is open");
+                if opt.key == "name" {
+                    job.title = opt.value.clone().filter(|v| !v.trim().is_empty());
+                }
+                job.opts.push(opt);
                 Ok(())
             }
         }
@@ -390,6 +404,7 @@ impl Parser {
                         name: s.to_string(),
                         at: at.clone(),
                         opts: self.global.clone(),
+                        title: None,
                     });
                 }
                 continue;
@@ -515,6 +530,7 @@ pub fn parse_cli(args: &[String]) -> Result<(Vec<Opt>, Vec<Job>)> {
                     name,
                     at: at.clone(),
                     opts: global.clone(),
+                    title: None,
                 });
             }
             continue;

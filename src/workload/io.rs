@@ -94,7 +94,9 @@ impl IoWorkload {
     }
 
     /// Job `job` of `plan`, on `files` (each of usable size `file_size`).
-    /// With a shared file, sequential jobs start at evenly spread offsets.
+    /// With a shared file, sequential jobs start at evenly spread offsets
+    /// (`fslab io --shared-file`); a fio job's clones all start at the
+    /// file's start (or their `offset_increment`), as fio's do.
     pub fn new(plan: &IoPlan, job: u32, files: Vec<File>, file_size: u64, shared: bool, depth: usize) -> Self {
         let fds: Vec<RawFd> = if files.is_empty() {
             vec![-1]
@@ -102,7 +104,7 @@ impl IoWorkload {
             files.iter().map(|f| f.as_raw_fd()).collect()
         };
         let blocks = (file_size / plan.shape.bs).max(1);
-        let start = if shared && !plan.shape.rw.random() {
+        let start = if shared && !plan.shape.rw.random() && !plan.region.fio {
             blocks * job as u64 / plan.jobs as u64 * plan.shape.bs
         } else {
             0

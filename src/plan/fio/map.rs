@@ -532,7 +532,9 @@ fn job_target(st: &mut State, fa: &FioArgs) {
             a.allow_device = fa.allow_device;
             a.force_overwrite = fa.force_overwrite;
         } else {
-            // fio would create it: fslab creates its own work file beside it
+            // fio would create it: fslab creates its own work file beside
+            // it, one file that the job's clones share, as fio's share `f`
+            m.region.shared_files = true;
             a.common.target = p
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
@@ -540,7 +542,7 @@ fn job_target(st: &mut State, fa: &FioArgs) {
                 .display()
                 .to_string();
             m.notes.push(format!(
-                "filename={f}: fslab works in its own directory in {} instead (and removes it afterwards)",
+                "filename={f}: fslab works in a file of its own directory in {} instead, shared by the job's clones (and removes it afterwards)",
                 a.common.target
             ));
             m.flag_at.push(("--target", at, "filename".into()));
