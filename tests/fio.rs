@@ -240,3 +240,28 @@ fn clones_of_one_filename_share_one_file() {
     );
     assert!(leftovers(m.path()).is_empty(), "{:?}", leftovers(m.path()));
 }
+
+/// With group_reporting, fio's `job_runtime` is the sum of the clones'
+/// own times (fio 3.33: 4003 ms for 4 clones of 1 s), while the
+/// direction's `runtime` is the longest clone's.
+#[test]
+fn group_reporting_sums_the_clones_job_runtime() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let jobs_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-jobs");
+    let out = fslab()
+        .current_dir(&jobs_dir)
+        .env("FSLAB_FIO_DIR", work.path())
+        .args(["fio", "14-group-reporting.fio", "--output-format=json", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let job = &j["jobs"][0];
+    let (sum, longest) = (
+        job["job_runtime"].as_u64().unwrap(),
+        job["read"]["runtime"].as_u64().unwrap(),
+    );
+    // each clone's time is at most the longest's; all four ran the 300 ms
+    assert!(sum <= 4 * longest + 4, "{sum} vs {longest}");
+    assert!(sum >= 3 * longest, "{sum} vs {longest}: not summed over the clones");
+}

@@ -45,6 +45,7 @@ pub fn from_run(name: &str, plan: CellPlan, target: TargetInfo, warnings: Vec<St
                     sys_ns: o.cpu.sys_ns,
                     percent_of_core: pct(o.cpu),
                     rusage: Some(RusageCounts::of(&o.cpu)),
+                    elapsed_ns: Some(o.elapsed_ns),
                 })
                 .collect(),
         },

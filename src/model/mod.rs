@@ -264,6 +264,11 @@ pub struct JobCpu {
     /// results of versions that did not count them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rusage: Option<RusageCounts>,
+    /// The job's own measured time, from the end of the ramp to its last
+    /// completion (None in results of versions that did not keep it): fio
+    /// sums its clones' times as a group's `job_runtime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ns: Option<u64>,
 }
 
 impl Cell {

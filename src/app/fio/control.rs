@@ -54,8 +54,10 @@ pub(super) fn wait_for(jobs: &[&FioJobPlan], k: usize) -> Option<usize> {
 }
 
 /// Whether the jobs after this segment are skipped: an exitall job with
-/// exit_what=stonewall or all ran in it (fio terminates them too).
+/// exit_what=all ran in it (fio marks every job, started or not, to end).
+/// exit_what=stonewall ends only the running jobs (fio's `TD_RUNNING` and
+/// later): execution continues with the next stonewalled group (HOWTO).
 pub(super) fn ends_later(jobs: &[&FioJobPlan]) -> bool {
     jobs.iter()
-        .any(|j| j.fio.control.exitall && j.fio.control.exit_what != ExitWhat::Group)
+        .any(|j| j.fio.control.exitall && j.fio.control.exit_what == ExitWhat::All)
 }

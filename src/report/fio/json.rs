@@ -204,7 +204,7 @@ fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
     }
     let mut j = json!({
         "jobname": c.name, "groupid": id, "error": super::common::first_errno(c), "elapsed": secs.round() as u64,
-        "job_runtime": c.elapsed_ns / 1_000_000, "job options": opts,
+        "job_runtime": super::common::job_runtime_ns(c) / 1_000_000, "job options": opts,
         "usr_cpu": usr, "sys_cpu": sys,
         "iodepth_level": depth, "latency_ns": lns, "latency_us": lus, "latency_ms": lms,
     });

@@ -152,9 +152,9 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
 /// After the job's last option: values that depend on several options.
 pub(super) fn finish(st: &mut State, _job: &Job, _fa: &FioArgs) {
     let c = &st.m.fio.control;
-    if c.exitall && c.exit_what != ExitWhat::Group {
+    if c.exitall && c.exit_what == ExitWhat::All {
         st.m.notes.push(
-            "exit_what=stonewall/all: the jobs after the next stonewalls do not run once an exitall job has ended"
+            "exit_what=all: once this exitall job has ended, the jobs after the next stonewall do not run; fio lists them with no I/O, fslab leaves them out"
                 .into(),
         );
     }
