@@ -265,3 +265,53 @@ fn group_reporting_sums_the_clones_job_runtime() {
     assert!(sum <= 4 * longest + 4, "{sum} vs {longest}");
     assert!(sum >= 3 * longest, "{sum} vs {longest}: not summed over the clones");
 }
+
+/// fio's harmless command-line flags, as CI wrappers pass them: --eta,
+/// --eta-newline, --output=/dev/null run; --parse-only checks and runs
+/// nothing; --showcmd prints what fio prints; --readonly refuses a job
+/// that writes, in one line.
+#[test]
+fn fios_harmless_flags_are_accepted() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ndirectory={}\nsize=1m\nbs=4k\n[r]\nrw=read\n[global]\nbs=8k\n[w]\nrw=randwrite\n",
+            work.path().display()
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| fslab().arg("fio").arg(&job).args(args).output().unwrap();
+    let out = run(&["--eta=never", "--eta-newline=2", "--output=/dev/null"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "--output=/dev/null: nothing on stdout");
+    let out = run(&["--parse-only"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let ours = run(&["--showcmd"]);
+    let fio = std::process::Command::new("fio")
+        .arg("--showcmd")
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&fio.stdout)
+    );
+    let out = run(&["--readonly"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("[w] --readonly: this job writes (rw=randwrite)"),
+        "{stderr}"
+    );
+    let out = run(&["--eta=sometimes"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(leftovers(work.path()).is_empty(), "{:?}", leftovers(work.path()));
+}

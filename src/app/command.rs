@@ -56,6 +56,12 @@ pub fn run(cli: Cli) -> ExitCode {
             Err(code) => return code,
         },
         Command::Fio(a) => match validated(plan::fio::FioPlan::from_args(fio_args.as_ref().unwrap_or(a))) {
+            Ok((p, _)) if p.instead.is_some() => {
+                if let Some(plan::fio::Instead::ShowCmd(line)) = &p.instead {
+                    println!("{line}");
+                }
+                return ExitCode::SUCCESS;
+            }
             Ok((p, show)) => super::run_fio(p, show, &stop),
             Err(code) => return code,
         },

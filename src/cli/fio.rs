@@ -33,6 +33,23 @@ pub struct FioArgs {
     /// fio's periodic status output: accepted with a note (fslab shows its progress line).
     #[arg(long, value_name = "TIME", help_heading = OUTPUT)]
     pub status_interval: Option<String>,
+    /// As fio's --eta: always, never (no progress on stderr, as --quiet) or auto.
+    #[arg(long, value_name = "WHEN", help_heading = OUTPUT)]
+    pub eta: Option<String>,
+    /// fio's ETA line options: accepted (fslab's progress line is its own).
+    #[arg(long, value_name = "TIME", help_heading = OUTPUT)]
+    pub eta_newline: Option<String>,
+    #[arg(long, value_name = "TIME", help_heading = OUTPUT, hide = true)]
+    pub eta_interval: Option<String>,
+    /// As fio's: read and check the jobs, run nothing.
+    #[arg(long, help_heading = WORKLOAD)]
+    pub parse_only: bool,
+    /// As fio's: print the jobs as one fio command line, run nothing.
+    #[arg(long, help_heading = WORKLOAD)]
+    pub showcmd: bool,
+    /// As fio's: refuse any job that writes or trims.
+    #[arg(long, help_heading = SAFETY)]
+    pub readonly: bool,
     /// Write the output to FILE instead of stdout, as fio's --output.
     #[arg(long, value_name = "FILE", help_heading = OUTPUT)]
     pub output: Option<String>,

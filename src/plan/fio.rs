@@ -80,6 +80,18 @@ pub struct FioPlan {
     pub jobs: Vec<FioJobPlan>,
     /// How fslab's run differs from fio's, said once each.
     pub notes: Vec<String>,
+    /// What to do instead of running (fio's --parse-only, --showcmd).
+    pub instead: Option<Instead>,
+}
+
+/// fio's flags that read the jobs and run nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Instead {
+    /// --parse-only: the jobs were read and checked; nothing to print.
+    ParseOnly,
+    /// --showcmd: the jobs as one fio command line (fio's form: the first
+    /// job's global options, then `--name=` and each job's own options).
+    ShowCmd(String),
 }
 
 fn flag_of(e: &PlanError) -> &str {
@@ -94,6 +106,31 @@ impl FioPlan {
         let eff = effective_args(fa)?;
         let fa = &eff;
         let jobs = collect_jobs(fa)?;
+        if fa.showcmd {
+            let files: Vec<PathBuf> = fa
+                .args
+                .iter()
+                .filter(|a| !a.starts_with("--"))
+                .map(PathBuf::from)
+                .collect();
+            let plan = FioPlan {
+                jobs: Vec::new(),
+                notes: Vec::new(),
+                instead: Some(Instead::ShowCmd(fiojob::showcmd(&files)?)),
+            };
+            return Ok((plan, Presentation::default()));
+        }
+        if let Some(v) = fa.eta.as_deref().filter(|v| !["always", "never", "auto"].contains(v)) {
+            return Err(PlanError::new(
+                "--eta",
+                format!("'{}' is not always, never or auto", excerpt(v)),
+            ));
+        }
+        for (flag, v) in [("--eta-newline", &fa.eta_newline), ("--eta-interval", &fa.eta_interval)] {
+            if let Some(v) = v {
+                checked_time(v, "s").map_err(|e| PlanError::new(flag, e))?;
+            }
+        }
         let mut notes = Vec::new();
         let formats = output::formats(fa, &mut notes)?;
         let (out, unsupported) = plan_jobs(&jobs, fa, &mut notes)?;
@@ -114,6 +151,18 @@ impl FioPlan {
         }
         if out.is_empty() {
             return Err(PlanError::new("JOBFILE", "every job was skipped"));
+        }
+        if fa.readonly {
+            if let Some(j) = out.iter().find(|j| j.plan.writes()) {
+                return Err(PlanError::new(
+                    j.at.as_str(),
+                    format!(
+                        "[{}] --readonly: this job writes (rw={}), and fio's --readonly refuses it",
+                        excerpt(&j.name),
+                        j.plan.shape.rw.name()
+                    ),
+                ));
+            }
         }
         output::check_logs(&out)?;
         for k in 0..out.len() {
@@ -149,9 +198,16 @@ impl FioPlan {
                 ));
             }
         }
+        // fio --output=/dev/null (CI wrappers that read only --results, or
+        // only the exit code): nothing of fio's report is written
+        let discard = fa
+            .output
+            .as_deref()
+            .is_some_and(|p| Path::new(p) == Path::new("/dev/null"));
         let output = fa
             .output
             .as_ref()
+            .filter(|_| !discard)
             .map(|p| super::check_path("--output", Path::new(p)))
             .transpose()?;
         let results = fa
@@ -165,10 +221,13 @@ impl FioPlan {
                 "is the --output file: give fslab's result file a path of its own",
             ));
         }
-        let mut outputs = Outputs(vec![OutputSpec {
-            format: OutputFormat::Fio(formats),
-            path: output,
-        }]);
+        let mut outputs = Outputs(Vec::new());
+        if !discard {
+            outputs.0.push(OutputSpec {
+                format: OutputFormat::Fio(formats),
+                path: output,
+            });
+        }
         if let Some(p) = results {
             outputs.0.push(OutputSpec {
                 format: OutputFormat::Json,
@@ -177,9 +236,17 @@ impl FioPlan {
         }
         let presentation = Presentation {
             outputs,
-            quiet: fa.quiet,
+            quiet: fa.quiet || fa.eta.as_deref() == Some("never"),
         };
-        Ok((FioPlan { jobs: out, notes }, presentation))
+        let instead = fa.parse_only.then_some(Instead::ParseOnly);
+        Ok((
+            FioPlan {
+                jobs: out,
+                notes,
+                instead,
+            },
+            presentation,
+        ))
     }
 }
 
@@ -199,6 +266,9 @@ pub fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
         "--section",
         "--terse-version",
         "--status-interval",
+        "--eta",
+        "--eta-newline",
+        "--eta-interval",
         "--profile-dir",
         "--profile-hz",
         "--disturbed-cpu",
@@ -234,6 +304,12 @@ pub fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
             ("--minimal", None) => eff.minimal = true,
             ("--terse-version", Some(v)) => eff.terse_version = Some(v),
             ("--status-interval", Some(v)) => eff.status_interval = Some(v),
+            ("--eta", Some(v)) => eff.eta = Some(v),
+            ("--eta-newline", Some(v)) => eff.eta_newline = Some(v),
+            ("--eta-interval", Some(v)) => eff.eta_interval = Some(v),
+            ("--parse-only", None) => eff.parse_only = true,
+            ("--showcmd", None) => eff.showcmd = true,
+            ("--readonly", None) => eff.readonly = true,
             // fio's getopt takes `--directory DIR` and `--filename FILE` too:
             // options of the command line's global section, not job files
             ("--directory" | "--filename", None) => match args.next() {

@@ -20,6 +20,16 @@ pub struct Opt {
     pub at: String,
 }
 
+impl Opt {
+    /// As a fio command-line option: `--key=value`, or `--key` for a flag.
+    fn shown(&self) -> String {
+        match &self.value {
+            Some(v) => format!("--{}={v}", self.key),
+            None => format!("--{}", self.key),
+        }
+    }
+}
+
 /// One job section, with the globals that apply to it first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
@@ -63,6 +73,9 @@ struct Parser {
     /// Files included so far: a file including itself N times at each of
     /// 8 levels would otherwise read N^8 files.
     included: usize,
+    /// The sections and options in file order, as fio's --showcmd prints
+    /// them (`--name=JOB` for a job's header, nothing for [global]).
+    cmd: Vec<String>,
 }
 
 /// The most `include`s a run of job files follows.
@@ -396,8 +409,13 @@ impl Parser {
                     return Err(PlanError::new(at.as_str(), "empty section name"));
                 }
                 if s == "global" {
+                    // fio's --showcmd prints a later [global] with the
+                    // global options so far first (fio 3.33)
+                    let so_far: Vec<String> = self.global.iter().map(Opt::shown).collect();
+                    self.cmd.extend(so_far);
                     self.in_global = Some(true);
                 } else {
+                    self.cmd.push(format!("--name={s}"));
                     self.in_global = Some(false);
                     // A repeated name is a new job (fio), never a merge.
                     self.jobs.push(Job {
@@ -419,7 +437,9 @@ impl Parser {
             let value = value
                 .map(|v| substitute(&v, &at).and_then(|v| keywords_and_math(&v, &at, true)))
                 .transpose()?;
-            self.add(Opt { key, value, at })?;
+            let opt = Opt { key, value, at };
+            self.cmd.push(opt.shown());
+            self.add(opt)?;
         }
         Ok(())
     }
@@ -468,6 +488,23 @@ pub fn parse_files(files: &[PathBuf], section: Option<&str>) -> Result<Vec<Job>>
         p.file(f, "JOBFILE", None)?;
     }
     finish(p.jobs, section)
+}
+
+/// fio's --showcmd of these job files: `fio`, then each section's options
+/// in file order, a job's after its `--name=`, as fio 3.33 prints them
+/// (with its trailing space).
+pub fn showcmd(files: &[PathBuf]) -> Result<String> {
+    let mut p = Parser::default();
+    for f in files {
+        p.in_global = None;
+        p.file(f, "JOBFILE", None)?;
+    }
+    let mut line = String::from("fio ");
+    for c in &p.cmd {
+        line.push_str(c);
+        line.push(' ');
+    }
+    Ok(line)
 }
 
 /// Parses job file text (tests, fuzzing).
