@@ -399,7 +399,12 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             return Err(PlanError::new(at.as_str(), format!("[{}] {why}", excerpt(&job.name))));
         }
         if !mapped.unsupported.is_empty() {
-            unsupported.extend(std::mem::take(&mut mapped.unsupported));
+            // a [global] option fslab lacks is in every job: listed once
+            for u in std::mem::take(&mut mapped.unsupported) {
+                if !unsupported.contains(&u) {
+                    unsupported.push(u);
+                }
+            }
             if !fa.ignore_unsupported {
                 continue;
             }

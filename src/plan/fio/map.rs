@@ -332,7 +332,7 @@ fn map_option(st: &mut State, o: &Opt) {
                 *size = Some((val(o)?.to_string(), o.at.clone()));
             }
             "filesize" => *filesize = Some((val(o)?.to_string(), o.at.clone())),
-            "nrfiles" => match val(o)?.parse() {
+            "nrfiles" | "nr_files" => match val(o)?.parse() {
                 Ok(n) => {
                     *nrfiles = n;
                     a.nrfiles = nrfiles.to_string();
@@ -509,6 +509,15 @@ fn job_runtime(st: &mut State, job: &Job, fa: &FioArgs) {
         a.size_based = !*time_based;
     } else if *time_based {
         m.unsupported.push(format!("{}: time_based needs a runtime", job.at));
+    }
+    if a.ramp.is_some() && !*time_based {
+        // fio also ramps a size-based job; fslab's ramp is a stretch of a
+        // time-based run: name the option that is missing, not --runtime
+        let at = job.get("ramp_time").map_or_else(|| job.at.clone(), |o| o.at.clone());
+        m.bad.push((
+            at,
+            "ramp_time: fslab ramps only a time-based job (add time_based and a runtime)".into(),
+        ));
     }
 }
 

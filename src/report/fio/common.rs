@@ -177,7 +177,13 @@ pub(crate) fn latency_fields(c: &Cell) -> (u64, u64, f64, u64) {
         return (1, 0, 100.0, 0);
     };
     let found = c.plan.fio().and_then(|f| f.latency_depth);
-    let depth = found.map_or(p.ioengine.iodepth as u64, u64::from);
+    // fio reports the iodepth as written, also where a sync engine capped it at 1
+    let written = c
+        .plan
+        .fio()
+        .and_then(|f| f.options.get("iodepth"))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let depth = found.map_or(written.unwrap_or(p.ioengine.iodepth as u64), u64::from);
     match &p.pacing.latency {
         Some(l) => (depth, l.target_ns, l.percentile, l.window_us),
         None => (depth, 0, 100.0, 0),

@@ -118,6 +118,17 @@ pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
         st.m.bad.insert(0, (at, why));
         return;
     }
+    // fio caps a sync engine's queue depth at 1 with a note (fio 3.33:
+    // "both iodepth >= 1 and synchronous I/O engine are selected, queue
+    // depth will be capped at 1"); fslab io refuses --iodepth on them
+    if st.a.engine != "uring" && st.a.iodepth.trim().parse::<u64>().is_ok_and(|d| d > 1) {
+        st.m.notes.push(format!(
+            "iodepth={} with a synchronous engine: capped at 1, as fio does",
+            st.a.iodepth.trim()
+        ));
+        st.a.iodepth = "1".into();
+        st.m.flag_at.retain(|(flag, ..)| *flag != "--iodepth");
+    }
     let FioEngine::Meta { op, stat, .. } = st.m.fio.engine else {
         return;
     };
