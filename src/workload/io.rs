@@ -245,8 +245,12 @@ impl IoWorkload {
 
     /// Where in file `f` an I/O of `len` bytes goes; None when this pass is
     /// done with the file (its end reached, or every block of its map used).
-    fn offset_in(&mut self, f: usize, len: u64, read: bool) -> Option<u64> {
+    fn offset_in(&mut self, f: usize, len: &mut u64, read: bool) -> Option<u64> {
         let size = self.file_size;
+        if self.region.maps.is_some() {
+            return self.mapped_offset(f, len, size);
+        }
+        let len = *len;
         if len > size {
             return None;
         }
@@ -263,9 +267,8 @@ impl IoWorkload {
             self.seq[f][!read as usize] = o + len;
             return Some(o);
         }
-        let mut wrapped = false;
-        let b = match (&self.region.dist, &mut self.region.maps) {
-            (Some(d), _) => {
+        let b = match &self.region.dist {
+            Some(d) => {
                 let b = d.next(&mut self.rng);
                 if b > last {
                     b % (last + 1)
@@ -273,22 +276,37 @@ impl IoWorkload {
                     b
                 }
             }
-            (None, Some(maps)) => {
-                let m = &mut maps[f];
-                let b = match m.next_free(self.rng.u64(0..=last)) {
-                    Some(b) => b.min(last),
-                    None if self.region.size_based => return None,
-                    None => {
-                        m.clear();
-                        wrapped = true;
-                        self.rng.u64(0..=last)
-                    }
-                };
-                m.mark(b, len.div_ceil(self.bs));
-                b
-            }
-            (None, None) => self.rng.u64(0..=last),
+            None => self.rng.u64(0..=last),
         };
+        Some(self.bs * b)
+    }
+
+    /// fio's random map (io_u.c): a random block of the file in units of
+    /// the smallest block size, the next free one from there, and the I/O
+    /// trimmed to the free run it lands in (`mark_random_map`), so a
+    /// bssplit's large blocks shrink as the map fills: fio 3.33 did 13,960
+    /// I/Os of 117 sizes where untrimmed blocks made 5,822 of 8. A block
+    /// that would pass the file's end is cut there too (fio draws its size
+    /// again until it fits).
+    fn mapped_offset(&mut self, f: usize, len: &mut u64, size: u64) -> Option<u64> {
+        if self.bs > size {
+            return None;
+        }
+        let maps = self.region.maps.as_mut().expect("a mapped region");
+        let m = &mut maps[f];
+        let blocks = m.blocks();
+        let mut wrapped = false;
+        let b = match m.next_free(self.rng.u64(0..blocks)) {
+            Some(b) => b,
+            None if self.region.size_based => return None,
+            None => {
+                m.clear();
+                wrapped = true;
+                self.rng.u64(0..blocks)
+            }
+        };
+        let run = m.mark_free_run(b, len.div_ceil(self.bs));
+        *len = (*len).min(run * self.bs).min(size - b * self.bs);
         if wrapped {
             self.drop_cache(f);
         }
@@ -444,7 +462,7 @@ impl Workload for IoWorkload {
         if let Some(op) = self.read_back(slot, false) {
             return Some(op);
         }
-        let len = self.next_len();
+        let mut len = self.next_len();
         if !self.region.may_issue() {
             return self.end_op(slot);
         }
@@ -458,7 +476,7 @@ impl Workload for IoWorkload {
                 self.reset_files();
                 continue;
             };
-            match self.offset_in(f, len, read) {
+            match self.offset_in(f, &mut len, read) {
                 Some(o) => break (f, o),
                 None => self.region.done[f] = true,
             }

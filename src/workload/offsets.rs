@@ -250,6 +250,23 @@ impl BlockMap {
         }
     }
 
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    /// Marks up to `n` free blocks from `b`, stopping at the first used one
+    /// or the map's end, and returns how many (fio's `axmap_set_nr`: an
+    /// I/O is trimmed to the free run it lands in).
+    pub fn mark_free_run(&mut self, b: u64, n: u64) -> u64 {
+        let mut x = b;
+        while x < (b + n).min(self.blocks) && !self.is_set(x) {
+            self.bits[(x / 64) as usize] |= 1 << (x % 64);
+            self.used += 1;
+            x += 1;
+        }
+        x - b
+    }
+
     /// `b` if free, else the next free block after it (wrapping), as fio's
     /// axmap_next_free; None when every block is used.
     pub fn next_free(&self, b: u64) -> Option<u64> {
