@@ -372,3 +372,43 @@ fn bssplit_blocks_are_trimmed_by_the_random_map_as_fios() {
     assert!((0.9..=1.1).contains(&ratio), "fslab {ios} I/Os, fio {fio_ios}");
     assert!(fio_sizes > 8 && sizes > 8, "sizes: fslab {sizes}, fio {fio_sizes}");
 }
+
+/// A job without size= over a file already in its directory under fio's
+/// name for it (`JOB.0.0`, as OpenZFS's suite lays files out in one job
+/// and reads them in the next) reads that file at its size, as fio does,
+/// and leaves it as it was; a job that would write it is refused without
+/// --force-overwrite (it is not fslab's).
+#[test]
+fn a_sizeless_job_reads_the_file_already_there() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let data: Vec<u8> = (0..3u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let file = work.path().join("seq.0.0");
+    std::fs::write(&file, &data).unwrap();
+    let job = |rw: &str| {
+        let p = work.path().join(format!("{rw}.fio"));
+        std::fs::write(
+            &p,
+            format!(
+                "[global]\ndirectory={}\nbs=128k\n[seq]\nrw={rw}\n",
+                work.path().display()
+            ),
+        )
+        .unwrap();
+        fslab()
+            .arg("fio")
+            .arg(&p)
+            .args(["--output-format=json", "--quiet"])
+            .output()
+            .unwrap()
+    };
+    let out = job("read");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["jobs"][0]["read"]["io_bytes"], 3 << 20, "the existing file, whole");
+    assert_eq!(j["jobs"][0]["read"]["total_ios"], 24);
+    let out = job("write");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&file).unwrap(), data, "the file is as it was");
+}

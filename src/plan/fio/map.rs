@@ -212,7 +212,17 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
     }
     job_size(&mut st, fa);
     job_runtime(&mut st, job, fa);
+    let sizeless = st.a.size.is_none()
+        && st.filename.is_none()
+        && ["size", "filesize", "io_size", "io_limit"]
+            .iter()
+            .all(|k| job.get(k).is_none());
     job_target(&mut st, fa);
+    // after the job's other refusals, which say more
+    let refused = !st.m.bad.is_empty() || !st.m.unsupported.is_empty() || st.refused_engine.is_some();
+    if sizeless && !refused && matches!(st.m.fio.engine, super::FioEngine::Io) {
+        existing_file(&mut st, job);
+    }
     for (_, finish) in GROUPS {
         finish(&mut st, job, fa);
     }
@@ -518,6 +528,40 @@ fn job_runtime(st: &mut State, job: &Job, fa: &FioArgs) {
             at,
             "ramp_time: fslab ramps only a time-based job (add time_based and a runtime)".into(),
         ));
+    }
+}
+
+/// A job with no size= and no filename=: fio reads the files already in
+/// its directory under its default names (`JOB.0.0`), at their size, and
+/// refuses the job ("you need to specify size=") when there are none
+/// (OpenZFS's suite lays files out in one job and reads them in the next).
+/// fslab reads such a file as fio does; with several clones or files, or
+/// none there, it refuses rather than lay out files of its own size.
+fn existing_file(st: &mut State, job: &Job) {
+    let dir = PathBuf::from(&st.a.common.target);
+    let name = format!("{}.0.0", job.name);
+    let at = job.get("directory").map_or_else(|| job.at.clone(), |o| o.at.clone());
+    let one = st.a.jobs.trim() == "1" && st.nrfiles <= 1;
+    match dir.join(&name) {
+        p if one && p.is_file() => {
+            st.a.common.target = p.display().to_string();
+            st.m.flag_at.push(("--target", at, "directory".into()));
+        }
+        p if p.exists() => st.m.bad.push((
+            at,
+            format!(
+                "size: not given, so fio would use the existing files ({}...) of each clone and file at their                  sizes; fslab reads one existing regular file only (give size=, or one job and one file)",
+                crate::units::excerpt(&name)
+            ),
+        )),
+        _ => st.m.bad.push((
+            at,
+            format!(
+                "size: not given, and {} has no file {} to read (fio refuses this job too: \"you need to specify size=\")",
+                crate::units::excerpt(&dir.display().to_string()),
+                crate::units::excerpt(&name)
+            ),
+        )),
     }
 }
 
