@@ -89,8 +89,8 @@ pub struct FioPlan {
 pub enum Instead {
     /// --parse-only: the jobs were read and checked; nothing to print.
     ParseOnly,
-    /// --showcmd: the jobs as one fio command line (fio's form: the first
-    /// job's global options, then `--name=` and each job's own options).
+    /// --showcmd: the job files as one fio command line (fio 3.33's form:
+    /// each section's options in file order, a job's after its `--name=`).
     ShowCmd(String),
 }
 
