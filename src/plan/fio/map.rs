@@ -550,7 +550,7 @@ fn existing_file(st: &mut State, job: &Job) {
         p if p.exists() => st.m.bad.push((
             at,
             format!(
-                "size: not given, so fio would use the existing files ({}...) of each clone and file at their                  sizes; fslab reads one existing regular file only (give size=, or one job and one file)",
+                "size: not given, so fio would use the existing files ({}...) of each clone and file at their sizes; fslab reads one existing regular file only (give size=, or one job and one file)",
                 crate::units::excerpt(&name)
             ),
         )),
