@@ -412,3 +412,41 @@ fn a_sizeless_job_reads_the_file_already_there() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read(&file).unwrap(), data, "the file is as it was");
 }
+
+/// blockalign puts every random offset on its boundary, in fslab as in fio
+/// (checked with log_offset's column of each tool's per-I/O log).
+#[test]
+fn blockalign_aligns_random_offsets_as_fios() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    for tool in ["fio", "fslab"] {
+        let work = tempfile::tempdir_in("/var/tmp").unwrap();
+        let job = work.path().join("j.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[a]\ndirectory={d}\nsize=4m\nbs=4k\nrw=randread\nblockalign=64k\nnorandommap\n\
+                 write_lat_log={d}/l\nlog_avg_msec=0\nlog_offset=1\n",
+                d = work.path().display()
+            ),
+        )
+        .unwrap();
+        let mut cmd = std::process::Command::new(if tool == "fio" { "fio".into() } else { fslab_path() });
+        if tool == "fslab" {
+            cmd.args(["fio", "--quiet"]);
+        }
+        let out = cmd.arg(&job).arg("--output-format=terse").output().unwrap();
+        assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
+        let log = std::fs::read_to_string(work.path().join("l_clat.1.log")).unwrap();
+        let offsets: Vec<u64> = log
+            .lines()
+            .map(|l| l.split(',').nth(4).unwrap().trim().parse().unwrap())
+            .collect();
+        assert_eq!(offsets.len(), 1024, "{tool}: 4 MiB of 4 KiB reads");
+        assert!(
+            offsets.iter().all(|o| o % 65536 == 0),
+            "{tool}: an offset off the 64 KiB boundary"
+        );
+    }
+}

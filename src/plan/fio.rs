@@ -410,7 +410,9 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             }
         }
         let mut plan = job_plan(job, &mapped, fa)?;
-        mapped.apply_parts(&mut plan);
+        mapped
+            .apply_parts(&mut plan)
+            .map_err(|(at, why)| PlanError::new(at.as_str(), format!("[{}] {why}", excerpt(&job.name))))?;
         out.push(FioJobPlan {
             name: job.reported_name().to_string(),
             plan,

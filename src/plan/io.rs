@@ -147,6 +147,10 @@ pub struct IoShape {
     pub verify: bool,
     /// Read every block once and check it; write nothing.
     pub verify_only: bool,
+    /// fio's blockalign: random offsets are multiples of this (a multiple
+    /// of `bs`); None: of `bs`, the smallest block size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blockalign: Option<u64>,
 }
 
 /// The I/O engine and its queue: what `app::io` builds each job's engine
@@ -252,6 +256,7 @@ impl IoPlan {
                 thinktime,
                 verify,
                 verify_only: a.verify_only,
+                blockalign: None,
             },
             ioengine: IoEngine {
                 engine,

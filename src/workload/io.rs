@@ -40,6 +40,8 @@ pub struct IoWorkload {
     random: bool,
     /// Smallest block size: offsets are multiples of it.
     bs: u64,
+    /// Random offsets are multiples of this: fio's blockalign, else `bs`.
+    align: u64,
     bs_max: u64,
     /// Cumulative (percent, size) for bssplit.
     split: Vec<(u32, u64)>,
@@ -147,6 +149,7 @@ impl IoWorkload {
             next_read: None,
             random: plan.shape.rw.random(),
             bs: plan.shape.bs,
+            align: plan.shape.blockalign.unwrap_or(plan.shape.bs),
             bs_max: plan.shape.bs_max,
             split,
             file_size: file_size.max(plan.shape.bs_max),
@@ -251,10 +254,12 @@ impl IoWorkload {
             return self.mapped_offset(f, len, size);
         }
         let len = *len;
+        // fio's blockalign (the block size when not given)
+        let align = self.align;
         if len > size {
             return None;
         }
-        let last = (size - len) / self.bs;
+        let last = (size - len) / align;
         if !self.random {
             let mut o = self.seq[f][!read as usize];
             if o + len > size {
@@ -278,7 +283,7 @@ impl IoWorkload {
             }
             None => self.rng.u64(0..=last),
         };
-        Some(self.bs * b)
+        Some(align * b)
     }
 
     /// fio's random map (io_u.c): a random block of the file in units of

@@ -122,19 +122,45 @@ pub(super) struct Mapped {
     pub(super) buffers: BufferPlan,
     pub(super) pacing: PacingPlan,
     pub(super) fio: FioJobOpts,
+    /// blockalign/ba: (bytes, file:line), checked against the block sizes
+    /// once the job's last option is read.
+    pub(super) blockalign: Option<(u64, String)>,
 }
 
 impl Mapped {
     /// Sets on `plan` (made from `args`) what fio's options give beyond
     /// `fslab io`'s flags: the parts they fill, and the percentiles. A
     /// fio-only option is a field of its part, read where the part is.
-    pub(super) fn apply_parts(&mut self, plan: &mut IoPlan) {
+    pub(super) fn apply_parts(&mut self, plan: &mut IoPlan) -> std::result::Result<(), (String, String)> {
         plan.region = std::mem::take(&mut self.region);
         plan.buffers = std::mem::take(&mut self.buffers);
         plan.pacing = std::mem::take(&mut self.pacing);
         if !self.percentiles.is_empty() {
             plan.lat_percentiles = std::mem::take(&mut self.percentiles);
         }
+        // blockalign: random offsets on multiples of it; the smallest block
+        // size is the default, and fio's random map works in it
+        match self.blockalign.take() {
+            Some((ba, _)) if ba == plan.shape.bs || !plan.shape.rw.random() => {}
+            Some((ba, at)) if plan.region.random_map() => {
+                return Err((
+                    at,
+                    format!(
+                        "blockalign={ba}: with fio's random map fslab aligns random I/O to the smallest block size ({}) only (add norandommap, or drop blockalign)",
+                        plan.shape.bs
+                    ),
+                ))
+            }
+            Some((ba, at)) if !plan.region.distribution.is_uniform() => {
+                return Err((
+                    at,
+                    format!("blockalign={ba}: not supported with random_distribution (fslab draws its blocks in the block size)"),
+                ))
+            }
+            Some((ba, _)) => plan.shape.blockalign = Some(ba),
+            None => {}
+        }
+        Ok(())
     }
 }
 
@@ -177,6 +203,7 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
             buffers: BufferPlan::default(),
             pacing: PacingPlan::default(),
             fio: FioJobOpts::default(),
+            blockalign: None,
         },
         size: None,
         filesize: None,
@@ -342,6 +369,17 @@ fn map_option(st: &mut State, o: &Opt) {
                 *size = Some((val(o)?.to_string(), o.at.clone()));
             }
             "filesize" => *filesize = Some((val(o)?.to_string(), o.at.clone())),
+            "blockalign" | "ba" => {
+                let v = val(o)?;
+                if v.contains(',') {
+                    return Err(format!("{key}={v}: per-direction alignments are not supported"));
+                }
+                match crate::units::parse_size(v) {
+                    Ok(0) => bad = Some(format!("{key}: must be more than 0")),
+                    Ok(ba) => m.blockalign = Some((ba, at.clone())),
+                    Err(e) => bad = Some(format!("{key}: {e}")),
+                }
+            }
             "nrfiles" | "nr_files" => match val(o)?.parse() {
                 Ok(n) => {
                     *nrfiles = n;
