@@ -283,7 +283,10 @@ fn flow_weights_share_the_operations_between_jobs_as_fio_does() {
             fig(&j, "light", "read", "total_ios"),
         );
         eprintln!("124 {tool}: heavy {h} light {l}");
-        assert!(l >= 100.0 && near(h / l, 2.0, 0.03), "{tool}: {h} / {l}");
+        // fio's own share drifts on a busy machine (3742 / 1992 = 1.88 was
+        // seen beside a build): fslab's is held to 3%, the peer's to 10%
+        let within = if tool == "fio" { 0.10 } else { 0.03 };
+        assert!(l >= 100.0 && near(h / l, 2.0, within), "{tool}: {h} / {l}");
     }
     for (tool, j) in both("125-pacing-flow-sleep.fio") {
         let n = |x| fig(&j, x, "read", "total_ios");

@@ -106,30 +106,8 @@ impl FioPlan {
         let eff = effective_args(fa)?;
         let fa = &eff;
         let jobs = collect_jobs(fa)?;
-        if fa.showcmd {
-            let files: Vec<PathBuf> = fa
-                .args
-                .iter()
-                .filter(|a| !a.starts_with("--"))
-                .map(PathBuf::from)
-                .collect();
-            let plan = FioPlan {
-                jobs: Vec::new(),
-                notes: Vec::new(),
-                instead: Some(Instead::ShowCmd(fiojob::showcmd(&files)?)),
-            };
+        if let Some(plan) = instead_of_running(fa)? {
             return Ok((plan, Presentation::default()));
-        }
-        if let Some(v) = fa.eta.as_deref().filter(|v| !["always", "never", "auto"].contains(v)) {
-            return Err(PlanError::new(
-                "--eta",
-                format!("'{}' is not always, never or auto", excerpt(v)),
-            ));
-        }
-        for (flag, v) in [("--eta-newline", &fa.eta_newline), ("--eta-interval", &fa.eta_interval)] {
-            if let Some(v) = v {
-                checked_time(v, "s").map_err(|e| PlanError::new(flag, e))?;
-            }
         }
         let mut notes = Vec::new();
         let formats = output::formats(fa, &mut notes)?;
@@ -169,75 +147,7 @@ impl FioPlan {
             control::wait_target(&out, k).map_err(|(at, why)| PlanError::new(at, why))?;
         }
         steady::check_groups(&out).map_err(|(at, why)| PlanError::new(at, why))?;
-        if let Some((f, p)) = fa.output.as_deref().and_then(|o| o.split_once(':')) {
-            // fslab's other commands take --output FORMAT:FILE; fio's (and
-            // so fslab fio's) --output is a file name: say so rather than
-            // write fio's text into a file named "json:x"
-            const FORMATS: &[&str] = &[
-                "text",
-                "json",
-                "csv",
-                "html",
-                "fio-json",
-                "bonnie-csv",
-                "timeline-csv",
-                "normal",
-                "json+",
-                "terse",
-            ];
-            if FORMATS.contains(&f) {
-                return Err(PlanError::new(
-                    "--output",
-                    format!(
-                        "'{}': fslab fio's --output is fio's, a file name; write --output-format={f} --output {}, \
-                         or --results {} for fslab's own result file",
-                        excerpt(fa.output.as_deref().unwrap_or_default()),
-                        excerpt(p),
-                        excerpt(p)
-                    ),
-                ));
-            }
-        }
-        // fio --output=/dev/null (CI wrappers that read only --results, or
-        // only the exit code): nothing of fio's report is written
-        let discard = fa
-            .output
-            .as_deref()
-            .is_some_and(|p| Path::new(p) == Path::new("/dev/null"));
-        let output = fa
-            .output
-            .as_ref()
-            .filter(|_| !discard)
-            .map(|p| super::check_path("--output", Path::new(p)))
-            .transpose()?;
-        let results = fa
-            .results
-            .as_ref()
-            .map(|p| super::check_path("--results", Path::new(p)))
-            .transpose()?;
-        if results.is_some() && results == output {
-            return Err(PlanError::new(
-                "--results",
-                "is the --output file: give fslab's result file a path of its own",
-            ));
-        }
-        let mut outputs = Outputs(Vec::new());
-        if !discard {
-            outputs.0.push(OutputSpec {
-                format: OutputFormat::Fio(formats),
-                path: output,
-            });
-        }
-        if let Some(p) = results {
-            outputs.0.push(OutputSpec {
-                format: OutputFormat::Json,
-                path: Some(p),
-            });
-        }
-        let presentation = Presentation {
-            outputs,
-            quiet: fa.quiet || fa.eta.as_deref() == Some("never"),
-        };
+        let presentation = presentation(fa, formats)?;
         let instead = fa.parse_only.then_some(Instead::ParseOnly);
         Ok((
             FioPlan {
@@ -248,6 +158,112 @@ impl FioPlan {
             presentation,
         ))
     }
+}
+
+/// fio's --showcmd: the plan that prints the job files instead of running
+/// them; None to run. Checks fio's ETA flags too.
+fn instead_of_running(fa: &FioArgs) -> Result<Option<FioPlan>> {
+    if fa.showcmd {
+        let files: Vec<PathBuf> = fa
+            .args
+            .iter()
+            .filter(|a| !a.starts_with("--"))
+            .map(PathBuf::from)
+            .collect();
+        let plan = FioPlan {
+            jobs: Vec::new(),
+            notes: Vec::new(),
+            instead: Some(Instead::ShowCmd(fiojob::showcmd(&files)?)),
+        };
+        return Ok(Some(plan));
+    }
+    if let Some(v) = fa.eta.as_deref().filter(|v| !["always", "never", "auto"].contains(v)) {
+        return Err(PlanError::new(
+            "--eta",
+            format!("'{}' is not always, never or auto", excerpt(v)),
+        ));
+    }
+    for (flag, v) in [("--eta-newline", &fa.eta_newline), ("--eta-interval", &fa.eta_interval)] {
+        if let Some(v) = v {
+            checked_time(v, "s").map_err(|e| PlanError::new(flag, e))?;
+        }
+    }
+    Ok(None)
+}
+
+/// fio's report in every format of --output-format, to --output or stdout
+/// (nowhere for /dev/null), fslab's own result file to --results, and
+/// --quiet (or --eta=never).
+fn presentation(fa: &FioArgs, formats: output::FioFormats) -> Result<Presentation> {
+    if let Some((f, p)) = fa.output.as_deref().and_then(|o| o.split_once(':')) {
+        // fslab's other commands take --output FORMAT:FILE; fio's (and
+        // so fslab fio's) --output is a file name: say so rather than
+        // write fio's text into a file named "json:x"
+        const FORMATS: &[&str] = &[
+            "text",
+            "json",
+            "csv",
+            "html",
+            "fio-json",
+            "bonnie-csv",
+            "timeline-csv",
+            "normal",
+            "json+",
+            "terse",
+        ];
+        if FORMATS.contains(&f) {
+            return Err(PlanError::new(
+                "--output",
+                format!(
+                    "'{}': fslab fio's --output is fio's, a file name; write --output-format={f} --output {}, \
+                         or --results {} for fslab's own result file",
+                    excerpt(fa.output.as_deref().unwrap_or_default()),
+                    excerpt(p),
+                    excerpt(p)
+                ),
+            ));
+        }
+    }
+    // fio --output=/dev/null (CI wrappers that read only --results, or
+    // only the exit code): nothing of fio's report is written
+    let discard = fa
+        .output
+        .as_deref()
+        .is_some_and(|p| Path::new(p) == Path::new("/dev/null"));
+    let output = fa
+        .output
+        .as_ref()
+        .filter(|_| !discard)
+        .map(|p| super::check_path("--output", Path::new(p)))
+        .transpose()?;
+    let results = fa
+        .results
+        .as_ref()
+        .map(|p| super::check_path("--results", Path::new(p)))
+        .transpose()?;
+    if results.is_some() && results == output {
+        return Err(PlanError::new(
+            "--results",
+            "is the --output file: give fslab's result file a path of its own",
+        ));
+    }
+    let mut outputs = Outputs(Vec::new());
+    if !discard {
+        outputs.0.push(OutputSpec {
+            format: OutputFormat::Fio(formats),
+            path: output,
+        });
+    }
+    if let Some(p) = results {
+        outputs.0.push(OutputSpec {
+            format: OutputFormat::Json,
+            path: Some(p),
+        });
+    }
+    Ok(Presentation {
+        outputs,
+        quiet: fa.quiet || fa.eta.as_deref() == Some("never"),
+    })
 }
 
 /// `fa` with fslab fio's own flags taken out of its trailing arguments.

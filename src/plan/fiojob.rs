@@ -356,7 +356,7 @@ impl Parser {
     fn file(&mut self, path: &Path, what: &str, includer: Option<u32>) -> Result<()> {
         let name = path.display().to_string();
         let (text, owner) = super::read_regular_file_with(path, what, super::MAX_PLAN_BYTES, |m| match includer {
-            Some(uid) => readable_by(m, uid),
+            Some(uid) => super::readable_by(m, uid),
             None => Ok(()),
         })?;
         self.text(&name, &text, path.parent().unwrap_or(Path::new(".")), Some(owner))
@@ -442,40 +442,6 @@ impl Parser {
             self.add(opt)?;
         }
         Ok(())
-    }
-}
-
-/// An included file the job file's owner `uid` could read (owner, group
-/// or other read permission; supplementary groups are not consulted): fslab
-/// runs as root, and a job file someone else wrote must not make root read
-/// a file for them that they could not (`include /etc/shadow`).
-fn readable_by(m: &std::fs::Metadata, uid: u32) -> std::result::Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let mode = m.mode();
-    let ok =
-        (m.uid() == uid && mode & 0o400 != 0) || mode & 0o004 != 0 || (m.gid() == owner_gid(uid) && mode & 0o040 != 0);
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "the including job file's owner (uid {uid}) cannot read it, so fslab does not read it for them"
-        ))
-    }
-}
-
-/// The primary group of `uid` (u32::MAX when it has no passwd entry).
-fn owner_gid(uid: u32) -> u32 {
-    // SAFETY: getpwuid_r writes into the buffers given; the result is read
-    // only when it points into them.
-    unsafe {
-        let mut pw: libc::passwd = std::mem::zeroed();
-        let mut buf = vec![0 as libc::c_char; 4096];
-        let mut out: *mut libc::passwd = std::ptr::null_mut();
-        if libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) == 0 && !out.is_null() {
-            pw.pw_gid
-        } else {
-            u32::MAX
-        }
     }
 }
 

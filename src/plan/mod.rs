@@ -542,3 +542,37 @@ pub fn host_memory() -> Option<u64> {
         .ok()?;
     Some(kib << 10)
 }
+
+/// An included file the job file's owner `uid` could read (owner, group
+/// or other read permission; supplementary groups are not consulted): fslab
+/// runs as root, and a job file someone else wrote must not make root read
+/// a file for them that they could not (`include /etc/shadow`).
+pub(crate) fn readable_by(m: &std::fs::Metadata, uid: u32) -> std::result::Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let mode = m.mode();
+    let ok =
+        (m.uid() == uid && mode & 0o400 != 0) || mode & 0o004 != 0 || (m.gid() == owner_gid(uid) && mode & 0o040 != 0);
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the including job file's owner (uid {uid}) cannot read it, so fslab does not read it for them"
+        ))
+    }
+}
+
+/// The primary group of `uid` (u32::MAX when it has no passwd entry).
+fn owner_gid(uid: u32) -> u32 {
+    // SAFETY: getpwuid_r writes into the buffers given; the result is read
+    // only when it points into them.
+    unsafe {
+        let mut pw: libc::passwd = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 4096];
+        let mut out: *mut libc::passwd = std::ptr::null_mut();
+        if libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) == 0 && !out.is_null() {
+            pw.pw_gid
+        } else {
+            u32::MAX
+        }
+    }
+}

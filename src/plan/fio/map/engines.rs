@@ -109,6 +109,20 @@ fn bytes(v: &str) -> Option<u64> {
         .or_else(|| crate::units::parse_size(v.split(['-', ':', ',']).next()?).ok())
 }
 
+/// fio caps a sync engine's queue depth at 1 with a note (fio 3.33: "both
+/// iodepth >= 1 and synchronous I/O engine are selected, queue depth will
+/// be capped at 1"); fslab io refuses --iodepth on them.
+fn cap_sync_depth(st: &mut State) {
+    if st.a.engine != "uring" && st.a.iodepth.trim().parse::<u64>().is_ok_and(|d| d > 1) {
+        st.m.notes.push(format!(
+            "iodepth={} with a synchronous engine: capped at 1, as fio does",
+            st.a.iodepth.trim()
+        ));
+        st.a.iodepth = "1".into();
+        st.m.flag_at.retain(|(flag, ..)| *flag != "--iodepth");
+    }
+}
+
 /// After the job's last option: a refused engine is the job's one error;
 /// a metadata engine gets what fio counts per file and its direction.
 pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
@@ -118,17 +132,7 @@ pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
         st.m.bad.insert(0, (at, why));
         return;
     }
-    // fio caps a sync engine's queue depth at 1 with a note (fio 3.33:
-    // "both iodepth >= 1 and synchronous I/O engine are selected, queue
-    // depth will be capped at 1"); fslab io refuses --iodepth on them
-    if st.a.engine != "uring" && st.a.iodepth.trim().parse::<u64>().is_ok_and(|d| d > 1) {
-        st.m.notes.push(format!(
-            "iodepth={} with a synchronous engine: capped at 1, as fio does",
-            st.a.iodepth.trim()
-        ));
-        st.a.iodepth = "1".into();
-        st.m.flag_at.retain(|(flag, ..)| *flag != "--iodepth");
-    }
+    cap_sync_depth(st);
     let FioEngine::Meta { op, stat, .. } = st.m.fio.engine else {
         return;
     };

@@ -39,7 +39,7 @@ const SIZE_KEYS: &[&str] = &[
 
 /// The job's kb_base (fio parses it before the job's other options,
 /// wherever it is written: its priority is 1). Err: (file:line, why).
-pub(super) fn kb_base(job: &Job) -> Result<u64, (String, String)> {
+fn kb_base(job: &Job) -> Result<u64, (String, String)> {
     match job.get("kb_base") {
         None => Ok(1024),
         Some(o) => match o.value.as_deref().map(str::trim) {
@@ -56,9 +56,25 @@ pub(super) fn kb_base(job: &Job) -> Result<u64, (String, String)> {
     }
 }
 
+/// The job's options with their sizes as fio reads them under the job's
+/// kb_base (a bad kb_base goes to `m.bad`; kb_base=1000 gets a note).
+pub(super) fn as_fio_reads_all(job: &Job, m: &mut super::Mapped) -> Vec<Opt> {
+    let kb = kb_base(job).unwrap_or_else(|bad| {
+        m.bad.push(bad);
+        1024
+    });
+    if kb == 1000 {
+        m.notes.push(
+            "kb_base=1000: sizes are read as fio reads them; fslab's normal output prints binary units (KiB/s), where fio's prefers SI (kB/s)"
+                .into(),
+        );
+    }
+    job.opts.iter().map(|o| as_fio_reads(o, kb)).collect()
+}
+
 /// `o` with its value in bytes where fio's reading of a suffix differs
 /// from fslab's (binary) one; `o` itself otherwise.
-pub(super) fn as_fio_reads(o: &Opt, kb: u64) -> Opt {
+fn as_fio_reads(o: &Opt, kb: u64) -> Opt {
     let key = o.key.replace('-', "_");
     match o.value.as_deref() {
         Some(v) if SIZE_KEYS.contains(&key.as_str()) => Opt {

@@ -1,0 +1,164 @@
+//! The options whose meaning depends on several others, settled once the
+//! job's last option is read: the job's size (size, filesize, nrfiles, or
+//! an existing file's), its runtime (runtime, time_based, ramp_time) and
+//! where it runs (filename, directory).
+
+use super::{fio_time, State};
+use crate::cli::FioArgs;
+use crate::plan::fiojob::Job;
+use std::path::{Path, PathBuf};
+
+/// Sizes, runtime and target, after the job's last option.
+pub(super) fn settle(st: &mut State, job: &Job, fa: &FioArgs) {
+    job_size(st, fa);
+    job_runtime(st, job, fa);
+    let sizeless = st.a.size.is_none()
+        && st.filename.is_none()
+        && ["size", "filesize", "io_size", "io_limit"]
+            .iter()
+            .all(|k| job.get(k).is_none());
+    job_target(st, fa);
+    // after the job's other refusals, which say more
+    let refused = !st.m.bad.is_empty() || !st.m.unsupported.is_empty() || st.refused_engine.is_some();
+    if sizeless && !refused && matches!(st.m.fio.engine, crate::plan::fio::FioEngine::Io) {
+        existing_file(st, job);
+    }
+}
+
+/// fio: size is the job's total over its files; filesize is each file's.
+fn job_size(st: &mut State, fa: &FioArgs) {
+    let State {
+        a,
+        m,
+        size,
+        filesize,
+        nrfiles,
+        ..
+    } = st;
+    match (&*filesize, &*size) {
+        (Some((fs, at)), _) => match crate::units::parse_size(fs) {
+            Ok(v) => match v.checked_mul((*nrfiles).max(1)).filter(|t| *t <= crate::units::MAX_SIZE) {
+                Some(total) => {
+                    a.size = Some(total.to_string());
+                    m.flag_at.push(("--size", at.clone(), "filesize".into()));
+                }
+                None => m.bad.push((
+                    at.clone(),
+                    format!(
+                        "filesize={fs} × nrfiles={nrfiles}: the job's size is more than 8 EiB, the largest file size Linux has"
+                    ),
+                )),
+            },
+            Err(e) => m.bad.push((at.clone(), format!("filesize: {e}"))),
+        },
+        (None, Some((s, at))) => {
+            a.size = Some(s.clone());
+            m.flag_at.push(("--size", at.clone(), "size".into()));
+        }
+        (None, None) => {}
+    }
+    if let Some(s) = &fa.size {
+        a.size = Some(s.clone());
+    }
+}
+
+/// runtime (or --runtime) and time_based.
+fn job_runtime(st: &mut State, job: &Job, fa: &FioArgs) {
+    let State {
+        a,
+        m,
+        time_based,
+        runtime,
+        ..
+    } = st;
+    if let Some(r) = fa.runtime.as_ref().map(|r| fio_time(r, "s")).or(runtime.take()) {
+        a.runtime = Some(r);
+        a.size_based = !*time_based;
+    } else if *time_based {
+        m.unsupported.push(format!("{}: time_based needs a runtime", job.at));
+    }
+    if a.ramp.is_some() && !*time_based {
+        // fio also ramps a size-based job; fslab's ramp is a stretch of a
+        // time-based run: name the option that is missing, not --runtime
+        let at = job.get("ramp_time").map_or_else(|| job.at.clone(), |o| o.at.clone());
+        m.bad.push((
+            at,
+            "ramp_time: fslab ramps only a time-based job (add time_based and a runtime)".into(),
+        ));
+    }
+}
+
+/// A job with no size= and no filename=: fio reads the files already in
+/// its directory under its default names (`JOB.0.0`), at their size, and
+/// refuses the job ("you need to specify size=") when there are none
+/// (OpenZFS's suite lays files out in one job and reads them in the next).
+/// fslab reads such a file as fio does; with several clones or files, or
+/// none there, it refuses rather than lay out files of its own size.
+fn existing_file(st: &mut State, job: &Job) {
+    let dir = PathBuf::from(&st.a.common.target);
+    let name = format!("{}.0.0", job.name);
+    let at = job.get("directory").map_or_else(|| job.at.clone(), |o| o.at.clone());
+    let one = st.a.jobs.trim() == "1" && st.nrfiles <= 1;
+    match dir.join(&name) {
+        p if one && p.is_file() => {
+            st.a.common.target = p.display().to_string();
+            st.m.flag_at.push(("--target", at, "directory".into()));
+        }
+        p if p.exists() => st.m.bad.push((
+            at,
+            format!(
+                "size: not given, so fio would use the existing files ({}...) of each clone and file at their sizes; fslab reads one existing regular file only (give size=, or one job and one file)",
+                crate::units::excerpt(&name)
+            ),
+        )),
+        _ => st.m.bad.push((
+            at,
+            format!(
+                "size: not given, and {} has no file {} to read (fio refuses this job too: \"you need to specify size=\")",
+                crate::units::excerpt(&dir.display().to_string()),
+                crate::units::excerpt(&name)
+            ),
+        )),
+    }
+}
+
+/// filename and directory: where the job runs.
+fn job_target(st: &mut State, fa: &FioArgs) {
+    let State {
+        a,
+        m,
+        filename,
+        directory,
+        ..
+    } = st;
+    if let Some((f, at)) = filename.take() {
+        let p = match &*directory {
+            Some((d, _)) => Path::new(d).join(&f),
+            None => PathBuf::from(&f),
+        };
+        if p.exists() {
+            a.common.target = p.display().to_string();
+            m.flag_at.push(("--target", at, "filename".into()));
+            a.allow_device = fa.allow_device;
+            a.force_overwrite = fa.force_overwrite;
+        } else {
+            // fio would create it: fslab creates its own work file beside
+            // it, one file that the job's clones share, as fio's share `f`
+            m.region.shared_files = true;
+            a.common.target = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .display()
+                .to_string();
+            m.notes.push(format!(
+                "filename={f}: fslab works in a file of its own directory in {} instead, shared by the job's clones (and removes it afterwards)",
+                a.common.target
+            ));
+            m.flag_at.push(("--target", at, "filename".into()));
+        }
+    } else if let Some((d, at)) = directory.take() {
+        a.common.target = d;
+        m.flag_at.push(("--target", at, "directory".into()));
+    }
+}
