@@ -342,14 +342,11 @@ fn bssplit_blocks_are_trimmed_by_the_random_map_as_fios() {
             ),
         )
         .unwrap();
-        let mut cmd = if tool == "fio" {
-            std::process::Command::new("fio")
-        } else {
-            let mut c = std::process::Command::new(fslab_path());
-            c.args(["fio", "--quiet"]);
-            c
-        };
-        let out = cmd.arg(&job).arg("--output-format=json").output().unwrap();
+        let out = fio_or_fslab(tool)
+            .arg(&job)
+            .arg("--output-format=json")
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
         let j: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
@@ -377,7 +374,8 @@ fn bssplit_blocks_are_trimmed_by_the_random_map_as_fios() {
 /// name for it (`JOB.0.0`, as OpenZFS's suite lays files out in one job
 /// and reads them in the next) reads that file at its size, as fio does,
 /// and leaves it as it was; a job that would write it is refused without
-/// --force-overwrite (it is not fslab's).
+/// --force-overwrite (it is not fslab's), and a symlink planted under that
+/// name is refused whatever the consent.
 #[test]
 fn a_sizeless_job_reads_the_file_already_there() {
     let work = tempfile::tempdir_in("/var/tmp").unwrap();
@@ -386,7 +384,7 @@ fn a_sizeless_job_reads_the_file_already_there() {
         .collect();
     let file = work.path().join("seq.0.0");
     std::fs::write(&file, &data).unwrap();
-    let job = |rw: &str| {
+    let job = |rw: &str, extra: &[&str]| {
         let p = work.path().join(format!("{rw}.fio"));
         std::fs::write(
             &p,
@@ -400,17 +398,43 @@ fn a_sizeless_job_reads_the_file_already_there() {
             .arg("fio")
             .arg(&p)
             .args(["--output-format=json", "--quiet"])
+            .args(extra)
             .output()
             .unwrap()
     };
-    let out = job("read");
+    let out = job("read", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["jobs"][0]["read"]["io_bytes"], 3 << 20, "the existing file, whole");
     assert_eq!(j["jobs"][0]["read"]["total_ios"], 24);
-    let out = job("write");
+    let out = job("write", &[]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read(&file).unwrap(), data, "the file is as it was");
+    // with consent it is written, as an existing filename= is
+    let out = job("write", &["--force-overwrite"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_ne!(std::fs::read(&file).unwrap(), data, "written with --force-overwrite");
+    // a symlink planted under fio's name is not followed, even with consent
+    // to overwrite: the file it points at is not in the job's directory
+    let elsewhere = tempfile::tempdir_in("/var/tmp").unwrap();
+    let victim = elsewhere.path().join("victim");
+    std::fs::write(&victim, &data).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(&victim, &file).unwrap();
+    for (rw, extra) in [("read", &[][..]), ("write", &["--force-overwrite"][..])] {
+        let out = job(rw, extra);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{rw}: {stderr}");
+        assert!(
+            stderr.contains("is not a regular file in the job's directory"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&victim).unwrap(),
+        data,
+        "the symlink's target is as it was"
+    );
 }
 
 /// blockalign puts every random offset on its boundary, in fslab as in fio
@@ -432,11 +456,11 @@ fn blockalign_aligns_random_offsets_as_fios() {
             ),
         )
         .unwrap();
-        let mut cmd = std::process::Command::new(if tool == "fio" { "fio".into() } else { fslab_path() });
-        if tool == "fslab" {
-            cmd.args(["fio", "--quiet"]);
-        }
-        let out = cmd.arg(&job).arg("--output-format=terse").output().unwrap();
+        let out = fio_or_fslab(tool)
+            .arg(&job)
+            .arg("--output-format=terse")
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
         let log = std::fs::read_to_string(work.path().join("l_clat.1.log")).unwrap();
         let offsets: Vec<u64> = log
@@ -449,4 +473,14 @@ fn blockalign_aligns_random_offsets_as_fios() {
             "{tool}: an offset off the 64 KiB boundary"
         );
     }
+}
+
+/// `fio`, or `fslab fio --quiet`: the same job file run by either tool.
+fn fio_or_fslab(tool: &str) -> std::process::Command {
+    if tool == "fio" {
+        return std::process::Command::new("fio");
+    }
+    let mut c = std::process::Command::new(fslab_path());
+    c.args(["fio", "--quiet"]);
+    c
 }

@@ -21,7 +21,7 @@ pub(super) fn settle(st: &mut State, job: &Job, fa: &FioArgs) {
     // after the job's other refusals, which say more
     let refused = !st.m.bad.is_empty() || !st.m.unsupported.is_empty() || st.refused_engine.is_some();
     if sizeless && !refused && matches!(st.m.fio.engine, crate::plan::fio::FioEngine::Io) {
-        existing_file(st, job);
+        existing_file(st, job, fa);
     }
 }
 
@@ -94,17 +94,32 @@ fn job_runtime(st: &mut State, job: &Job, fa: &FioArgs) {
 /// (OpenZFS's suite lays files out in one job and reads them in the next).
 /// fslab reads such a file as fio does; with several clones or files, or
 /// none there, it refuses rather than lay out files of its own size.
-fn existing_file(st: &mut State, job: &Job) {
+fn existing_file(st: &mut State, job: &Job, fa: &FioArgs) {
     let dir = PathBuf::from(&st.a.common.target);
     let name = format!("{}.0.0", job.name);
     let at = job.get("directory").map_or_else(|| job.at.clone(), |o| o.at.clone());
     let one = st.a.jobs.trim() == "1" && st.nrfiles <= 1;
-    match dir.join(&name) {
-        p if one && p.is_file() => {
+    // the name is looked up in the directory itself, never through a
+    // symlink another user planted there, nor out of it by a section named
+    // with a '/': only a regular file fslab was pointed at by directory=
+    let p = dir.join(&name);
+    let found = std::fs::symlink_metadata(&p).ok().map(|m| m.file_type());
+    match found {
+        Some(t) if one && t.is_file() && !job.name.contains('/') => {
             st.a.common.target = p.display().to_string();
+            // as for an existing filename=: writing it needs --force-overwrite
+            st.a.force_overwrite = fa.force_overwrite;
             st.m.flag_at.push(("--target", at, "directory".into()));
         }
-        p if p.exists() => st.m.bad.push((
+        Some(t) if t.is_symlink() || job.name.contains('/') => st.m.bad.push((
+            at,
+            format!(
+                "size: not given, and {} is not a regular file in the job's directory (a symlink, or a section name with '/'): \
+                 fslab reads an existing file under fio's name only then (give size= or filename=)",
+                crate::units::excerpt(&name)
+            ),
+        )),
+        Some(_) => st.m.bad.push((
             at,
             format!(
                 "size: not given, so fio would use the existing files ({}...) of each clone and file at their sizes; fslab reads one existing regular file only (give size=, or one job and one file)",
