@@ -84,7 +84,8 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
     st.a.engine = match v {
         "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" => "sync".into(),
         "io_uring" => "uring".into(),
-        "libaio" | "posixaio" => {
+        "libaio" => "libaio".into(),
+        "posixaio" => {
             st.m.notes.push(format!(
                 "ioengine={v} runs as io_uring (fslab's asynchronous engine; it has no {v} one)"
             ));
@@ -113,7 +114,7 @@ fn bytes(v: &str) -> Option<u64> {
 /// iodepth >= 1 and synchronous I/O engine are selected, queue depth will
 /// be capped at 1"); fslab io refuses --iodepth on them.
 fn cap_sync_depth(st: &mut State) {
-    if st.a.engine != "uring" && st.a.iodepth.trim().parse::<u64>().is_ok_and(|d| d > 1) {
+    if !matches!(st.a.engine.as_str(), "uring" | "libaio") && st.a.iodepth.trim().parse::<u64>().is_ok_and(|d| d > 1) {
         st.m.notes.push(format!(
             "iodepth={} with a synchronous engine: capped at 1, as fio does",
             st.a.iodepth.trim()
