@@ -276,10 +276,15 @@ mod conformance {
             depth: 8,
             ..Default::default()
         };
-        [EngineKind::Null, EngineKind::Sync, EngineKind::Uring, EngineKind::Libaio]
-            .iter()
-            .map(|k| k.build(&o).expect("engine builds (io_uring enabled?)"))
-            .collect()
+        [
+            EngineKind::Null,
+            EngineKind::Sync,
+            EngineKind::Uring,
+            EngineKind::Libaio,
+        ]
+        .iter()
+        .map(|k| k.build(&o).expect("engine builds (io_uring enabled?)"))
+        .collect()
     }
 
     /// Runs one operation to completion on any engine.
