@@ -107,3 +107,22 @@ fn libaio_is_its_own_engine() {
         ops(&run("fio", work.path(), &args))
     );
 }
+
+/// ioengine=mmap moves what fio's does: the same reads, writes and syncs.
+#[test]
+fn mmap_counts_are_fios() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    for rw in ["read", "randwrite", "write"] {
+        let args: Vec<String> = vec!["--ioengine=mmap".into(), format!("--rw={rw}"), "--fsync=16".into()];
+        let counts = |j: &serde_json::Value| {
+            let job = &j["jobs"][0];
+            ["read", "write"].map(|d| job[d]["total_ios"].as_u64().unwrap())
+        };
+        let fio = counts(&run("fio", work.path(), &args));
+        let fslab = counts(&run("fslab", work.path(), &args));
+        assert_eq!(fslab, fio, "mmap {rw}: (reads, writes)");
+    }
+}

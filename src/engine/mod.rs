@@ -6,11 +6,13 @@
 //! (io_uring) returns `Queued` and hands completions back from `reap`.
 
 mod libaio;
+mod mmap;
 mod null;
 mod sync;
 pub mod uring;
 
 pub use libaio::LibaioEngine;
+pub use mmap::MmapEngine;
 pub use null::NullEngine;
 pub use sync::{getxattrat_works, SyncEngine};
 pub use uring::{probe_uring, UringEngine, UringOpts};
@@ -216,6 +218,11 @@ pub trait Engine {
     unsafe fn register(&mut self, _fds: &[RawFd], _bufs: &[(*mut u8, usize)]) -> std::io::Result<()> {
         Ok(())
     }
+
+    /// The job's access pattern, for engines that advise the kernel
+    /// themselves (mmap: fio's fadvise_hint as posix_madvise): random
+    /// (Some(true)), sequential (Some(false)) or no advice.
+    fn advise(&mut self, _random: Option<bool>) {}
 }
 
 /// Engine names accepted by `--engine`.
@@ -226,6 +233,7 @@ pub enum EngineKind {
     Sync,
     Uring,
     Libaio,
+    Mmap,
 }
 
 impl EngineKind {
@@ -235,6 +243,7 @@ impl EngineKind {
             "sync" | "psync" => Some(EngineKind::Sync),
             "uring" | "io_uring" => Some(EngineKind::Uring),
             "libaio" => Some(EngineKind::Libaio),
+            "mmap" => Some(EngineKind::Mmap),
             _ => None,
         }
     }
@@ -246,6 +255,7 @@ impl EngineKind {
             EngineKind::Sync => "sync",
             EngineKind::Uring => "uring",
             EngineKind::Libaio => "libaio",
+            EngineKind::Mmap => "mmap",
         }
     }
 
@@ -257,6 +267,7 @@ impl EngineKind {
             EngineKind::Uring => Box::new(UringEngine::new(uring)?),
             // the queue depth is the ring's
             EngineKind::Libaio => Box::new(LibaioEngine::new(uring.depth)?),
+            EngineKind::Mmap => Box::new(MmapEngine::new()),
         })
     }
 }
