@@ -8,12 +8,14 @@
 mod libaio;
 mod mmap;
 mod null;
+mod posixaio;
 mod sync;
 pub mod uring;
 
 pub use libaio::LibaioEngine;
 pub use mmap::MmapEngine;
 pub use null::NullEngine;
+pub use posixaio::PosixAioEngine;
 pub use sync::{getxattrat_works, SyncEngine};
 pub use uring::{probe_uring, UringEngine, UringOpts};
 
@@ -234,6 +236,7 @@ pub enum EngineKind {
     Uring,
     Libaio,
     Mmap,
+    Posixaio,
 }
 
 impl EngineKind {
@@ -244,6 +247,7 @@ impl EngineKind {
             "uring" | "io_uring" => Some(EngineKind::Uring),
             "libaio" => Some(EngineKind::Libaio),
             "mmap" => Some(EngineKind::Mmap),
+            "posixaio" => Some(EngineKind::Posixaio),
             _ => None,
         }
     }
@@ -256,6 +260,7 @@ impl EngineKind {
             EngineKind::Uring => "uring",
             EngineKind::Libaio => "libaio",
             EngineKind::Mmap => "mmap",
+            EngineKind::Posixaio => "posixaio",
         }
     }
 
@@ -268,6 +273,7 @@ impl EngineKind {
             // the queue depth is the ring's
             EngineKind::Libaio => Box::new(LibaioEngine::new(uring.depth)?),
             EngineKind::Mmap => Box::new(MmapEngine::new()),
+            EngineKind::Posixaio => Box::new(PosixAioEngine::new(uring.depth)),
         })
     }
 }
@@ -292,6 +298,8 @@ mod conformance {
             EngineKind::Sync,
             EngineKind::Uring,
             EngineKind::Libaio,
+            EngineKind::Mmap,
+            EngineKind::Posixaio,
         ]
         .iter()
         .map(|k| k.build(&o).expect("engine builds (io_uring enabled?)"))

@@ -86,12 +86,7 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         "io_uring" => "uring".into(),
         "libaio" => "libaio".into(),
         "mmap" => "mmap".into(),
-        "posixaio" => {
-            st.m.notes.push(format!(
-                "ioengine={v} runs as io_uring (fslab's asynchronous engine; it has no {v} one)"
-            ));
-            "uring".into()
-        }
+        "posixaio" => "posixaio".into(),
         "null" => "null".into(),
         other => {
             return Err(format!(
@@ -115,7 +110,9 @@ fn bytes(v: &str) -> Option<u64> {
 /// iodepth >= 1 and synchronous I/O engine are selected, queue depth will
 /// be capped at 1"); fslab io refuses --iodepth on them.
 fn cap_sync_depth(st: &mut State) {
-    if !matches!(st.a.engine.as_str(), "uring" | "libaio") && st.a.iodepth.trim().parse::<u64>().is_ok_and(|d| d > 1) {
+    if !matches!(st.a.engine.as_str(), "uring" | "libaio" | "posixaio")
+        && st.a.iodepth.trim().parse::<u64>().is_ok_and(|d| d > 1)
+    {
         st.m.notes.push(format!(
             "iodepth={} with a synchronous engine: capped at 1, as fio does",
             st.a.iodepth.trim()
@@ -126,7 +123,7 @@ fn cap_sync_depth(st: &mut State) {
 }
 
 /// Where fio 3.33's sync cadence is not one per N writes, a note. Its
-/// io_uring at a depth above 1 issues more syncs than fsync=N asks
+/// io_uring (and posixaio) at a depth above 1 issues more syncs than fsync=N asks
 /// (fsync=8 over 128 writes at depth 4: 49-52, not 15, varying from run
 /// to run): a write its full ring refuses un-counts itself, and the
 /// cadence check fires again on the same count. With a read/write mix,
@@ -136,12 +133,15 @@ fn note_sync_cadence(st: &mut State) {
     let syncs = [&st.a.fsync, &st.a.fdatasync]
         .iter()
         .any(|o| o.as_deref().is_some_and(|v| v.trim() != "0"));
-    if st.a.engine == "uring" && syncs && st.a.iodepth.trim().parse::<u64>().is_ok_and(|d| d > 1) {
-        st.m.notes.push(
-            "fsync/fdatasync with io_uring at iodepth>1: fio issues extra syncs whenever its ring is full \
-             (a refused write un-counts itself); fslab issues one every N writes"
-                .into(),
-        );
+    if matches!(st.a.engine.as_str(), "uring" | "posixaio")
+        && syncs
+        && st.a.iodepth.trim().parse::<u64>().is_ok_and(|d| d > 1)
+    {
+        st.m.notes.push(format!(
+            "fsync/fdatasync with ioengine={} at iodepth>1: fio issues extra syncs whenever its queue is \
+                 full (a refused write un-counts itself); fslab issues one every N writes",
+            if st.a.engine == "uring" { "io_uring" } else { "posixaio" }
+        ));
     }
     if syncs && matches!(st.a.rw.as_str(), "rw" | "readwrite" | "randrw") {
         // fio 3.33, randrw fsync=8 over 1 MiB: 27 syncs for 124 writes
