@@ -127,3 +127,85 @@ fn mmap_counts_are_fios() {
         assert_eq!(fslab, fio, "mmap {rw}: (reads, writes)");
     }
 }
+
+/// cpus_allowed with the split policy, prio/prioclass and nice apply to
+/// each clone's own thread (read back from /proc), and a CPU this process
+/// cannot use is refused naming the file:line.
+#[test]
+fn placement_applies_to_each_clone() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let cpus: Vec<usize> = (0..1024)
+        .filter(|c| rustix::thread::sched_getaffinity(None).unwrap().is_set(*c))
+        .collect();
+    let job = work.path().join("p.fio");
+    let list = cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    std::fs::write(
+        &job,
+        format!(
+            "[p]\ndirectory={}\nsize=1m\nrw=randread\nnumjobs=2\ncpus_allowed={list}\ncpus_allowed_policy=split\n\
+             prio=5\nprioclass=3\nnice=5\nruntime=30\ntime_based\n",
+            work.path().display()
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(fslab_path())
+        .args(["fio", "--quiet", "--output-format=terse"])
+        .arg(&job)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // each worker thread, once placed: (name, CPU list, nice, I/O priority)
+    let placed = |child: &std::process::Child| -> Vec<(String, String, String, i64)> {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id()))
+            .into_iter()
+            .flatten();
+        let mut v: Vec<(String, String, String, i64)> = tasks
+            .flatten()
+            .filter_map(|t| {
+                let p = t.path();
+                let comm = std::fs::read_to_string(p.join("comm")).ok()?;
+                let status = std::fs::read_to_string(p.join("status")).ok()?;
+                let stat = std::fs::read_to_string(p.join("stat")).ok()?;
+                let nice = stat.rsplit(')').next()?.split_whitespace().nth(16)?.to_string();
+                let cpus = status.lines().find(|l| l.starts_with("Cpus_allowed_list:"))?;
+                let tid: i64 = t.file_name().to_str()?.parse().ok()?;
+                // SAFETY: ioprio_get(IOPRIO_WHO_PROCESS, tid) takes integers
+                let ioprio = unsafe { libc::syscall(libc::SYS_ioprio_get, 1, tid) };
+                let cpus = cpus.split(':').nth(1)?.trim().to_string();
+                (comm.starts_with("fslab-job") && nice == "5").then(|| (comm.trim().to_string(), cpus, nice, ioprio))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut seen = placed(&child);
+    while seen.len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        seen = placed(&child);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    // idle class (3) at level 5
+    let want: Vec<(String, String, String, i64)> = (0..2)
+        .map(|i| {
+            (
+                format!("fslab-job{i}"),
+                cpus[i % cpus.len()].to_string(),
+                "5".to_string(),
+                3 << 13 | 5,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen, want,
+        "each clone on its own CPU of the list, at nice 5, idle I/O class"
+    );
+    crate::util::expect_refusals(
+        &[crate::util::refusal(
+            &["fio", "--name=x", "--size=1m", "--cpus_allowed=100000"],
+            "cpus_allowed: '100000' is not a CPU number or range",
+        )],
+        &[],
+    );
+}

@@ -31,6 +31,23 @@ pub struct FioJobOpts {
     pub engine: FioEngine,
     /// steadystate, ss_dur, ss_ramp.
     pub steady: steady::SteadyOpts,
+    /// cpumask/cpus_allowed, prio/prioclass, nice.
+    pub placement: Placement,
+}
+
+/// Where and at what priority each clone's thread runs (fio's cpumask,
+/// cpus_allowed, cpus_allowed_policy, prio, prioclass, nice); applied by
+/// the thread itself as it starts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placement {
+    /// The CPUs the job's threads may run on; None: wherever this process may.
+    pub cpus: Option<Vec<usize>>,
+    /// cpus_allowed_policy=split: clone i runs on the i-th CPU of `cpus` alone.
+    pub split: bool,
+    /// ioprio_set's class (1 realtime, 2 best-effort, 3 idle) and level (0-7).
+    pub prioclass: Option<u8>,
+    pub prio: Option<u8>,
+    pub nice: Option<i32>,
 }
 
 /// One fio job (a section, with its numjobs clones).

@@ -5,7 +5,7 @@
 use super::super::io::io_worker;
 use crate::engine::{Engine, EngineKind, Op, Submit};
 use crate::plan::fio::engines::MetaOp;
-use crate::plan::fio::{FioEngine, FioJobPlan};
+use crate::plan::fio::{FioEngine, FioJobPlan, Placement};
 use crate::stats::OpKind;
 use crate::target::Prepared;
 use crate::workload::io::IoWorkload;
@@ -24,6 +24,7 @@ pub enum FioWorker {
 
 /// Clone `clone` of `job`: its engine and workload, built on its thread.
 pub(super) fn worker(job: &FioJobPlan, prep: &Prepared, clone: u32) -> Result<(Box<dyn Engine>, FioWorker), String> {
+    place(&job.fio.placement, clone).map_err(|e| format!("{}: {e}", job.name))?;
     if let FioEngine::Meta {
         op,
         bytes_per_file,
@@ -45,6 +46,39 @@ pub(super) fn worker(job: &FioJobPlan, prep: &Prepared, clone: u32) -> Result<(B
     }
     let (e, w) = io_worker(&job.plan, prep, clone, &job.name)?;
     Ok((e, FioWorker::Io(w)))
+}
+
+/// Puts the calling thread (clone `clone`'s, before its first I/O) where
+/// the job says, as fio's thread_main does: its CPUs (split: one each, in
+/// turn), its I/O priority (ioprio_set of the thread) and its nice value.
+fn place(p: &Placement, clone: u32) -> Result<(), String> {
+    if let Some(cpus) = &p.cpus {
+        let mut set = rustix::thread::CpuSet::new();
+        if p.split {
+            set.set(cpus[clone as usize % cpus.len()]);
+        } else {
+            cpus.iter().for_each(|&c| set.set(c));
+        }
+        rustix::thread::sched_setaffinity(None, &set).map_err(|e| format!("cpus_allowed: sched_setaffinity: {e}"))?;
+    }
+    if let Some(class) = p.prioclass {
+        // fio's ioprio_value: no class is best-effort (2), no level 0;
+        // IOPRIO_WHO_PROCESS of tid 0 is the calling thread
+        let class = if class == 0 { 2 } else { class };
+        let value = (class as libc::c_long) << 13 | p.prio.unwrap_or(0) as libc::c_long;
+        // SAFETY: ioprio_set takes plain integers.
+        if unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, value) } < 0 {
+            return Err(format!("prio: ioprio_set: {}", std::io::Error::last_os_error()));
+        }
+    }
+    if let Some(nice) = p.nice {
+        // on Linux a thread id names the thread alone
+        // SAFETY: setpriority takes plain integers.
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, nice) } < 0 {
+            return Err(format!("nice: setpriority: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
 }
 
 /// fio's metadata engines: one timed operation per file of the clone, in

@@ -10,6 +10,7 @@ mod engines;
 mod latency;
 mod output;
 mod pacing;
+mod placement;
 mod region;
 mod settle;
 mod steady;
@@ -39,6 +40,7 @@ const GROUPS: &[(MapFn, FinishFn)] = &[
     (steady::map, steady::finish),
     (latency::map, latency::finish),
     (output::map, output::finish),
+    (placement::map, placement::finish),
 ];
 
 /// Options that shape the job list rather than a job.
