@@ -25,8 +25,10 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
         "cpumask" => mask(v).map(|c| p.cpus = Some(c)),
         "cpus_allowed" => list(v).map(|c| p.cpus = Some(c)),
         "cpus_allowed_policy" => match v {
-            "shared" => Ok(p.split = false),
-            "split" => Ok(p.split = true),
+            "shared" | "split" => {
+                p.split = v == "split";
+                Ok(())
+            }
             _ => Err(format!("'{v}' is not shared or split")),
         },
         "prio" => int(v, 0, 7).map(|n| p.prio = Some(n as u8)),
