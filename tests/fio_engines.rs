@@ -209,3 +209,30 @@ fn placement_applies_to_each_clone() {
         &[],
     );
 }
+
+/// io_submit_mode: inline is what fslab does (accepted), offload is
+/// refused in one line naming it.
+#[test]
+fn io_submit_mode_inline_runs_offload_is_refused() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = format!("--directory={}", work.path().display());
+    crate::util::fslab()
+        .args([
+            "fio",
+            "--quiet",
+            "--name=x",
+            "--size=64k",
+            "--io_submit_mode=inline",
+            "--output-format=terse",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    crate::util::expect_refusals(
+        &[crate::util::refusal(
+            &["fio", "--name=x", "--size=64k", "--io_submit_mode=offload", &dir],
+            "io_submit_mode=offload: fslab does not hand I/O to submit threads",
+        )],
+        &[],
+    );
+}

@@ -13,6 +13,21 @@ use crate::plan::fiojob::{Job, Opt};
 pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), String>> {
     match key {
         "ioengine" => Some(ioengine(st, o)),
+        // fio's default: each job's thread submits its own I/O, as fslab's
+        "io_submit_mode" => Some(match super::val(o).map(str::trim) {
+            Ok("inline") => Ok(()),
+            Ok("offload") => Err(
+                "io_submit_mode=offload: fslab does not hand I/O to submit threads (each job submits its own, \
+                 fio's inline)"
+                    .into(),
+            ),
+            Ok(v) => {
+                st.m.bad
+                    .push((o.at.clone(), format!("io_submit_mode: '{v}' is not inline or offload")));
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }),
         "stat_type" => Some(match super::val(o) {
             Ok("stat") => set_stat(st, StatType::Stat),
             Ok("lstat") => set_stat(st, StatType::Lstat),
