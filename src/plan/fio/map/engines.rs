@@ -137,7 +137,8 @@ fn cap_sync_depth(st: &mut State) {
     }
 }
 
-/// Where fio 3.33's sync cadence is not one per N writes, a note. Its
+/// A job that does not write has no sync cadence. Where fio 3.33's is
+/// not one per N writes, a note. Its
 /// io_uring (and posixaio) at a depth above 1 issues more syncs than fsync=N asks
 /// (fsync=8 over 128 writes at depth 4: 49-52, not 15, varying from run
 /// to run): a write its full ring refuses un-counts itself, and the
@@ -145,6 +146,12 @@ fn cap_sync_depth(st: &mut State) {
 /// a read after the Nth write is preceded by another sync (fixed in fio
 /// 3.38, commit 704a8cfe). fslab issues one per N writes.
 fn note_sync_cadence(st: &mut State) {
+    if matches!(st.a.rw.as_str(), "read" | "randread") {
+        // fio's should_fsync: a job that does not write never syncs, and
+        // its fsync=N is no error (a [global] fsync= over read jobs)
+        st.a.fsync = None;
+        st.a.fdatasync = None;
+    }
     let syncs = [&st.a.fsync, &st.a.fdatasync]
         .iter()
         .any(|o| o.as_deref().is_some_and(|v| v.trim() != "0"));
@@ -178,12 +185,6 @@ pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
         return;
     }
     cap_sync_depth(st);
-    if matches!(st.a.rw.as_str(), "read" | "randread") {
-        // fio's should_fsync: a job that does not write never syncs, and
-        // its fsync=N is no error (a [global] fsync= over read jobs)
-        st.a.fsync = None;
-        st.a.fdatasync = None;
-    }
     note_sync_cadence(st);
     let FioEngine::Meta { op, stat, .. } = st.m.fio.engine else {
         return;
