@@ -4,6 +4,7 @@
 use super::ranks::{RankRates, StonewallRates};
 use super::PERCENTILES;
 use crate::errno::errno_name;
+use crate::stats::samples::SampleStat;
 use crate::stats::{LatStats, OpKind, OpStats, SparseHist};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -52,6 +53,39 @@ pub struct DirResult {
     /// --stonewall: the rate at the stonewall and when the last job stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<StonewallRates>,
+    /// Reads and writes: the bandwidth in KiB/s of each 500 ms of the run,
+    /// as fio samples it (its `bw` line); absent without a sample (a run
+    /// under 500 ms) and in results of versions that did not take them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_samples: Option<RateSamples>,
+    /// The same for I/Os per second (fio's `iops` line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops_samples: Option<RateSamples>,
+}
+
+/// Samples of a rate, one per 500 ms (fio's bw_stat/iops_stat). With
+/// fio's group_reporting the jobs' figures are summed (minima, maxima,
+/// means and deviations alike, as fio sums them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RateSamples {
+    pub samples: u64,
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+}
+
+impl RateSamples {
+    /// None without a sample.
+    pub fn of(s: &SampleStat) -> Option<Self> {
+        (s.n > 0).then(|| RateSamples {
+            samples: s.n,
+            min: s.min,
+            max: s.max,
+            mean: s.mean,
+            stddev: s.stddev(),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -131,6 +165,8 @@ impl DirResult {
                 .collect(),
             ranks: None,
             stonewall: None,
+            bw_samples: RateSamples::of(&s.bw_samples),
+            iops_samples: RateSamples::of(&s.iops_samples),
         }
     }
 }

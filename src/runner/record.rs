@@ -4,6 +4,7 @@
 use super::oplog::OpLog;
 use super::{ns, Counter, Ctx, Instant, WorkerOut};
 use crate::stats::cpu::CpuTimes;
+use crate::stats::samples::{Batches, SAMPLE_MS};
 use crate::stats::series::{IntervalTracker, SeriesCollector};
 use crate::stats::{KindStats, OpKind, OpStats};
 use crate::workload::Step;
@@ -39,6 +40,14 @@ pub(crate) struct Recorder<'a> {
     split: bool,
     /// Where `elapsed_ns` counts from: the end of the ramp, or the last `reset`.
     stats_start: Instant,
+    /// fio's bw/iops samples: when the last was taken, when the next is
+    /// due (on a 500 ms grid from `stats_start`), and the read and write
+    /// bytes and I/Os counted at the last.
+    sample_last: Instant,
+    sample_at: Instant,
+    sample_prev: [(u64, u64); 2],
+    /// Operations per submit and per reap call (queueing engines).
+    pub batches: Batches,
 }
 
 impl<'a> Recorder<'a> {
@@ -51,7 +60,7 @@ impl<'a> Recorder<'a> {
             ctx.counter.measuring.store(true, Ordering::Relaxed);
         }
         let mut next_event = if recording {
-            measure_start + Duration::from_secs(1)
+            measure_start + Duration::from_millis(SAMPLE_MS)
         } else {
             measure_start
         };
@@ -81,6 +90,10 @@ impl<'a> Recorder<'a> {
             cfg,
             split,
             stats_start: measure_start,
+            sample_last: measure_start,
+            sample_at: measure_start + Duration::from_millis(SAMPLE_MS),
+            sample_prev: [(0, 0); 2],
+            batches: Batches::default(),
         }
     }
 
@@ -95,15 +108,47 @@ impl<'a> Recorder<'a> {
         self.stats = std::array::from_fn(|_| OpStats::new(&cfg.bucket_ns, cfg.rate.is_some(), self.split));
         self.interval = IntervalTracker::default();
         self.depth_counts.clear();
+        self.batches = Batches::default();
         self.cpu_start = CpuTimes::thread();
         self.stats_start = now;
         self.last = now;
+        (self.sample_last, self.sample_prev) = (now, [(0, 0); 2]);
+        self.sample_at = now + Duration::from_millis(SAMPLE_MS);
         if let Some(r) = cfg.deadline() {
             self.deadline = Some(now + r);
         }
-        // the next second's boundary, as `event` would have set it
-        let next = self.measure_start + Duration::from_secs(self.sec + 1);
+        self.set_next_event();
+    }
+
+    /// The next second's boundary or rate sample, whichever comes first,
+    /// never past the deadline.
+    fn set_next_event(&mut self) {
+        let next = (self.measure_start + Duration::from_secs(self.sec + 1)).min(self.sample_at);
         self.next_event = self.deadline.map_or(next, |d| next.min(d));
+    }
+
+    /// fio's bw and iops samples (stat.c __add_samples): each direction's
+    /// bytes and I/Os since the last sample over the milliseconds since
+    /// it, a direction that did nothing meanwhile having none. Taken at
+    /// the first completion at or after each 500 ms boundary, where fio's
+    /// helper thread takes them on its timer.
+    fn take_samples(&mut self, now: Instant) {
+        let spent = now.saturating_duration_since(self.sample_last).as_millis() as u64;
+        for (i, d) in [OpKind::Read, OpKind::Write].into_iter().enumerate() {
+            let st = &mut self.stats[d.idx()];
+            let (bytes, ios) = (st.bytes, st.lat.count);
+            let (pb, pi) = self.sample_prev[i];
+            if spent > 0 && bytes > pb {
+                st.bw_samples.add((bytes - pb) * 1000 / spent / 1024);
+            }
+            if spent > 0 && ios > pi {
+                st.iops_samples.add((ios - pi) * 1000 / spent);
+            }
+            self.sample_prev[i] = (bytes, ios);
+        }
+        self.sample_last = now;
+        let k = now.saturating_duration_since(self.stats_start).as_millis() as u64 / SAMPLE_MS + 1;
+        self.sample_at = self.stats_start + Duration::from_millis(k * SAMPLE_MS);
     }
 
     /// When measurement ends (the runtime's end, moved by `reset`): no
@@ -142,18 +187,20 @@ impl<'a> Recorder<'a> {
                 self.recording = true;
                 self.counter.measuring.store(true, Ordering::Relaxed);
                 self.cpu_start = CpuTimes::thread();
-                self.next_event = self.measure_start + Duration::from_secs(1);
+                self.set_next_event();
             } else {
                 self.next_event = self.measure_start;
             }
-        } else {
+            return true;
+        }
+        if now >= self.sample_at {
+            self.take_samples(now);
+        }
+        if now >= self.measure_start + Duration::from_secs(self.sec + 1) {
             self.series.flush(self.j, self.sec, self.interval.take(&self.stats));
             self.sec = (now - self.measure_start).as_secs();
-            self.next_event = self.measure_start + Duration::from_secs(self.sec + 1);
         }
-        if let Some(d) = self.deadline {
-            self.next_event = self.next_event.min(d);
-        }
+        self.set_next_event();
         true
     }
 
@@ -220,6 +267,22 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// A submit call handed `n` operations to the engine.
+    #[inline]
+    pub fn note_submit(&mut self, n: usize) {
+        if self.recording {
+            self.batches.note_submit(n);
+        }
+    }
+
+    /// A reap call brought back `n` completions.
+    #[inline]
+    pub fn note_complete(&mut self, n: usize) {
+        if self.recording {
+            self.batches.note_complete(n);
+        }
+    }
+
     pub fn finish(mut self, error: Option<String>) -> WorkerOut {
         if self.recording {
             self.series.flush(self.j, self.sec, self.interval.take(&self.stats));
@@ -238,6 +301,7 @@ impl<'a> Recorder<'a> {
             },
             error,
             depth_counts: self.depth_counts,
+            batches: self.batches,
             notes: Vec::new(),
             items: 0,
             stats: self.stats,

@@ -11,6 +11,7 @@
 
 mod control;
 mod engines;
+mod head;
 mod logs;
 
 use super::io::io_config;
@@ -303,6 +304,7 @@ fn located(j: &FioJobPlan, e: TargetError) -> AppError {
 
 pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> Result<Report, AppError> {
     let mut r = Report::new("fio", SystemTime::now());
+    r.fio_jobs = plan.jobs.iter().map(head::head).collect();
     let Presentation { mut outputs, quiet } = presentation;
     // every job's target, before the first segment runs; a refusal names
     // the fio option and line the target (or size) came from
@@ -329,8 +331,17 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
         let cells = run_cell(&mut work, stop, &installed_hooks());
         let interrupted = work.interrupted;
         let ends_later = control::ends_later(&work.jobs);
+        // what each job of the segment laid out, for fio's lines before the run
+        let laid: Vec<(Option<usize>, Vec<crate::model::LaidOut>)> = (work.prepared.iter().zip(&work.jobs))
+            .map(|(p, j)| (plan.jobs.iter().position(|o| std::ptr::eq(o, *j)), head::laid_out(p)))
+            .collect();
         // the segment's files go
         drop(work);
+        for (i, l) in laid {
+            if let Some(h) = i.and_then(|i| r.fio_jobs.get_mut(i)) {
+                h.laid_out = l;
+            }
+        }
         match cells {
             Ok(Some(cells)) => {
                 // as fio, a verify failure is told on stderr whatever the output format

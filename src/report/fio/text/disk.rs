@@ -1,0 +1,140 @@
+//! fio's "Disk stats (read/write)" (diskutil.c print_disk_util), from
+//! fslab's device sampling: the device each job's target is on, over the
+//! runs of the job file (each segment's cells share one sampling, counted
+//! once), and for a dm or md device its members' mean figures (fio's aggr*).
+
+use crate::model::system::{DeviceData, DeviceRole, IostatPoint, SystemData};
+use crate::model::Report;
+use std::fmt::Write;
+
+/// One device's deltas summed over the segments.
+#[derive(Default, Clone)]
+struct Sum {
+    ios: [u64; 2],
+    merges: [u64; 2],
+    ticks: [u64; 2],
+    in_queue: u64,
+    io_ticks: u64,
+    len_ms: u64,
+}
+
+impl Sum {
+    fn add(&mut self, p: &IostatPoint) {
+        self.ios[0] += p.read_ios;
+        self.ios[1] += p.write_ios;
+        self.merges[0] += p.read_merges;
+        self.merges[1] += p.write_merges;
+        self.ticks[0] += p.read_ticks_ms;
+        self.ticks[1] += p.write_ticks_ms;
+        self.in_queue += p.in_queue_ms;
+        self.io_ticks += p.io_ticks_ms;
+        self.len_ms += p.len_ms;
+    }
+
+    fn util(&self) -> f64 {
+        match self.len_ms {
+            0 => 0.0,
+            l => (self.io_ticks as f64 * 100.0 / l as f64).min(100.0),
+        }
+    }
+}
+
+/// A top device and its members, summed.
+struct Disk {
+    name: String,
+    sum: Sum,
+    members: Vec<(String, Sum)>,
+}
+
+fn add_segment(disks: &mut Vec<Disk>, sys: &SystemData) {
+    let Some(top) = sys.devices.iter().find(|d| d.above.is_none()) else {
+        return;
+    };
+    let i = match disks.iter().position(|d| d.name == top.name) {
+        Some(i) => i,
+        None => {
+            disks.push(Disk {
+                name: top.name.clone(),
+                sum: Sum::default(),
+                members: Vec::new(),
+            });
+            disks.len() - 1
+        }
+    };
+    let disk = &mut disks[i];
+    disk.sum.add(&top.total);
+    if !matches!(top.role, DeviceRole::Dm | DeviceRole::Md) {
+        return;
+    }
+    let below = sys
+        .devices
+        .iter()
+        .filter(|d: &&DeviceData| d.above.as_deref() == Some(&top.name));
+    for m in below {
+        match disk.members.iter_mut().find(|(n, _)| *n == m.name) {
+            Some((_, s)) => s.add(&m.total),
+            None => {
+                let mut s = Sum::default();
+                s.add(&m.total);
+                disk.members.push((m.name.clone(), s));
+            }
+        }
+    }
+}
+
+/// fio's aggregate of a dm/md device's members: their mean counts and the
+/// busiest one's utilisation.
+fn aggr(members: &[(String, Sum)]) -> String {
+    let n = members.len() as u64;
+    if n == 0 {
+        return String::new();
+    }
+    let total = |f: &dyn Fn(&Sum) -> u64| members.iter().map(|(_, s)| f(s)).sum::<u64>() / n;
+    let util = members.iter().map(|(_, s)| s.util()).fold(0.0, f64::max);
+    format!(
+        ", aggrios={}/{}, aggrmerge={}/{}, aggrticks={}/{}, aggrin_queue={}, aggrutil={util:3.2}%",
+        total(&|s| s.ios[0]),
+        total(&|s| s.ios[1]),
+        total(&|s| s.merges[0]),
+        total(&|s| s.merges[1]),
+        total(&|s| s.ticks[0]),
+        total(&|s| s.ticks[1]),
+        total(&|s| s.in_queue),
+    )
+}
+
+/// The block, when some cell sampled a device (none with --no-telemetry,
+/// or on a filesystem without one, as fio's for tmpfs).
+pub(super) fn stats(s: &mut String, r: &Report) {
+    let mut disks: Vec<Disk> = Vec::new();
+    let mut last: Option<&SystemData> = None;
+    for sys in r.cells.iter().filter_map(|c| c.system.as_ref()) {
+        // the cells of one segment carry the same sampling
+        if last != Some(sys) {
+            add_segment(&mut disks, sys);
+        }
+        last = Some(sys);
+    }
+    if disks.is_empty() {
+        return;
+    }
+    s.push_str("\nDisk stats (read/write):\n");
+    for d in &disks {
+        let u = &d.sum;
+        let _ = writeln!(
+            s,
+            "{}  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%{}",
+            if d.members.is_empty() { "" } else { "  " },
+            d.name,
+            u.ios[0],
+            u.ios[1],
+            u.merges[0],
+            u.merges[1],
+            u.ticks[0],
+            u.ticks[1],
+            u.in_queue,
+            u.util(),
+            aggr(&d.members)
+        );
+    }
+}
