@@ -14,6 +14,7 @@ mod faults;
 mod fio;
 mod fio_buffers;
 mod fio_latency;
+mod fio_normal;
 mod fio_output;
 mod fio_pacing;
 mod fio_parser;
