@@ -181,7 +181,8 @@ fn check_job_block(what: &str, ours: &Ours, fio_text: &str) {
     let dir = &cell["directions"][0];
     assert_eq!(dir["dir"], "read", "{what}: {cell}");
     let read = fields(&ours.text, "read:");
-    let (bytes, ms) = (num(&dir["bytes"]), num(&cell["elapsed_ns"]) / 1_000_000);
+    // fio's runtime: the microseconds rounded up to a millisecond
+    let (bytes, ms) = (num(&dir["bytes"]), (num(&cell["elapsed_ns"]) / 1000).div_ceil(1000));
     let ops = num(&dir["ops"]);
     assert_eq!(
         field(&read, "IOPS"),

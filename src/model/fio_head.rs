@@ -24,6 +24,10 @@ pub struct FioJobHead {
     pub thread: bool,
     /// kb_base (1024 unless the job says 1000): fio's unit prefixes.
     pub kb_base: u32,
+    /// A synchronous engine with iodepth over 1: each clone says, as
+    /// fio's, that the depth is capped at 1.
+    #[serde(default)]
+    pub depth_capped: bool,
     /// Per clone that laid out its files before the run, in run order:
     /// how many files and their bytes in all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

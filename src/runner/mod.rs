@@ -14,6 +14,7 @@ mod pace;
 mod progress;
 mod queued;
 mod record;
+mod samples;
 mod steady;
 mod sync;
 

@@ -2,9 +2,10 @@
 //! the per-second boundaries and the deadline.
 
 use super::oplog::OpLog;
+use super::samples::Sampler;
 use super::{ns, Counter, Ctx, Instant, WorkerOut};
 use crate::stats::cpu::CpuTimes;
-use crate::stats::samples::{Batches, SAMPLE_MS};
+use crate::stats::samples::Batches;
 use crate::stats::series::{IntervalTracker, SeriesCollector};
 use crate::stats::{KindStats, OpKind, OpStats};
 use crate::workload::Step;
@@ -40,12 +41,12 @@ pub(crate) struct Recorder<'a> {
     split: bool,
     /// Where `elapsed_ns` counts from: the end of the ramp, or the last `reset`.
     stats_start: Instant,
-    /// fio's bw/iops samples: when the last was taken, when the next is
-    /// due (on a 500 ms grid from `stats_start`), and the read and write
-    /// bytes and I/Os counted at the last.
-    sample_last: Instant,
-    sample_at: Instant,
-    sample_prev: [(u64, u64); 2],
+    /// fio's bw and iops samples.
+    samplers: [Sampler; 2],
+    /// When the next window of either is taken.
+    sample_at: Option<Instant>,
+    /// Either takes a sample per I/O (a per-I/O bw or iops log).
+    per_io_samples: bool,
     /// Operations per submit and per reap call (queueing engines).
     pub batches: Batches,
 }
@@ -59,8 +60,13 @@ impl<'a> Recorder<'a> {
         if recording {
             ctx.counter.measuring.store(true, Ordering::Relaxed);
         }
+        let samplers = [
+            Sampler::new(true, &cfg.log, measure_start),
+            Sampler::new(false, &cfg.log, measure_start),
+        ];
+        let sample_at = samplers.iter().filter_map(Sampler::due).min();
         let mut next_event = if recording {
-            measure_start + Duration::from_millis(SAMPLE_MS)
+            (measure_start + Duration::from_secs(1)).min(sample_at.unwrap_or(measure_start + Duration::from_secs(1)))
         } else {
             measure_start
         };
@@ -90,9 +96,9 @@ impl<'a> Recorder<'a> {
             cfg,
             split,
             stats_start: measure_start,
-            sample_last: measure_start,
-            sample_at: measure_start + Duration::from_millis(SAMPLE_MS),
-            sample_prev: [(0, 0); 2],
+            per_io_samples: samplers.iter().any(Sampler::per_io_mode),
+            samplers,
+            sample_at,
             batches: Batches::default(),
         }
     }
@@ -112,8 +118,10 @@ impl<'a> Recorder<'a> {
         self.cpu_start = CpuTimes::thread();
         self.stats_start = now;
         self.last = now;
-        (self.sample_last, self.sample_prev) = (now, [(0, 0); 2]);
-        self.sample_at = now + Duration::from_millis(SAMPLE_MS);
+        for s in &mut self.samplers {
+            s.restart(now);
+        }
+        self.sample_at = self.samplers.iter().filter_map(Sampler::due).min();
         if let Some(r) = cfg.deadline() {
             self.deadline = Some(now + r);
         }
@@ -123,32 +131,22 @@ impl<'a> Recorder<'a> {
     /// The next second's boundary or rate sample, whichever comes first,
     /// never past the deadline.
     fn set_next_event(&mut self) {
-        let next = (self.measure_start + Duration::from_secs(self.sec + 1)).min(self.sample_at);
+        let mut next = self.measure_start + Duration::from_secs(self.sec + 1);
+        if let Some(t) = self.sample_at {
+            next = next.min(t);
+        }
         self.next_event = self.deadline.map_or(next, |d| next.min(d));
     }
 
-    /// fio's bw and iops samples (stat.c __add_samples): each direction's
-    /// bytes and I/Os since the last sample over the milliseconds since
-    /// it, a direction that did nothing meanwhile having none. Taken at
-    /// the first completion at or after each 500 ms boundary, where fio's
-    /// helper thread takes them on its timer.
+    /// Takes the sample windows due at `now` (fio's helper thread takes
+    /// them on its timer; here the first completion at or after it does).
     fn take_samples(&mut self, now: Instant) {
-        let spent = now.saturating_duration_since(self.sample_last).as_millis() as u64;
-        for (i, d) in [OpKind::Read, OpKind::Write].into_iter().enumerate() {
-            let st = &mut self.stats[d.idx()];
-            let (bytes, ios) = (st.bytes, st.lat.count);
-            let (pb, pi) = self.sample_prev[i];
-            if spent > 0 && bytes > pb {
-                st.bw_samples.add((bytes - pb) * 1000 / spent / 1024);
+        for s in &mut self.samplers {
+            if s.due().is_some_and(|t| now >= t) {
+                s.take(now, &mut self.stats);
             }
-            if spent > 0 && ios > pi {
-                st.iops_samples.add((ios - pi) * 1000 / spent);
-            }
-            self.sample_prev[i] = (bytes, ios);
         }
-        self.sample_last = now;
-        let k = now.saturating_duration_since(self.stats_start).as_millis() as u64 / SAMPLE_MS + 1;
-        self.sample_at = self.stats_start + Duration::from_millis(k * SAMPLE_MS);
+        self.sample_at = self.samplers.iter().filter_map(Sampler::due).min();
     }
 
     /// When measurement ends (the runtime's end, moved by `reset`): no
@@ -178,6 +176,11 @@ impl<'a> Recorder<'a> {
     fn event(&mut self, now: Instant) -> bool {
         if let Some(d) = self.deadline {
             if now >= d {
+                // a window that ends with the run is still taken (fio's
+                // helper ends its window while the job runs to its end)
+                if self.recording {
+                    self.take_samples(d);
+                }
                 self.last = d;
                 return false;
             }
@@ -193,7 +196,7 @@ impl<'a> Recorder<'a> {
             }
             return true;
         }
-        if now >= self.sample_at {
+        if self.sample_at.is_some_and(|t| now >= t) {
             self.take_samples(now);
         }
         if now >= self.measure_start + Duration::from_secs(self.sec + 1) {
@@ -228,6 +231,11 @@ impl<'a> Recorder<'a> {
         }
         if let Some(s) = sched {
             st.record_sched(s);
+        }
+        if self.per_io_samples && result >= 0 {
+            for sm in &self.samplers {
+                sm.per_io(dir, result as u64, lat, &mut self.stats);
+            }
         }
         if let Some(l) = &mut self.log {
             l.record(dir, result, step.offset, lat, end);

@@ -15,17 +15,20 @@ fn option<'a>(j: &'a FioJobPlan, key: &str) -> Option<&'a str> {
 pub(super) fn head(j: &FioJobPlan) -> FioJobHead {
     let s = &j.plan.shape;
     let on = |v: Option<&str>| v.is_some_and(|v| !matches!(v.trim(), "0" | "false"));
+    let iodepth = option(j, "iodepth").and_then(|v| v.trim().parse().ok()).unwrap_or(1);
     FioJobHead {
         name: j.name.clone(),
         groupid: j.group,
         rw: s.rw.name().to_string(),
         bs: [[s.bs, s.bs_max]; 3],
         ioengine: option(j, "ioengine").unwrap_or("psync").trim().to_string(),
-        iodepth: option(j, "iodepth").and_then(|v| v.trim().parse().ok()).unwrap_or(1),
+        iodepth,
         clones: j.plan.jobs,
         thread: on(option(j, "thread")),
         kb_base: option(j, "kb_base").and_then(|v| v.trim().parse().ok()).unwrap_or(1024),
         laid_out: Vec::new(),
+        // the plan's depth is 1 where fio caps a sync engine's
+        depth_capped: iodepth > 1 && j.plan.ioengine.iodepth == 1,
     }
 }
 

@@ -4,7 +4,7 @@
 //! once), and for a dm or md device its members' mean figures (fio's aggr*).
 
 use crate::model::system::{DeviceData, DeviceRole, IostatPoint, SystemData};
-use crate::model::Report;
+use crate::model::{Cell, Report};
 use std::fmt::Write;
 
 /// One device's deltas summed over the segments.
@@ -108,7 +108,18 @@ fn aggr(members: &[(String, Sum)]) -> String {
 pub(super) fn stats(s: &mut String, r: &Report) {
     let mut disks: Vec<Disk> = Vec::new();
     let mut last: Option<&SystemData> = None;
-    for sys in r.cells.iter().filter_map(|c| c.system.as_ref()) {
+    // fio counts the disks of jobs that do I/O to files: not its null
+    // engine's, nor its metadata engines', nor a job's with disk_util=0
+    let on_disk = |c: &&Cell| {
+        let io = c.plan.io().is_some_and(|p| p.ioengine.engine.name() != "null");
+        let off = c
+            .plan
+            .fio()
+            .and_then(|f| f.options.get("disk_util"))
+            .is_some_and(|v| v.trim() == "0");
+        io && !off && super::super::common::meta_engine_bs(c).is_none()
+    };
+    for sys in r.cells.iter().filter(on_disk).filter_map(|c| c.system.as_ref()) {
         // the cells of one segment carry the same sampling
         if last != Some(sys) {
             add_segment(&mut disks, sys);

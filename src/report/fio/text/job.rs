@@ -124,7 +124,7 @@ fn sample_lines(s: &mut String, d: &DirResult, agg: u64, kb_base: u64) {
 /// millisecond (fio's runtime of 0).
 fn dir_block(s: &mut String, c: &Cell, d: &DirResult, g: &Group, pcts: &[f64]) {
     let r = c.plan.fio().map(|f| f.report).unwrap_or_default();
-    let runt = c.elapsed_ns / 1_000_000;
+    let runt = super::runtime_ms(c);
     if runt == 0 {
         return;
     }
@@ -189,6 +189,12 @@ fn sync_block(s: &mut String, c: &Cell, pcts: &[f64]) {
 /// ms), from the latency histogram (within its 1% resolution); a
 /// non-empty share under 0.01% shows as 0.01%, as fio's.
 fn distribution(s: &mut String, c: &Cell) {
+    // fio marks a latency where it takes clat, and its metadata engines
+    // take theirs apart from it
+    let r = c.plan.fio().map(|f| f.report).unwrap_or_default();
+    if r.disable_clat || super::super::common::meta_engine_bs(c).is_some() {
+        return;
+    }
     const MARKS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
     let mut counts = [[0u64; 12]; 3];
     let mut total = 0u64;

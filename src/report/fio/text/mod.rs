@@ -69,11 +69,17 @@ fn members(r: &Report, g: Option<usize>) -> Vec<&Cell> {
         .collect()
 }
 
+/// fio's runtime of a job, ms: its microseconds rounded up (backend.c
+/// update_runtime), so a 300 ms job is often 301.
+pub(super) fn runtime_ms(c: &Cell) -> u64 {
+    (c.elapsed_ns / 1000).div_ceil(1000)
+}
+
 /// Per direction: (runtime ms, bytes) of each member that ran it.
 fn runs(cells: &[&Cell], d: OpKind) -> Vec<(u64, u64)> {
     cells
         .iter()
-        .filter_map(|c| Some((c.elapsed_ns / 1_000_000, c.dir(d)?.bytes)))
+        .filter_map(|c| Some((runtime_ms(c), c.dir(d)?.bytes)))
         .filter(|(t, b)| *t > 0 && *b > 0)
         .collect()
 }
@@ -183,20 +189,33 @@ fn header(s: &mut String, r: &Report) {
     }
 }
 
+/// Each clone's layout line and, for a sync engine given an iodepth,
+/// fio's note (backend.c thread_main), in the order fio's thread says them.
 fn laid_out(s: &mut String, h: &FioJobHead) {
-    for l in &h.laid_out {
-        let many = l.files > 1;
-        let _ = writeln!(
-            s,
-            "{}: Laying out IO file{} ({} file{} / {}{}MiB)",
-            h.name,
-            if many { "s" } else { "" },
-            l.files,
-            if many { "s" } else { "" },
-            if many { "total " } else { "" },
-            l.bytes >> 20
-        );
+    for c in 0..h.clones as usize {
+        if let Some(l) = h.laid_out.get(c) {
+            layout_line(s, h, l);
+        }
+        if h.depth_capped {
+            s.push_str(
+                "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n",
+            );
+        }
     }
+}
+
+fn layout_line(s: &mut String, h: &FioJobHead, l: &crate::model::LaidOut) {
+    let many = l.files > 1;
+    let _ = writeln!(
+        s,
+        "{}: Laying out IO file{} ({} file{} / {}{}MiB)",
+        h.name,
+        if many { "s" } else { "" },
+        l.files,
+        if many { "s" } else { "" },
+        if many { "total " } else { "" },
+        l.bytes >> 20
+    );
 }
 
 /// `t` (RFC 3339) as ctime writes it in local time ("Sat Dec  5 08:06:53 2026").
