@@ -176,9 +176,11 @@ impl<'a> Recorder<'a> {
     fn event(&mut self, now: Instant) -> bool {
         if let Some(d) = self.deadline {
             if now >= d {
-                // a window that ends with the run is still taken (fio's
-                // helper ends its window while the job runs to its end)
-                if self.recording {
+                // the window that ends with the run: fio 3.33 takes it after
+                // a ramp, not without one (its helper's timer then ends the
+                // window as the job ends: 1 sample in a 1 s run, 2 with
+                // ramp_time=100ms)
+                if self.recording && !self.cfg.ramp.is_zero() {
                     self.take_samples(d);
                 }
                 self.last = d;
