@@ -92,3 +92,70 @@ impl Sampler {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats_with(read_bytes: u64, read_ios: u64) -> KindStats {
+        let mut s: KindStats = Default::default();
+        for _ in 0..read_ios {
+            s[OpKind::Read.idx()].record_ok(1000, read_bytes / read_ios.max(1));
+        }
+        s
+    }
+
+    #[test]
+    fn windows_of_500_ms_within_fios_slack() {
+        let t0 = Instant::now();
+        let mut bw = Sampler::new(true, &LogSpec::default(), t0);
+        let mut iops = Sampler::new(false, &LogSpec::default(), t0);
+        // due 1 ms before the boundary (fio's LOG_MSEC_SLACK)
+        assert_eq!(bw.due(), Some(t0 + Duration::from_millis(499)));
+        // 1 MiB in 1024 reads over 500 ms: 2048 KiB/s, 2048 IOPS
+        let mut s = stats_with(1 << 20, 1024);
+        let at = t0 + Duration::from_millis(500);
+        bw.take(at, &mut s);
+        iops.take(at, &mut s);
+        let r = &s[OpKind::Read.idx()];
+        assert_eq!((r.bw_samples.n, r.bw_samples.min), (1, 2048));
+        assert_eq!((r.iops_samples.n, r.iops_samples.min), (1, 2048));
+        // writes did nothing: no write sample; the next window is on the grid
+        assert_eq!(s[OpKind::Write.idx()].bw_samples.n, 0);
+        assert_eq!(bw.due(), Some(t0 + Duration::from_millis(999)));
+        // nothing moved since: no sample, however long the window
+        bw.take(t0 + Duration::from_millis(1200), &mut s);
+        assert_eq!(s[OpKind::Read.idx()].bw_samples.n, 1);
+    }
+
+    #[test]
+    fn a_log_sets_the_window_or_samples_each_io() {
+        let t0 = Instant::now();
+        let windowed = LogSpec {
+            bw: true,
+            avg_ms: 100,
+            ..Default::default()
+        };
+        assert_eq!(
+            Sampler::new(true, &windowed, t0).due(),
+            Some(t0 + Duration::from_millis(99))
+        );
+        // the iops samples keep 500 ms without an iops log
+        assert_eq!(
+            Sampler::new(false, &windowed, t0).due(),
+            Some(t0 + Duration::from_millis(499))
+        );
+        let per_io = LogSpec {
+            bw: true,
+            ..Default::default()
+        };
+        let s = Sampler::new(true, &per_io, t0);
+        assert!(s.per_io_mode() && s.due().is_none());
+        let mut st: KindStats = Default::default();
+        // 4096 bytes in 4 µs: fio's rate 4096 * 10^6 / 4000 ns
+        s.per_io(OpKind::Read, 4096, 4000, &mut st);
+        s.per_io(OpKind::Fsync, 0, 4000, &mut st);
+        assert_eq!(st[OpKind::Read.idx()].bw_samples.min, 1_024_000);
+        assert_eq!(st[OpKind::Fsync.idx()].bw_samples.n, 0);
+    }
+}

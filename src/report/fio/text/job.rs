@@ -385,3 +385,50 @@ pub(super) fn job(s: &mut String, c: &Cell, g: &Group, when: &str) {
         let _ = writeln!(s, "  error: {e}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(values: &[u64]) -> LatSummary {
+        let mut l = crate::stats::LatStats::default();
+        for &v in values {
+            l.record(v);
+        }
+        LatSummary::of(&l)
+    }
+
+    #[test]
+    fn percentiles_round_up_and_fill_fios_rows() {
+        let mut s = String::new();
+        let pcts = [1.0, 50.0, 99.0, 99.9, 99.99];
+        pct_block(&mut s, "clat", &summary(&[2500, 3500, 150_000]), &pcts);
+        let lines: Vec<&str> = s.lines().collect();
+        // usec (smallest over 2 µs, largest over 100 µs), 4 a row of 80 columns
+        assert_eq!(lines[0], "    clat percentiles (usec):");
+        assert!(lines[1].starts_with("     |  1.00th=[    3], 50.00th=[    4]"), "{s}");
+        assert!(lines[1].ends_with(','), "{s}");
+        assert!(lines[2].starts_with("     | 99.99th=["), "{s}");
+        assert!(lines[2].ends_with(']'), "{s}");
+    }
+
+    #[test]
+    fn batches_in_fios_buckets() {
+        let mut s = String::new();
+        // one call of 1, two of 8, one of 9
+        batch_line(&mut s, "submit    ", &[0, 1, 0, 0, 0, 0, 0, 0, 2, 1], 0);
+        assert_eq!(
+            s,
+            "     submit    : 0=0.0%, 4=25.0%, 8=50.0%, 16=25.0%, 32=0.0%, 64=0.0%, >=64=0.0%\n"
+        );
+        s.clear();
+        // a sync engine: every operation its own call of one
+        batch_line(&mut s, "complete  ", &[], 10);
+        assert!(s.contains(" 4=100.0%, 8=0.0%"), "{s}");
+    }
+
+    #[test]
+    fn strerror_is_the_message_alone() {
+        assert_eq!(strerror(libc::EIO), "Input/output error");
+    }
+}
