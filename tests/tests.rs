@@ -13,6 +13,7 @@ mod faultfs;
 mod faults;
 mod fio;
 mod fio_buffers;
+mod fio_engines;
 mod fio_latency;
 mod fio_normal;
 mod fio_output;

@@ -113,6 +113,8 @@ pub enum IoEngine {
     /// io_uring, --iodepth operations in flight per job
     #[value(alias = "io_uring")]
     Uring,
+    /// Linux native AIO (io_submit/io_getevents), --iodepth operations in flight per job
+    Libaio,
     /// no I/O at all: measures fslab itself
     Null,
 }

@@ -5,10 +5,12 @@
 //! moves bytes. Sync engines complete inline (`Submit::Done`); a queueing engine
 //! (io_uring) returns `Queued` and hands completions back from `reap`.
 
+mod libaio;
 mod null;
 mod sync;
 pub mod uring;
 
+pub use libaio::LibaioEngine;
 pub use null::NullEngine;
 pub use sync::{getxattrat_works, SyncEngine};
 pub use uring::{probe_uring, UringEngine, UringOpts};
@@ -223,6 +225,7 @@ pub enum EngineKind {
     Null,
     Sync,
     Uring,
+    Libaio,
 }
 
 impl EngineKind {
@@ -231,6 +234,7 @@ impl EngineKind {
             "null" => Some(EngineKind::Null),
             "sync" | "psync" => Some(EngineKind::Sync),
             "uring" | "io_uring" => Some(EngineKind::Uring),
+            "libaio" => Some(EngineKind::Libaio),
             _ => None,
         }
     }
@@ -241,6 +245,7 @@ impl EngineKind {
             EngineKind::Null => "null",
             EngineKind::Sync => "sync",
             EngineKind::Uring => "uring",
+            EngineKind::Libaio => "libaio",
         }
     }
 
@@ -250,6 +255,8 @@ impl EngineKind {
             EngineKind::Null => Box::new(NullEngine),
             EngineKind::Sync => Box::new(SyncEngine),
             EngineKind::Uring => Box::new(UringEngine::new(uring)?),
+            // the queue depth is the ring's
+            EngineKind::Libaio => Box::new(LibaioEngine::new(uring.depth)?),
         })
     }
 }
@@ -269,10 +276,15 @@ mod conformance {
             depth: 8,
             ..Default::default()
         };
-        [EngineKind::Null, EngineKind::Sync, EngineKind::Uring]
-            .iter()
-            .map(|k| k.build(&o).expect("engine builds (io_uring enabled?)"))
-            .collect()
+        [
+            EngineKind::Null,
+            EngineKind::Sync,
+            EngineKind::Uring,
+            EngineKind::Libaio,
+        ]
+        .iter()
+        .map(|k| k.build(&o).expect("engine builds (io_uring enabled?)"))
+        .collect()
     }
 
     /// Runs one operation to completion on any engine.

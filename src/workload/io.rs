@@ -63,6 +63,10 @@ pub struct IoWorkload {
     writes_since_fdatasync: u64,
     /// Files still to fsync at the end (end_fsync).
     end_fsyncs: usize,
+    /// Operations handed out and not yet completed.
+    inflight: usize,
+    /// An end_fsync that failed.
+    end_error: Option<String>,
     /// A size-based job has issued its last read or write (`end_op`).
     issued_all: bool,
     thinktime: Option<Duration>,
@@ -162,6 +166,8 @@ impl IoWorkload {
             writes_since_fsync: 0,
             writes_since_fdatasync: 0,
             end_fsyncs: if plan.shape.end_fsync && plan.writes() { n } else { 0 },
+            inflight: 0,
+            end_error: None,
             issued_all: false,
             thinktime: plan.shape.thinktime,
             last_done: None,
@@ -226,16 +232,132 @@ impl IoWorkload {
     fn end_op(&mut self, slot: usize) -> Option<NextOp> {
         self.issued_all = true;
         if self.end_fsyncs > 0 {
-            self.end_fsyncs -= 1;
-            return Some(NextOp {
-                op: Op::Fsync {
-                    fd: self.fds[self.end_fsyncs],
-                },
-                dir: OpKind::Fsync,
-                len: 0,
-            });
+            if self.inflight > 0 {
+                // asked again after a completion (`waits`)
+                return None;
+            }
+            self.end_fsync();
         }
         self.read_back(slot, true)
+    }
+
+    #[inline]
+    /// The next operation (`Workload::next_op`, which counts it in flight).
+    fn pick_op(&mut self, slot: usize) -> Option<NextOp> {
+        if self.region.create_only {
+            return None;
+        }
+        if let Some(sync) = self.cadence_sync() {
+            return Some(sync);
+        }
+        if self.fill.stopped() {
+            return None;
+        }
+        if let Some(op) = self.read_back(slot, false) {
+            return Some(op);
+        }
+        let mut len = self.next_len();
+        if !self.region.may_issue() {
+            return self.end_op(slot);
+        }
+        let read = self.next_read.take().unwrap_or_else(|| self.draw_read());
+        let (f, offset) = loop {
+            let Some(f) = self.pick_file() else {
+                // every file done: the pass is over
+                if !self.region.next_pass() {
+                    return self.end_op(slot);
+                }
+                self.reset_files();
+                continue;
+            };
+            match self.offset_in(f, &mut len, read) {
+                Some(o) => break (f, o),
+                None => self.region.done[f] = true,
+            }
+        };
+        self.region.issued(len);
+        let fd = self.fds[f];
+        let offset = self.base + offset;
+        let mut buf = self.bufs[slot].as_ptr();
+        let buf_index = slot as u16;
+        let len_usize = len as usize;
+        Some(if read {
+            // within the slot's buffer: it has `read_skew` bytes more
+            buf = buf.wrapping_add(self.read_skew);
+            NextOp {
+                op: Op::Read {
+                    fd,
+                    offset,
+                    buf,
+                    len: len_usize,
+                    buf_index,
+                },
+                dir: OpKind::Read,
+                len,
+            }
+        } else {
+            self.writes_since_fsync += 1;
+            self.writes_since_fdatasync += 1;
+            buf = self
+                .fill
+                .before_write(&mut self.bufs[slot], slot, fd, offset, len_usize);
+            NextOp {
+                op: Op::Write {
+                    fd,
+                    offset,
+                    buf,
+                    len: len_usize,
+                    buf_index,
+                },
+                dir: OpKind::Write,
+                len,
+            }
+        })
+    }
+
+    /// fsync=N / fdatasync=N: fio decides on a sync when it picks the next
+    /// I/O (io_u.c `get_rw_ddir`), so none follows the job's last write
+    /// (fsync=8 over 128 writes: 15 syncs), and of a sync and a datasync
+    /// due together only the sync is issued.
+    fn cadence_sync(&mut self) -> Option<NextOp> {
+        let fsync = self.fsync_every > 0 && self.writes_since_fsync >= self.fsync_every;
+        let datasync = self.fdatasync_every > 0 && self.writes_since_fdatasync >= self.fdatasync_every;
+        if !(fsync || datasync) || self.fill.stopped() || !self.region.may_issue() {
+            return None;
+        }
+        if datasync {
+            self.writes_since_fdatasync = 0;
+        }
+        let fd = self.fds[self.next_file];
+        Some(if fsync {
+            self.writes_since_fsync = 0;
+            NextOp {
+                op: Op::Fsync { fd },
+                dir: OpKind::Fsync,
+                len: 0,
+            }
+        } else {
+            NextOp {
+                op: Op::Fdatasync { fd },
+                // counted with fsync, as fio's "sync" statistics are
+                dir: OpKind::Fsync,
+                len: 0,
+            }
+        })
+    }
+
+    /// fio's end_fsync (backend.c, `fio_file_fsync`): an fsync(2) of each
+    /// file once every I/O completed, inside the job's runtime but in none
+    /// of its statistics (fio 3.33's sync lat_ns.N stays 0).
+    fn end_fsync(&mut self) {
+        for &fd in &self.fds[..self.end_fsyncs] {
+            // SAFETY: the workload's own files, open until it is dropped.
+            let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) };
+            if let Err(e) = rustix::fs::fsync(fd) {
+                self.end_error.get_or_insert(format!("end_fsync: {e}"));
+            }
+        }
+        self.end_fsyncs = 0;
     }
 
     /// The file of the next I/O (`Region::pick_file`); None when this pass
@@ -374,6 +496,7 @@ impl Workload for IoWorkload {
     }
 
     fn on_complete(&mut self, op: &NextOp, result: i64) -> i64 {
+        self.inflight -= 1;
         if self.thinktime.is_some() {
             self.last_done = Some(Instant::now());
         }
@@ -411,11 +534,12 @@ impl Workload for IoWorkload {
     }
 
     fn error(&self) -> Option<String> {
-        self.fill.failed()
+        self.fill.failed().or_else(|| self.end_error.clone())
     }
 
     fn waits(&self) -> bool {
-        !self.fill.stopped() && self.fill.readback.waits(self.issued_all && self.end_fsyncs == 0)
+        let ending = self.issued_all && self.end_fsyncs > 0 && self.inflight > 0;
+        ending || !self.fill.stopped() && self.fill.readback.waits(self.issued_all && self.end_fsyncs == 0)
     }
 
     fn next_due(&mut self) -> Option<Instant> {
@@ -440,157 +564,11 @@ impl Workload for IoWorkload {
 
     #[inline]
     fn next_op(&mut self, slot: usize) -> Option<NextOp> {
-        if self.region.create_only {
-            return None;
-        }
-        let fd = self.fds[self.next_file];
-        if self.fsync_every > 0 && self.writes_since_fsync >= self.fsync_every {
-            self.writes_since_fsync = 0;
-            return Some(NextOp {
-                op: Op::Fsync { fd },
-                dir: OpKind::Fsync,
-                len: 0,
-            });
-        }
-        if self.fdatasync_every > 0 && self.writes_since_fdatasync >= self.fdatasync_every {
-            self.writes_since_fdatasync = 0;
-            return Some(NextOp {
-                op: Op::Fdatasync { fd },
-                // counted with fsync, as fio's "sync" statistics are
-                dir: OpKind::Fsync,
-                len: 0,
-            });
-        }
-        if self.fill.stopped() {
-            return None;
-        }
-        if let Some(op) = self.read_back(slot, false) {
-            return Some(op);
-        }
-        let mut len = self.next_len();
-        if !self.region.may_issue() {
-            return self.end_op(slot);
-        }
-        let read = self.next_read.take().unwrap_or_else(|| self.draw_read());
-        let (f, offset) = loop {
-            let Some(f) = self.pick_file() else {
-                // every file done: the pass is over
-                if !self.region.next_pass() {
-                    return self.end_op(slot);
-                }
-                self.reset_files();
-                continue;
-            };
-            match self.offset_in(f, &mut len, read) {
-                Some(o) => break (f, o),
-                None => self.region.done[f] = true,
-            }
-        };
-        self.region.issued(len);
-        let fd = self.fds[f];
-        let offset = self.base + offset;
-        let mut buf = self.bufs[slot].as_ptr();
-        let buf_index = slot as u16;
-        let len_usize = len as usize;
-        Some(if read {
-            // within the slot's buffer: it has `read_skew` bytes more
-            buf = buf.wrapping_add(self.read_skew);
-            NextOp {
-                op: Op::Read {
-                    fd,
-                    offset,
-                    buf,
-                    len: len_usize,
-                    buf_index,
-                },
-                dir: OpKind::Read,
-                len,
-            }
-        } else {
-            self.writes_since_fsync += 1;
-            self.writes_since_fdatasync += 1;
-            buf = self
-                .fill
-                .before_write(&mut self.bufs[slot], slot, fd, offset, len_usize);
-            NextOp {
-                op: Op::Write {
-                    fd,
-                    offset,
-                    buf,
-                    len: len_usize,
-                    buf_index,
-                },
-                dir: OpKind::Write,
-                len,
-            }
-        })
+        let op = self.pick_op(slot)?;
+        self.inflight += 1;
+        Some(op)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::IoArgs;
-
-    fn plan(rw: &str, extra: impl FnOnce(&mut IoArgs)) -> IoPlan {
-        let mut a = IoArgs {
-            rw: rw.into(),
-            rwmixread: "90".into(),
-            bs: "4k".into(),
-            jobs: "1".into(),
-            engine: "null".into(),
-            ..Default::default()
-        };
-        a.common.target = ".".into();
-        a.common.quiet = true;
-        extra(&mut a);
-        IoPlan::from_args(&a).unwrap()
-    }
-
-    #[test]
-    fn size_based_sequential_covers_the_file_once() {
-        let p = plan("write", |_| {});
-        let mut w = IoWorkload::new(&p, 0, vec![], 64 * 4096, false, 1);
-        let mut offs = vec![];
-        while let Some(op) = w.next_op(0) {
-            if let Op::Write { offset, .. } = op.op {
-                offs.push(offset);
-            }
-        }
-        assert_eq!(offs, (0..64).map(|b| b * 4096).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn mix_and_fsync_cadence() {
-        let p = plan("randrw", |a| {
-            a.runtime = Some("1s".into());
-            a.fsync = Some("4".into());
-        });
-        let mut w = IoWorkload::new(&p, 0, vec![], 1 << 20, false, 1);
-        let (mut r, mut wr, mut fs) = (0, 0, 0);
-        let mut since = 0;
-        for _ in 0..100_000 {
-            let op = w.next_op(0).unwrap();
-            match op.dir {
-                OpKind::Read => r += 1,
-                OpKind::Write => {
-                    wr += 1;
-                    since += 1;
-                    assert!(since <= 4);
-                }
-                OpKind::Fsync => {
-                    assert_eq!(since, 4);
-                    since = 0;
-                    fs += 1;
-                }
-                other => panic!("io workload produced {other:?}"),
-            }
-            if let Op::Read { offset, .. } | Op::Write { offset, .. } = op.op {
-                assert!(offset % 4096 == 0 && offset < 1 << 20);
-            }
-        }
-        let share = r as f64 / (r + wr) as f64;
-        assert!((share - 0.9).abs() < 0.01, "read share {share}");
-        assert_eq!(fs, wr / 4);
-    }
-}
+mod tests;

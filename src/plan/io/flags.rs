@@ -175,9 +175,10 @@ pub(super) fn queue_opts(a: &IoArgs, engine: EngineKind) -> Result<(u64, u64, Ur
         fixed_bufs: a.fixed_bufs,
     };
     if engine != EngineKind::Uring {
+        let queues = engine == EngineKind::Libaio;
         let uring_only = [
-            ("--iodepth", iodepth > 1),
-            ("--iodepth-batch", a.iodepth_batch.is_some()),
+            ("--iodepth", iodepth > 1 && !queues),
+            ("--iodepth-batch", a.iodepth_batch.is_some() && !queues),
             ("--fixed-files", a.fixed_files),
             ("--fixed-bufs", a.fixed_bufs),
             ("--sqpoll", a.sqpoll.is_some()),
@@ -186,10 +187,14 @@ pub(super) fn queue_opts(a: &IoArgs, engine: EngineKind) -> Result<(u64, u64, Ur
         if let Some((flag, _)) = uring_only.iter().find(|(_, set)| *set) {
             return Err(PlanError::new(
                 *flag,
-                format!(
-                    "needs --engine uring (the {} engine does one operation at a time)",
-                    a.engine
-                ),
+                if queues {
+                    "needs --engine uring (an io_uring option)".to_string()
+                } else {
+                    format!(
+                        "needs --engine uring or libaio (the {} engine does one operation at a time)",
+                        a.engine
+                    )
+                },
             ));
         }
     }

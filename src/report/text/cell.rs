@@ -20,7 +20,7 @@ fn describe_plan(c: &Cell) -> String {
         let _ = write!(d, "({}% reads) ", p.shape.rwmixread);
     }
     let _ = write!(d, "{} job(s), {} engine", p.jobs, p.ioengine.engine.name());
-    if p.ioengine.engine.name() == "uring" {
+    if matches!(p.ioengine.engine.name(), "uring" | "libaio") {
         let _ = write!(
             d,
             " at depth {} (batch {})",
