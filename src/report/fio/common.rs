@@ -254,3 +254,23 @@ pub(crate) fn description(c: &Cell) -> Option<&str> {
         .map(String::as_str)
         .filter(|d| !d.is_empty())
 }
+
+/// fio's `sync` total_ios: total_io_u[DDIR_SYNC], the fsyncs alone, while
+/// lat_ns holds the fdatasyncs too (fio 3.33, sync, psync, libaio and
+/// io_uring: fsync=8 over 128 writes gives 15 and 15, fdatasync=8 gives 0
+/// and 15). fslab counts both as one kind: with both options the fsyncs
+/// are those at the multiples of fsync=N among the writes but the last
+/// (fio issues a sync when it picks the next I/O).
+pub(crate) fn fsyncs(c: &Cell, syncs: u64) -> u64 {
+    let Some(p) = c.plan.io() else {
+        return 0;
+    };
+    match (p.shape.fsync_every, p.shape.fdatasync_every) {
+        (0, _) => 0,
+        (_, 0) => syncs,
+        (every, _) => {
+            let writes = c.dir(OpKind::Write).map_or(0, |d| d.ops);
+            (writes.saturating_sub(1) / every).min(syncs)
+        }
+    }
+}

@@ -82,26 +82,6 @@ fn report_of(c: &Cell) -> LatReport {
     c.plan.fio().map(|f| f.report).unwrap_or_default()
 }
 
-/// fio's `sync` total_ios: total_io_u[DDIR_SYNC], the fsyncs alone, while
-/// lat_ns holds the fdatasyncs too (fio 3.33, sync, psync, libaio and
-/// io_uring: fsync=8 over 128 writes gives 15 and 15, fdatasync=8 gives 0
-/// and 15). fslab counts both as one kind: with both options the fsyncs
-/// are those at the multiples of fsync=N among the writes but the last
-/// (fio issues a sync when it picks the next I/O).
-fn fsyncs(c: &Cell, syncs: u64) -> u64 {
-    let Some(p) = c.plan.io() else {
-        return 0;
-    };
-    match (p.shape.fsync_every, p.shape.fdatasync_every) {
-        (0, _) => 0,
-        (_, 0) => syncs,
-        (every, _) => {
-            let writes = c.dir(OpKind::Write).map_or(0, |d| d.ops);
-            (writes.saturating_sub(1) / every).min(syncs)
-        }
-    }
-}
-
 /// fio's `sync` object: fsync and fdatasync latencies (fslab counts both as fsync).
 fn sync_obj(c: &Cell, plus: bool) -> Value {
     let r = report_of(c);
@@ -114,7 +94,7 @@ fn sync_obj(c: &Cell, plus: bool) -> Value {
     let d = c.dir(OpKind::Fsync);
     let n = d.map_or(0, |d| d.ops);
     let lat = if r.disable_clat { None } else { d.map(|d| &d.lat) };
-    json!({"total_ios": fsyncs(c, n), "lat_ns": lat_obj(lat, if lat.is_some() { n } else { 0 }, show)})
+    json!({"total_ios": super::common::fsyncs(c, n), "lat_ns": lat_obj(lat, if lat.is_some() { n } else { 0 }, show)})
 }
 
 fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {

@@ -324,7 +324,7 @@ fn tail(s: &mut String, c: &Cell) {
         "     issued rwts: total={},{},0,{} short={},{},0,0 dropped=0,0,0,0",
         issued(c, OpKind::Read),
         issued(c, OpKind::Write),
-        issued(c, OpKind::Fsync),
+        super::super::common::fsyncs(c, issued(c, OpKind::Fsync)),
         short(OpKind::Read),
         short(OpKind::Write),
     );
