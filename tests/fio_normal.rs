@@ -117,7 +117,7 @@ fn normalise(text: &str) -> Vec<String> {
 
 /// `tool` (fio, or fslab's `fio` command) on job `name`, in a copy of the
 /// job directory, its files in a directory of their own: stdout, stderr.
-fn run(fslab_tool: bool, name: &str, jobs: &Path) -> (String, String) {
+fn run(fslab_tool: bool, name: &str, jobs: &Path, args: &[&str]) -> (String, String) {
     let cwd = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir_in("/var/tmp").unwrap();
     let copy = cwd.path().join("jobs");
@@ -139,6 +139,7 @@ fn run(fslab_tool: bool, name: &str, jobs: &Path) -> (String, String) {
         .env("FSLAB_FIO_DIR", data.path())
         .env_remove("RUST_LOG")
         .args([name, "--eta=never"])
+        .args(args)
         .output()
         .unwrap();
     let (stdout, stderr) = (
@@ -190,8 +191,8 @@ fn fslab_fio_normal_output_has_fios_lines_in_fios_order() {
     }
     let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-jobs");
     for name in JOBS {
-        let (theirs, _) = run(false, name, &jobs);
-        let (ours, err) = run(true, name, &jobs);
+        let (theirs, _) = run(false, name, &jobs, &[]);
+        let (ours, err) = run(true, name, &jobs, &[]);
         // --eta=never: no progress (and these jobs have no note)
         assert!(err.is_empty(), "{name}: fslab's stderr: {err}");
         let (a, b) = (normalise(&theirs), normalise(&ours));
@@ -203,6 +204,51 @@ fn fslab_fio_normal_output_has_fios_lines_in_fios_order() {
             assert!(ours.contains(want), "{name}: {ours}");
         }
     }
+}
+
+/// The text with the terse line and the JSON document as one line each.
+fn formats(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_json = false;
+    for l in text.lines() {
+        match l {
+            "{" if !in_json => {
+                in_json = true;
+                out.push_str("<json>\n");
+            }
+            "}" if in_json => in_json = false,
+            _ if in_json => {}
+            _ if l.starts_with("3;") => out.push_str("<terse>\n"),
+            _ => {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// With every format asked, the lines come in fio's order: the normal
+/// output's lines before the run, the terse line, the JSON document, then
+/// the normal output's results.
+#[test]
+fn a_format_list_is_written_in_fios_order() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-jobs");
+    let name = JOBS[0];
+    let all = ["--output-format=normal,json,terse"];
+    let (theirs, _) = run(false, name, &jobs, &all);
+    let (ours, _) = run(true, name, &jobs, &all);
+    let (a, b) = (normalise(&formats(&theirs)), normalise(&formats(&ours)));
+    if let Some(d) = first_difference(&a, &b) {
+        panic!("{name}: {d}\n--- fio:\n{theirs}\n--- fslab:\n{ours}");
+    }
+    assert!(
+        b.iter().any(|l| l == "<json>") && b.iter().any(|l| l == "<terse>"),
+        "{b:?}"
+    );
 }
 
 #[test]

@@ -36,14 +36,18 @@ fn fslab_all_formats(cwd: &Path, args: &[String]) -> Ours {
         "fslab fio {args:?}: {stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // fio's order: the terse line, the normal text, then the JSON document
-    let (terse, rest) = stdout.split_once('\n').unwrap();
-    assert!(terse.starts_with("3;"), "{stdout}");
-    let at = rest.find("\n{\n").expect("a JSON document after the text") + 1;
+    // fio's order: the normal output's lines before the run, the terse
+    // line, the JSON document, then the normal output's results
+    let at = stdout.find("\n3;").expect("a terse line") + 1;
+    let (head, rest) = stdout.split_at(at);
+    let (terse, rest) = rest.split_once('\n').unwrap();
+    let mut docs = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+    let json = docs.next().unwrap().unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let body = &rest[docs.byte_offset()..];
     Ours {
         terse: terse.split(';').map(String::from).collect(),
-        text: rest[..at].to_string(),
-        json: serde_json::from_str(&rest[at..]).unwrap_or_else(|e| panic!("{e}: {stdout}")),
+        text: format!("{head}{}", body.trim_start_matches('\n')),
+        json,
         results: read_json(&results),
     }
 }

@@ -229,28 +229,43 @@ fn ctime(t: &str) -> String {
 
 impl Reporter for FioText {
     fn render(&self, r: &Report) -> Vec<u8> {
-        let mut s = String::new();
-        header(&mut s, r);
-        s.push('\n');
-        let when = ctime(&r.started_at);
-        for c in r.cells.iter().filter(|c| c.error.is_none()) {
-            let g = group_of(&members(r, c.plan.fio().map(|f| f.groupid)));
-            job::job(&mut s, c, &g, &when);
-        }
-        // every group of the job file, as fio numbers them
-        let mut groups: Vec<usize> = r.fio_jobs.iter().map(|h| h.groupid).collect();
-        groups.extend(r.cells.iter().filter_map(|c| c.plan.fio().map(|f| f.groupid)));
-        groups.sort_unstable();
-        groups.dedup();
-        for g in groups {
-            run_status(&mut s, g, &members(r, Some(g)));
-        }
-        disk::stats(&mut s, r);
-        if r.interrupted {
-            s.push_str("fio: terminating on signal (fslab: results cover the time before the stop)\n");
-        }
+        let mut s = head(r);
+        s.push_str(&body(r));
         s.into_bytes()
     }
+}
+
+/// The lines fio writes before the run (`fslab fio`'s jobs; none for
+/// another command's result).
+pub fn head(r: &Report) -> String {
+    let mut s = String::new();
+    header(&mut s, r);
+    s
+}
+
+/// The lines fio writes after the run: its results, from the blank line
+/// that opens them to the disk stats.
+pub fn body(r: &Report) -> String {
+    let mut s = String::new();
+    s.push('\n');
+    let when = ctime(&r.started_at);
+    for c in r.cells.iter().filter(|c| c.error.is_none()) {
+        let g = group_of(&members(r, c.plan.fio().map(|f| f.groupid)));
+        job::job(&mut s, c, &g, &when);
+    }
+    // every group of the job file, as fio numbers them
+    let mut groups: Vec<usize> = r.fio_jobs.iter().map(|h| h.groupid).collect();
+    groups.extend(r.cells.iter().filter_map(|c| c.plan.fio().map(|f| f.groupid)));
+    groups.sort_unstable();
+    groups.dedup();
+    for g in groups {
+        run_status(&mut s, g, &members(r, Some(g)));
+    }
+    disk::stats(&mut s, r);
+    if r.interrupted {
+        s.push_str("fio: terminating on signal (fslab: results cover the time before the stop)\n");
+    }
+    s
 }
 
 mod disk;
