@@ -249,6 +249,24 @@ fn a_format_list_is_written_in_fios_order() {
         b.iter().any(|l| l == "<json>") && b.iter().any(|l| l == "<terse>"),
         "{b:?}"
     );
+    // the JSON's disk_util: the devices of the text's Disk stats, fio's keys
+    let disks = |text: &str| -> Vec<serde_json::Value> {
+        let at = text.find("\n{\n").expect("a JSON document") + 1;
+        let mut docs = serde_json::Deserializer::from_str(&text[at..]).into_iter::<serde_json::Value>();
+        let j = docs.next().unwrap().unwrap();
+        j["disk_util"].as_array().unwrap().clone()
+    };
+    let (t, o) = (disks(&theirs), disks(&ours));
+    let keys = |v: &[serde_json::Value]| -> Vec<Vec<String>> {
+        v.iter()
+            .map(|d| d.as_object().unwrap().keys().cloned().collect())
+            .collect()
+    };
+    assert_eq!(keys(&t), keys(&o), "{t:?} {o:?}");
+    for d in &o {
+        let name = d["name"].as_str().unwrap();
+        assert!(ours.contains(&format!("  {name}: ios=")), "{name}: {ours}");
+    }
 }
 
 #[test]

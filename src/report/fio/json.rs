@@ -268,7 +268,7 @@ pub fn render(r: &Report, plus: bool) -> Vec<u8> {
         let v = json!({
             "fio version": format!("fslab-{}", r.fslab_version),
             "timestamp": ts / 1000, "timestamp_ms": ts, "time": r.started_at,
-            "global options": {}, "jobs": jobs, "disk_util": [],
+            "global options": {}, "jobs": jobs, "disk_util": super::disks::json(r),
         });
         let mut out = serde_json::to_vec_pretty(&v).expect("JSON values serialise");
         out.push(b'\n');

@@ -1,10 +1,11 @@
 //! fio's own output formats, for a run that stands in for fio: its JSON
 //! (and json+), its terse line and its normal text, and `FioAll`, the
 //! formats of a comma list (`--output-format=json,normal`) in fio's order.
-//! The formats share what they read from a cell through `common`; none
-//! imports another.
+//! The formats share what they read from a cell through `common`, and the
+//! devices through `disks`; none imports another.
 
 pub(crate) mod common;
+pub(crate) mod disks;
 pub mod json;
 pub mod steady;
 pub mod terse;

@@ -261,11 +261,9 @@ pub fn body(r: &Report) -> String {
     for g in groups {
         run_status(&mut s, g, &members(r, Some(g)));
     }
-    disk::stats(&mut s, r);
+    super::disks::text(&mut s, r);
     if r.interrupted {
         s.push_str("fio: terminating on signal (fslab: results cover the time before the stop)\n");
     }
     s
 }
-
-mod disk;

@@ -1,10 +1,13 @@
-//! fio's "Disk stats (read/write)" (diskutil.c print_disk_util), from
-//! fslab's device sampling: the device each job's target is on, over the
-//! runs of the job file (each segment's cells share one sampling, counted
-//! once), and for a dm or md device its members' mean figures (fio's aggr*).
+//! fio's disk utilisation (diskutil.c), from fslab's device sampling: the
+//! device each job's target is on, over the runs of the job file (each
+//! segment's cells share one sampling, counted once), and for a dm or md
+//! device its members' mean figures (fio's aggr*). The normal output's
+//! "Disk stats (read/write)" (print_disk_util) and the JSON's `disk_util`
+//! (json_array_add_disk_util).
 
 use crate::model::system::{DeviceData, DeviceRole, IostatPoint, SystemData};
 use crate::model::{Cell, Report};
+use serde_json::{json, Value};
 use std::fmt::Write;
 
 /// One device's deltas summed over the segments.
@@ -40,7 +43,7 @@ impl Sum {
 }
 
 /// A top device and its members, summed.
-struct Disk {
+pub(crate) struct Disk {
     name: String,
     sum: Sum,
     members: Vec<(String, Sum)>,
@@ -82,30 +85,32 @@ fn add_segment(disks: &mut Vec<Disk>, sys: &SystemData) {
     }
 }
 
-/// fio's aggregate of a dm/md device's members: their mean counts and the
-/// busiest one's utilisation.
-fn aggr(members: &[(String, Sum)]) -> String {
+/// fio's aggregate of a dm/md device's members: their mean counts (ios,
+/// merges, ticks per direction, in_queue) and the busiest one's utilisation.
+fn aggr(members: &[(String, Sum)]) -> Option<([u64; 7], f64)> {
     let n = members.len() as u64;
     if n == 0 {
-        return String::new();
+        return None;
     }
-    let total = |f: &dyn Fn(&Sum) -> u64| members.iter().map(|(_, s)| f(s)).sum::<u64>() / n;
+    let mean = |f: &dyn Fn(&Sum) -> u64| members.iter().map(|(_, s)| f(s)).sum::<u64>() / n;
     let util = members.iter().map(|(_, s)| s.util()).fold(0.0, f64::max);
-    format!(
-        ", aggrios={}/{}, aggrmerge={}/{}, aggrticks={}/{}, aggrin_queue={}, aggrutil={util:3.2}%",
-        total(&|s| s.ios[0]),
-        total(&|s| s.ios[1]),
-        total(&|s| s.merges[0]),
-        total(&|s| s.merges[1]),
-        total(&|s| s.ticks[0]),
-        total(&|s| s.ticks[1]),
-        total(&|s| s.in_queue),
-    )
+    Some((
+        [
+            mean(&|s| s.ios[0]),
+            mean(&|s| s.ios[1]),
+            mean(&|s| s.merges[0]),
+            mean(&|s| s.merges[1]),
+            mean(&|s| s.ticks[0]),
+            mean(&|s| s.ticks[1]),
+            mean(&|s| s.in_queue),
+        ],
+        util,
+    ))
 }
 
-/// The block, when some cell sampled a device (none with --no-telemetry,
-/// or on a filesystem without one, as fio's for tmpfs).
-pub(super) fn stats(s: &mut String, r: &Report) {
+/// The devices fio would report: none when no cell sampled one (--no-
+/// telemetry, or a filesystem without a device, as fio's for tmpfs).
+pub(crate) fn disks(r: &Report) -> Vec<Disk> {
     let mut disks: Vec<Disk> = Vec::new();
     let mut last: Option<&SystemData> = None;
     // fio counts the disks of jobs that do I/O to files: not its null
@@ -117,7 +122,7 @@ pub(super) fn stats(s: &mut String, r: &Report) {
             .fio()
             .and_then(|f| f.options.get("disk_util"))
             .is_some_and(|v| v.trim() == "0");
-        io && !off && super::super::common::meta_engine_bs(c).is_none()
+        io && !off && super::common::meta_engine_bs(c).is_none()
     };
     for sys in r.cells.iter().filter(on_disk).filter_map(|c| c.system.as_ref()) {
         // the cells of one segment carry the same sampling
@@ -126,15 +131,27 @@ pub(super) fn stats(s: &mut String, r: &Report) {
         }
         last = Some(sys);
     }
+    disks
+}
+
+/// The normal output's block (print_disk_util), nothing without a device.
+pub(crate) fn text(s: &mut String, r: &Report) {
+    let disks = disks(r);
     if disks.is_empty() {
         return;
     }
     s.push_str("\nDisk stats (read/write):\n");
     for d in &disks {
         let u = &d.sum;
+        let agg = aggr(&d.members).map_or(String::new(), |(a, util)| {
+            format!(
+                ", aggrios={}/{}, aggrmerge={}/{}, aggrticks={}/{}, aggrin_queue={}, aggrutil={util:3.2}%",
+                a[0], a[1], a[2], a[3], a[4], a[5], a[6]
+            )
+        });
         let _ = writeln!(
             s,
-            "{}  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%{}",
+            "{}  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%{agg}",
             if d.members.is_empty() { "" } else { "  " },
             d.name,
             u.ios[0],
@@ -145,7 +162,42 @@ pub(super) fn stats(s: &mut String, r: &Report) {
             u.ticks[1],
             u.in_queue,
             u.util(),
-            aggr(&d.members)
         );
     }
+}
+
+/// The JSON's `disk_util` array (json_array_add_disk_util), with fio's
+/// keys (its "aggr_write_merge" among them).
+pub(crate) fn json(r: &Report) -> Value {
+    let list: Vec<Value> = disks(r)
+        .iter()
+        .map(|d| {
+            let u = &d.sum;
+            let mut o = json!({
+                "name": d.name, "read_ios": u.ios[0], "write_ios": u.ios[1],
+                "read_merges": u.merges[0], "write_merges": u.merges[1],
+                "read_ticks": u.ticks[0], "write_ticks": u.ticks[1],
+                "in_queue": u.in_queue, "util": u.util(),
+            });
+            if let Some((a, util)) = aggr(&d.members) {
+                for (k, v) in [
+                    "aggr_read_ios",
+                    "aggr_write_ios",
+                    "aggr_read_merges",
+                    "aggr_write_merge",
+                    "aggr_read_ticks",
+                    "aggr_write_ticks",
+                    "aggr_in_queue",
+                ]
+                .iter()
+                .zip(a)
+                {
+                    o[*k] = json!(v);
+                }
+                o["aggr_util"] = json!(util);
+            }
+            o
+        })
+        .collect();
+    Value::Array(list)
 }
