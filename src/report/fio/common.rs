@@ -12,19 +12,6 @@ const FIO_PCTS: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
 ];
 
-pub(crate) fn mean_sd(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0);
-    }
-    let m = v.iter().sum::<f64>() / v.len() as f64;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
-    } else {
-        0.0
-    };
-    (m, var.sqrt())
-}
-
 /// A fio job on one of fio's metadata engines (filecreate, filestat...):
 /// its block size, which fio's fake I/O counts are in.
 pub(crate) fn meta_engine_bs(c: &Cell) -> Option<u64> {
@@ -60,15 +47,17 @@ pub(crate) fn share_of_group(r: &Report, c: &Cell, dir: OpKind, mean_kib: f64, s
         None => vec![c],
     };
     let bytes: u64 = members.iter().filter_map(|o| o.dir(dir)).map(|d| d.bytes).sum();
+    // fio's runtimes: microseconds rounded up to a millisecond
     let run_ms = members
         .iter()
         .filter(|o| o.dir(dir).is_some())
-        .map(|o| o.elapsed_ns / 1_000_000)
+        .map(|o| (o.elapsed_ns / 1000).div_ceil(1000))
         .max()
         .unwrap_or(0);
-    // as fio's integers: the aggregate in bytes/s, then in KiB/s
-    match (bytes * 1000).checked_div(run_ms).map(|b| b / 1024) {
-        Some(agg_kib) if agg_kib > 0 => (mean_kib * 100.0 / agg_kib as f64).min(100.0),
+    // as fio's convert_agg_kbytes_percent: the aggregate in bytes/s (an
+    // integer), the mean passed as an int
+    match (bytes * 1000).checked_div(run_ms) {
+        Some(agg) if agg > 1024 => ((mean_kib as i64) as f64 * 100.0 / (agg as f64 / 1024.0)).min(100.0),
         _ => 100.0,
     }
 }

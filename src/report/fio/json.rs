@@ -4,10 +4,8 @@
 //! iops, iops_stddev, lat_ns, the latency_ns/us/ms buckets, usr_cpu/sys_cpu).
 //! Each fslab cell is one job, as fio reports with group_reporting.
 
-use super::common::{
-    cpu_pcts, depth_levels, latency_fields, latency_maps, mean_sd, meta_engine_bs, pcts_of, share_of_group,
-};
-use crate::model::{Cell, DirResult, LatSummary, Report};
+use super::common::{cpu_pcts, depth_levels, latency_fields, latency_maps, meta_engine_bs, pcts_of, share_of_group};
+use crate::model::{Cell, DirResult, LatSummary, RateSamples, Report};
 use crate::plan::fio::LatReport;
 use crate::report::render::Reporter;
 use crate::stats::plat::{plat_idx_to_val, plat_val_to_idx};
@@ -105,11 +103,6 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
         percentiles: on,
         bins: plus,
     };
-    // per-second samples, as fio's bw/iops logs at 1 s
-    let ops: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).ops as f64).collect();
-    let kib: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).bytes as f64 / 1024.0).collect();
-    let mn = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min).max(0.0) as u64;
-    let mx = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max) as u64;
     // sync engines: clat is the whole latency and slat is not measured (as fio psync)
     let clat = d.clat.as_ref().unwrap_or(&d.lat);
     let (slat, clat, lat) = (
@@ -118,13 +111,13 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
         Some(&d.lat).filter(|_| !r.disable_lat),
     );
     let n = |l: Option<&LatSummary>| if l.is_some() { d.ops } else { 0 };
-    let (kib, ops) = if r.disable_bw {
-        (Vec::new(), Vec::new())
-    } else {
-        (kib, ops)
+    // fio's bw (KiB/s) and iops samples, every 500 ms (none under 500 ms,
+    // nor with disable_bw)
+    let none = RateSamples::default();
+    let (bw, io) = match (r.disable_bw, d.bw_samples, d.iops_samples) {
+        (false, b, i) => (b.unwrap_or(none), i.unwrap_or(none)),
+        (true, ..) => (none, none),
     };
-    let (im, isd) = mean_sd(&ops);
-    let (bm, bsd) = mean_sd(&kib);
     let mut o = if let Some(bs) = meta_engine_bs(c) {
         // fio's metadata engines: the file operations are clat samples; the
         // I/Os are bs-sized fake ones over each file's bytes (fio fills no lat)
@@ -147,11 +140,11 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
         "slat_ns": lat_obj(slat, n(slat), show(r.slat_percentiles)),
         "clat_ns": lat_obj(clat, n(clat), show(r.clat_percentiles)),
         "lat_ns": lat_obj(lat, n(lat), show(r.lat_percentiles)),
-        "bw_min": if kib.is_empty() { 0 } else { mn(&kib) }, "bw_max": mx(&kib),
-        "bw_agg": share_of_group(r_all, c, d.dir, bm, kib.len()),
-        "bw_mean": bm, "bw_dev": bsd, "bw_samples": kib.len(),
-        "iops_min": if ops.is_empty() { 0 } else { mn(&ops) }, "iops_max": mx(&ops),
-        "iops_mean": im, "iops_stddev": isd, "iops_samples": ops.len(),
+        "bw_min": bw.min, "bw_max": bw.max,
+        "bw_agg": share_of_group(r_all, c, d.dir, bw.mean, bw.samples as usize),
+        "bw_mean": bw.mean, "bw_dev": bw.stddev, "bw_samples": bw.samples,
+        "iops_min": io.min, "iops_max": io.max,
+        "iops_mean": io.mean, "iops_stddev": io.stddev, "iops_samples": io.samples,
         })
     };
     // short_ios: the reads and writes that moved less than they asked, as
