@@ -26,7 +26,8 @@ fn lat_line(s: &mut String, what: &str, l: &LatSummary) {
 }
 
 /// Digits after the point of the percentile list (fio's
-/// percentile_precision): 2 for fio's default list.
+/// percentile_precision, the most a value of the list has): 2 for fio's
+/// default list, 0 for `50:99` (fio prints " 50th=").
 fn precision(pcts: &[f64]) -> usize {
     pcts.iter()
         .map(|p| {
@@ -35,7 +36,6 @@ fn precision(pcts: &[f64]) -> usize {
         })
         .max()
         .unwrap_or(2)
-        .max(2)
 }
 
 /// fio's percentile block (show_clat_percentiles): the unit is msec when
@@ -410,6 +410,16 @@ mod tests {
         assert!(lines[1].ends_with(','), "{s}");
         assert!(lines[2].starts_with("     | 99.99th=["), "{s}");
         assert!(lines[2].ends_with(']'), "{s}");
+    }
+
+    #[test]
+    fn precision_as_the_list_is_written() {
+        assert_eq!(precision(&[50.0, 99.0]), 0);
+        assert_eq!(precision(&[50.0, 99.9]), 1);
+        assert_eq!(precision(&[1.0, 99.5, 99.95]), 2);
+        let mut s = String::new();
+        pct_block(&mut s, "clat", &summary(&[500, 600]), &[50.0, 99.0]);
+        assert!(s.contains("|  50th=[  "), "{s}");
     }
 
     #[test]
