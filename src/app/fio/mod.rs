@@ -344,10 +344,11 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
         }
         match cells {
             Ok(Some(cells)) => {
-                // as fio, a verify failure is told on stderr whatever the output format
+                // as fio, a verify failure is told on stderr whatever the
+                // output format; so are fslab's warnings, which fio's
+                // outputs have no line for
                 for c in &cells {
-                    let verify = c.warnings.iter().filter(|w| w.starts_with("verify: "));
-                    for w in verify.chain(&c.job_errors) {
+                    for w in c.warnings.iter().chain(&c.job_errors) {
                         eprintln!(
                             "fslab fio: {}: {}",
                             crate::units::shown(&c.name),

@@ -378,12 +378,6 @@ pub(super) fn job(s: &mut String, c: &Cell, g: &Group, when: &str) {
     distribution(s, c);
     sync_block(s, c, &pcts);
     tail(s, c);
-    for w in &c.warnings {
-        let _ = writeln!(s, "  warning: {w}");
-    }
-    for e in &c.job_errors {
-        let _ = writeln!(s, "  error: {e}");
-    }
 }
 
 #[cfg(test)]

@@ -24,8 +24,8 @@
 //! near a mark); "Disk stats" covers the devices under each job's target
 //! over the runs (not the layout); the job line's time is the run's start;
 //! a sync engine's submit and complete lines are each operation's own.
-//! fslab's warnings and a job's errors follow its block as
-//! "  warning: ..." and "  error: ..." lines, which fio has not.
+//! fslab's warnings and a job's errors, which fio's output has no line
+//! for, go to stderr (`app::fio`), as fio's own notes and errors do.
 
 mod job;
 mod num;
