@@ -110,26 +110,25 @@ pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
 
 /// fio's "IO depths" buckets (io_u_mark_depth) of a cell: each is labelled
 /// with its lowest depth and runs to the next label ("4" is 4 to 7), the
-/// percentage of submissions at each in-flight depth, as counted by the
-/// queueing engines. A sync engine counts none: it has one operation in
-/// flight per thread by construction, so its reads and writes are all at
-/// depth 1; a job that did none is 0% everywhere (fio's stat_calc_dist
-/// with no I/O), and a share under 0.1% that is not empty shows as 0.1%,
-/// as fio's.
+/// submissions at each in-flight depth, as counted by the queueing
+/// engines. A sync engine counts none: it has one operation in flight per
+/// thread by construction, so its reads, writes and syncs are all at the
+/// depth of one. As fio's stat_calc_dist, each count is a percentage of the
+/// reads and writes issued, which the syncs are not among (so a job with fsync=4
+/// shows "1=125.0%", as fio's); a job that did none is 0% everywhere, and
+/// a share under 0.1% that is not empty shows as 0.1%.
 pub(crate) fn depth_levels(c: &Cell) -> Vec<(&'static str, f64)> {
-    let rw_ops: u64 = c
-        .directions
-        .iter()
-        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
-        .map(|d| d.ops)
-        .sum();
-    let sync = [0, rw_ops];
+    let issued = |k: OpKind| c.dir(k).map_or(0, |d| d.ops + d.errors.values().sum::<u64>());
+    let syncs = issued(OpKind::Fsync);
+    let sync = [0, issued(OpKind::Read) + issued(OpKind::Write) + syncs];
     let counts: &[u64] = if c.inflight_depth.iter().any(|&n| n > 0) {
         &c.inflight_depth
     } else {
         &sync
     };
-    let total: u64 = counts.iter().sum();
+    // the reads and writes submitted (those still in flight at the end of
+    // a timed run included, as fio's total_io_u)
+    let total = counts.iter().sum::<u64>().saturating_sub(syncs);
     let mut out = Vec::new();
     let levels = [
         ("1", 0usize),
