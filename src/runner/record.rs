@@ -138,13 +138,11 @@ impl<'a> Recorder<'a> {
         self.next_event = self.deadline.map_or(next, |d| next.min(d));
     }
 
-    /// Takes the sample windows due at `now` (fio's helper thread takes
-    /// them on its timer; here the first completion at or after it does).
+    /// Takes the sample windows due by `now`, at their own ends: what
+    /// completed at `now` is not recorded yet, and nothing since they ended.
     fn take_samples(&mut self, now: Instant) {
         for s in &mut self.samplers {
-            if s.due().is_some_and(|t| now >= t) {
-                s.take(now, &mut self.stats);
-            }
+            s.catch_up(now, &mut self.stats);
         }
         self.sample_at = self.samplers.iter().filter_map(Sampler::due).min();
     }
@@ -176,12 +174,15 @@ impl<'a> Recorder<'a> {
     fn event(&mut self, now: Instant) -> bool {
         if let Some(d) = self.deadline {
             if now >= d {
-                // the window that ends with the run: fio 3.33 takes it after
-                // a ramp, not without one (its helper's timer then ends the
-                // window as the job ends: 1 sample in a 1 s run, 2 with
-                // ramp_time=100ms)
-                if self.recording && !self.cfg.ramp.is_zero() {
-                    self.take_samples(d);
+                // the windows that ended before the run did; the one that
+                // ends with it fio 3.33 takes after a ramp, not without one
+                // (its helper's timer then ends the window as the job ends:
+                // 1 sample in a 1 s run, 2 with ramp_time=100ms)
+                if self.recording {
+                    let last_too = !self.cfg.ramp.is_zero();
+                    for s in &mut self.samplers {
+                        s.at_end(d, last_too, &mut self.stats);
+                    }
                 }
                 self.last = d;
                 return false;

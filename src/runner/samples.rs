@@ -57,6 +57,31 @@ impl Sampler {
         Some(self.base + Duration::from_millis(k * self.period) - SLACK)
     }
 
+    /// The windows due by `now`, when the statistics hold nothing that
+    /// completed after them (the caller has not yet recorded what completed
+    /// at `now`): each is taken at its own end, fio's boundary (or at `now`
+    /// within fio's slack of it), as fio's helper takes it on its timer.
+    pub fn catch_up(&mut self, now: Instant, stats: &mut KindStats) {
+        while let Some(t) = self.due().filter(|&t| t <= now) {
+            self.take((t + SLACK).min(now), stats);
+        }
+    }
+
+    /// At the run's end `d`: the windows that ended before it, and the one
+    /// that ends with it when `last_too`.
+    pub fn at_end(&mut self, d: Instant, last_too: bool, stats: &mut KindStats) {
+        while let Some(t) = self.due().filter(|&t| t <= d) {
+            if t + SLACK < d {
+                self.take(t + SLACK, stats);
+            } else {
+                if last_too {
+                    self.take(d, stats);
+                }
+                return;
+            }
+        }
+    }
+
     /// The window that ends at `now`: each direction that moved something
     /// since the last gets its rate over the milliseconds since then.
     pub fn take(&mut self, now: Instant, stats: &mut KindStats) {
@@ -126,6 +151,30 @@ mod tests {
         // nothing moved since: no sample, however long the window
         bw.take(t0 + Duration::from_millis(1200), &mut s);
         assert_eq!(s[OpKind::Read.idx()].bw_samples.n, 1);
+    }
+
+    #[test]
+    fn windows_end_at_their_boundary_and_with_the_run_after_a_ramp() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut s = stats_with(1 << 20, 1024);
+        let mut bw = Sampler::new(true, &LogSpec::default(), t0);
+        // the first completion after the boundary came at 750 ms: the
+        // window still ends at 500 ms (nothing completed in between)
+        bw.catch_up(ms(750), &mut s);
+        assert_eq!(s[OpKind::Read.idx()].bw_samples.min, 2048);
+        assert_eq!(bw.due(), Some(ms(999)));
+        // a run that ends at 1 s: its last window only after a ramp
+        let mut s2 = stats_with(2 << 20, 2048);
+        let mut a = Sampler::new(true, &LogSpec::default(), t0);
+        a.at_end(ms(1000), false, &mut s2);
+        assert_eq!(s2[OpKind::Read.idx()].bw_samples.n, 1);
+        let mut s3 = stats_with(2 << 20, 2048);
+        let mut b = Sampler::new(true, &LogSpec::default(), t0);
+        b.at_end(ms(1000), true, &mut s3);
+        // the first window has all the bytes, the second none: one sample
+        assert_eq!(s3[OpKind::Read.idx()].bw_samples.n, 1);
+        assert_eq!(b.due(), Some(ms(1499)));
     }
 
     #[test]
