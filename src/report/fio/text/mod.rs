@@ -18,8 +18,8 @@
 //! the job asked (the `latency` line without a latency target: target=0,
 //! window=0, percentile=100.00%; "0 zone resets" and "dropped=0": fslab
 //! resets no zone and drops no I/O). Where fslab measures a little
-//! differently: the samples are taken at the first completion after each
-//! 500 ms boundary (fio's helper thread takes them on its timer); the
+//! differently: each worker takes its own 500 ms samples from its counters
+//! at the boundaries (fio's helper thread takes them on its timer); the
 //! latency distribution comes from the latency histogram (1% resolution
 //! near a mark); "Disk stats" covers the devices under each job's target
 //! over the runs (not the layout); the job line's time is the run's start;
