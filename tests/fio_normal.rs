@@ -186,11 +186,16 @@ fn first_difference(a: &[String], b: &[String]) -> Option<String> {
 
 #[test]
 fn fslab_fio_normal_output_has_fios_lines_in_fios_order() {
-    if !require("fio", have("fio")) || !require("a /var/tmp that takes O_DIRECT", direct_ok()) {
+    if !require("fio", have("fio")) {
         return;
     }
+    let direct = direct_ok();
     let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio-jobs");
     for name in JOBS {
+        // the O_DIRECT jobs need a /var/tmp that takes it (tmpfs before 6.6 does not)
+        if name.contains("direct") && !require("a /var/tmp that takes O_DIRECT", direct) {
+            continue;
+        }
         let (theirs, _) = run(false, name, &jobs, &[]);
         let (ours, err) = run(true, name, &jobs, &[]);
         // --eta=never: no progress (and these jobs have no note)
