@@ -43,7 +43,7 @@ fn sync_counts_are_fios() {
         return;
     }
     let work = tempfile::tempdir_in("/var/tmp").unwrap();
-    for engine in ["psync", "libaio", "io_uring"] {
+    for engine in ["psync", "libaio", "posixaio", "io_uring"] {
         for syncs in [
             "--fsync=8",
             "--fdatasync=8",
@@ -53,9 +53,10 @@ fn sync_counts_are_fios() {
         ] {
             let mut args: Vec<String> = syncs.split(' ').map(String::from).collect();
             args.push(format!("--ioengine={engine}"));
-            // fio 3.33's io_uring issues extra syncs at depths above 1,
-            // varying from run to run (fslab notes it): depth 1 there
-            args.push(format!("--iodepth={}", if engine == "io_uring" { 1 } else { 4 }));
+            // fio 3.33's io_uring and posixaio issue extra syncs at depths
+            // above 1, varying from run to run (fslab notes it): depth 1 there
+            let depth = if engine == "libaio" { 4 } else { 1 };
+            args.push(format!("--iodepth={depth}"));
             let counts = |j: &serde_json::Value| {
                 let job = &j["jobs"][0];
                 (
@@ -71,39 +72,58 @@ fn sync_counts_are_fios() {
     }
 }
 
-/// ioengine=libaio runs fslab's libaio engine (no "as io_uring" note), and
-/// its op counts at depth 8 with O_DIRECT are fio's.
+/// ioengine=libaio and posixaio run fslab's engines of those names (no
+/// "as io_uring" note), and their op counts at depth 8 with O_DIRECT are
+/// fio's.
 #[test]
-fn libaio_is_its_own_engine() {
+fn aio_engines_are_their_own() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    for engine in ["libaio", "posixaio"] {
+        let work = tempfile::tempdir_in("/var/tmp").unwrap();
+        let args: Vec<String> = vec![
+            format!("--ioengine={engine}"),
+            "--iodepth=8".into(),
+            "--direct=1".into(),
+            "--rw=randrw".into(),
+        ];
+        let out = std::process::Command::new(fslab_path())
+            .args(["fio", "--name=s", "--bs=4k", "--size=512k", "--output-format=json"])
+            .arg(format!("--directory={}", work.path().display()))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(!stderr.contains("io_uring"), "{engine} is not io_uring: {stderr}");
+        let ops = |j: &serde_json::Value| {
+            let job = &j["jobs"][0];
+            assert_eq!(job["job options"]["ioengine"], engine);
+            job["read"]["total_ios"].as_u64().unwrap() + job["write"]["total_ios"].as_u64().unwrap()
+        };
+        assert_eq!(
+            ops(&run("fslab", work.path(), &args)),
+            ops(&run("fio", work.path(), &args))
+        );
+    }
+}
+
+/// ioengine=mmap moves what fio's does: the same reads, writes and syncs.
+#[test]
+fn mmap_counts_are_fios() {
     if !require("fio", have("fio")) {
         return;
     }
     let work = tempfile::tempdir_in("/var/tmp").unwrap();
-    let args: Vec<String> = [
-        "--ioengine=libaio",
-        "--iodepth=8",
-        "--direct=1",
-        "--rw=randrw",
-        "--fsync=16",
-    ]
-    .map(String::from)
-    .into();
-    let out = std::process::Command::new(fslab_path())
-        .args(["fio", "--name=s", "--bs=4k", "--size=512k", "--output-format=json"])
-        .arg(format!("--directory={}", work.path().display()))
-        .args(&args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains("io_uring"), "libaio is not io_uring: {stderr}");
-    let ops = |j: &serde_json::Value| {
-        let job = &j["jobs"][0];
-        assert_eq!(job["job options"]["ioengine"], "libaio");
-        job["read"]["total_ios"].as_u64().unwrap() + job["write"]["total_ios"].as_u64().unwrap()
-    };
-    assert_eq!(
-        ops(&run("fslab", work.path(), &args)),
-        ops(&run("fio", work.path(), &args))
-    );
+    for rw in ["read", "randwrite", "write"] {
+        let args: Vec<String> = vec!["--ioengine=mmap".into(), format!("--rw={rw}"), "--fsync=16".into()];
+        let counts = |j: &serde_json::Value| {
+            let job = &j["jobs"][0];
+            ["read", "write"].map(|d| job[d]["total_ios"].as_u64().unwrap())
+        };
+        let fio = counts(&run("fio", work.path(), &args));
+        let fslab = counts(&run("fslab", work.path(), &args));
+        assert_eq!(fslab, fio, "mmap {rw}: (reads, writes)");
+    }
 }

@@ -64,15 +64,7 @@ pub(crate) fn io_worker(
                 // fio's invalidate: drop the region's cached pages before the job
                 let _ = rustix::fs::fadvise(&f, at, std::num::NonZeroU64::new(len), rustix::fs::Advice::DontNeed);
             }
-            // fio's fadvise_hint (td_io_open_file): readahead off for random
-            // I/O, doubled for sequential
-            let hint = match r.fadvise {
-                Fadvise::None => None,
-                Fadvise::Pattern if plan.shape.rw.random() => Some(rustix::fs::Advice::Random),
-                Fadvise::Pattern | Fadvise::Sequential => Some(rustix::fs::Advice::Sequential),
-                Fadvise::Random => Some(rustix::fs::Advice::Random),
-            };
-            if let Some(a) = hint {
+            if let Some(a) = hint(plan) {
                 let _ = rustix::fs::fadvise(&f, at, std::num::NonZeroU64::new(len), a);
             }
             files.push(f);
@@ -87,11 +79,23 @@ pub(crate) fn io_worker(
         .engine
         .build(&plan.ioengine.uring)
         .map_err(|e| format!("{who}: {e}"))?;
+    engine.advise(hint(plan).map(|a| a == rustix::fs::Advice::Random));
     // SAFETY: the buffers are the workload's heap allocations, which do not
     // move with it and live until the runner drops the workload, after the
     // engine (runner::drive); its files stay open as long.
     unsafe { engine.register(&wl.files(), &wl.buffers()) }.map_err(|e| format!("{who}: {e}"))?;
     Ok((engine, wl))
+}
+
+/// fio's fadvise_hint (td_io_open_file): readahead off for random I/O,
+/// doubled for sequential.
+fn hint(plan: &IoPlan) -> Option<rustix::fs::Advice> {
+    match plan.region.fadvise {
+        Fadvise::None => None,
+        Fadvise::Pattern if plan.shape.rw.random() => Some(rustix::fs::Advice::Random),
+        Fadvise::Pattern | Fadvise::Sequential => Some(rustix::fs::Advice::Sequential),
+        Fadvise::Random => Some(rustix::fs::Advice::Random),
+    }
 }
 
 /// An io plan as a cell of the pipeline.

@@ -92,8 +92,8 @@ from fio):
             filename, directory, nrfiles, numjobs, iodepth, iodepth_batch,
             direct/buffered, fsync, fdatasync, end_fsync, runtime,
             time_based, ramp_time, randseed, randrepeat
-  engines   sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, null
-            (posixaio as io_uring); filecreate, filestat, filedelete,
+  engines   sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio,
+            mmap, null; filecreate, filestat, filedelete,
             dircreate, dirstat, dirdelete
   region    offset, offset_increment, size=N%, io_size/io_limit, number_ios,
             loops, random_distribution (zipf, pareto, normal, zoned,

@@ -112,7 +112,7 @@ pub struct IoArgs {
     /// Open with O_DIRECT (bypass the page cache).
     #[arg(long, help_heading = ENGINE)]
     pub direct: bool,
-    /// Operations in flight per job (--engine uring or libaio).
+    /// Operations in flight per job (--engine uring, libaio or posixaio).
     #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true, help_heading = ENGINE)]
     pub iodepth: String,
     /// Submit when N operations are queued (default 1: each at once, as fio's iodepth_batch).

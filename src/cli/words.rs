@@ -115,6 +115,10 @@ pub enum IoEngine {
     Uring,
     /// Linux native AIO (io_submit/io_getevents), --iodepth operations in flight per job
     Libaio,
+    /// POSIX AIO (glibc's aio_read/aio_write on its thread pool), --iodepth in flight per job
+    Posixaio,
+    /// memcpy to and from a shared mapping of each file (the page faults are the I/O)
+    Mmap,
     /// no I/O at all: measures fslab itself
     Null,
 }

@@ -6,12 +6,16 @@
 //! (io_uring) returns `Queued` and hands completions back from `reap`.
 
 mod libaio;
+mod mmap;
 mod null;
+mod posixaio;
 mod sync;
 pub mod uring;
 
 pub use libaio::LibaioEngine;
+pub use mmap::MmapEngine;
 pub use null::NullEngine;
+pub use posixaio::PosixAioEngine;
 pub use sync::{getxattrat_works, SyncEngine};
 pub use uring::{probe_uring, UringEngine, UringOpts};
 
@@ -216,6 +220,11 @@ pub trait Engine {
     unsafe fn register(&mut self, _fds: &[RawFd], _bufs: &[(*mut u8, usize)]) -> std::io::Result<()> {
         Ok(())
     }
+
+    /// The job's access pattern, for engines that advise the kernel
+    /// themselves (mmap: fio's fadvise_hint as posix_madvise): random
+    /// (Some(true)), sequential (Some(false)) or no advice.
+    fn advise(&mut self, _random: Option<bool>) {}
 }
 
 /// Engine names accepted by `--engine`.
@@ -226,6 +235,8 @@ pub enum EngineKind {
     Sync,
     Uring,
     Libaio,
+    Mmap,
+    Posixaio,
 }
 
 impl EngineKind {
@@ -235,6 +246,8 @@ impl EngineKind {
             "sync" | "psync" => Some(EngineKind::Sync),
             "uring" | "io_uring" => Some(EngineKind::Uring),
             "libaio" => Some(EngineKind::Libaio),
+            "mmap" => Some(EngineKind::Mmap),
+            "posixaio" => Some(EngineKind::Posixaio),
             _ => None,
         }
     }
@@ -246,6 +259,8 @@ impl EngineKind {
             EngineKind::Sync => "sync",
             EngineKind::Uring => "uring",
             EngineKind::Libaio => "libaio",
+            EngineKind::Mmap => "mmap",
+            EngineKind::Posixaio => "posixaio",
         }
     }
 
@@ -257,6 +272,8 @@ impl EngineKind {
             EngineKind::Uring => Box::new(UringEngine::new(uring)?),
             // the queue depth is the ring's
             EngineKind::Libaio => Box::new(LibaioEngine::new(uring.depth)?),
+            EngineKind::Mmap => Box::new(MmapEngine::new()),
+            EngineKind::Posixaio => Box::new(PosixAioEngine::new(uring.depth)),
         })
     }
 }
@@ -281,6 +298,8 @@ mod conformance {
             EngineKind::Sync,
             EngineKind::Uring,
             EngineKind::Libaio,
+            EngineKind::Mmap,
+            EngineKind::Posixaio,
         ]
         .iter()
         .map(|k| k.build(&o).expect("engine builds (io_uring enabled?)"))

@@ -322,7 +322,7 @@ impl IoWorkload {
     fn cadence_sync(&mut self) -> Option<NextOp> {
         let fsync = self.fsync_every > 0 && self.writes_since_fsync >= self.fsync_every;
         let datasync = self.fdatasync_every > 0 && self.writes_since_fdatasync >= self.fdatasync_every;
-        if !(fsync || datasync) || self.fill.stopped() || !self.region.may_issue() {
+        if !(fsync || datasync) || self.fill.stopped() || !self.region.continues() {
             return None;
         }
         if datasync {

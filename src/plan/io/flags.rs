@@ -175,7 +175,7 @@ pub(super) fn queue_opts(a: &IoArgs, engine: EngineKind) -> Result<(u64, u64, Ur
         fixed_bufs: a.fixed_bufs,
     };
     if engine != EngineKind::Uring {
-        let queues = engine == EngineKind::Libaio;
+        let queues = matches!(engine, EngineKind::Libaio | EngineKind::Posixaio);
         let uring_only = [
             ("--iodepth", iodepth > 1 && !queues),
             ("--iodepth-batch", a.iodepth_batch.is_some() && !queues),
@@ -191,7 +191,7 @@ pub(super) fn queue_opts(a: &IoArgs, engine: EngineKind) -> Result<(u64, u64, Ur
                     "needs --engine uring (an io_uring option)".to_string()
                 } else {
                     format!(
-                        "needs --engine uring or libaio (the {} engine does one operation at a time)",
+                        "needs --engine uring, libaio or posixaio (the {} engine does one operation at a time)",
                         a.engine
                     )
                 },

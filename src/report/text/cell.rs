@@ -20,7 +20,7 @@ fn describe_plan(c: &Cell) -> String {
         let _ = write!(d, "({}% reads) ", p.shape.rwmixread);
     }
     let _ = write!(d, "{} job(s), {} engine", p.jobs, p.ioengine.engine.name());
-    if matches!(p.ioengine.engine.name(), "uring" | "libaio") {
+    if matches!(p.ioengine.engine.name(), "uring" | "libaio" | "posixaio") {
         let _ = write!(
             d,
             " at depth {} (batch {})",

@@ -71,7 +71,7 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     }
     // The sync loop that paces (rate, thinktime) is not the one that
     // searches: refused rather than one of them silently ignored.
-    if !matches!(st.a.engine.as_str(), "uring" | "io_uring" | "libaio")
+    if !matches!(st.a.engine.as_str(), "uring" | "io_uring" | "libaio" | "posixaio")
         && (st.m.pacing.paces() || st.a.rate_iops.is_some())
     {
         let at = job.get("latency_target").map_or_else(String::new, |o| o.at.clone());
