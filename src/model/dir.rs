@@ -54,8 +54,10 @@ pub struct DirResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<StonewallRates>,
     /// Reads and writes: the bandwidth in KiB/s of each 500 ms of the run,
-    /// as fio samples it (its `bw` line); absent without a sample (a run
-    /// under 500 ms) and in results of versions that did not take them.
+    /// as fio samples it (its `bw` line); `samples` 0 for a run under
+    /// 500 ms. Absent for other kinds, and in results of versions that did
+    /// not take them (reporters then use the per-second `series`, as those
+    /// versions did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bw_samples: Option<RateSamples>,
     /// The same for I/Os per second (fio's `iops` line).
@@ -76,15 +78,36 @@ pub struct RateSamples {
 }
 
 impl RateSamples {
-    /// None without a sample.
-    pub fn of(s: &SampleStat) -> Option<Self> {
-        (s.n > 0).then(|| RateSamples {
+    pub fn of(s: &SampleStat) -> Self {
+        RateSamples {
             samples: s.n,
             min: s.min,
             max: s.max,
             mean: s.mean,
             stddev: s.stddev(),
-        })
+        }
+    }
+
+    /// Per-second samples of `v` (a result without fio's samples: its
+    /// series), with the sample deviation.
+    pub fn of_values(v: &[f64]) -> Self {
+        if v.is_empty() {
+            return RateSamples::default();
+        }
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = if v.len() > 1 {
+            v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        RateSamples {
+            samples: v.len() as u64,
+            min: v.iter().cloned().fold(f64::INFINITY, f64::min).max(0.0) as u64,
+            max: v.iter().cloned().fold(0.0, f64::max) as u64,
+            mean,
+            stddev: var.sqrt(),
+        }
     }
 }
 
@@ -165,8 +188,8 @@ impl DirResult {
                 .collect(),
             ranks: None,
             stonewall: None,
-            bw_samples: RateSamples::of(&s.bw_samples),
-            iops_samples: RateSamples::of(&s.iops_samples),
+            bw_samples: matches!(dir, OpKind::Read | OpKind::Write).then(|| RateSamples::of(&s.bw_samples)),
+            iops_samples: matches!(dir, OpKind::Read | OpKind::Write).then(|| RateSamples::of(&s.iops_samples)),
         }
     }
 }

@@ -57,6 +57,10 @@ pub struct Report {
     pub command: String,
     /// RFC 3339, UTC.
     pub started_at: String,
+    /// `fslab fio`: when its last job ended (RFC 3339, UTC), the time fio
+    /// prints on each job's line; absent for the other commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
     pub host: HostInfo,
     pub interrupted: bool,
     pub cells: Vec<Cell>,
@@ -352,6 +356,7 @@ impl Report {
             fslab_build: Some(env!("FSLAB_LONG_VERSION").to_string()),
             command: command.to_string(),
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            finished_at: None,
             host: HostInfo::read(),
             interrupted: false,
             cells: Vec::new(),

@@ -377,5 +377,6 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
 
 fn write(r: &mut Report, outputs: &mut Outputs) -> Result<(), AppError> {
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+    r.finished_at = Some(humantime::format_rfc3339_seconds(SystemTime::now()).to_string());
     crate::app::results::write_outputs(r, outputs, true).map_err(AppError::Output)
 }

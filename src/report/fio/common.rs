@@ -3,7 +3,7 @@
 //! the group's bandwidth share, the errno fio reports. One place, so the
 //! three formats agree and none of them imports another.
 
-use crate::model::{Cell, Report};
+use crate::model::{Cell, RateSamples, Report};
 use crate::stats::{LatHist, OpKind};
 use serde_json::{json, Map, Value};
 
@@ -259,6 +259,23 @@ pub(crate) fn fsyncs(c: &Cell, syncs: u64) -> u64 {
         (every, _) => {
             let writes = c.dir(OpKind::Write).map_or(0, |d| d.ops);
             (writes.saturating_sub(1) / every).min(syncs)
+        }
+    }
+}
+
+/// A direction's bw (KiB/s) and iops samples, as fio's bw_stat and
+/// iops_stat: the 500 ms samples the result holds, or for a result of a
+/// version that did not take them, its per-second series (as those
+/// versions reported); none with disable_bw.
+pub(crate) fn rate_samples(c: &Cell, d: &crate::model::DirResult) -> (RateSamples, RateSamples) {
+    let off = c.plan.fio().is_some_and(|f| f.report.disable_bw);
+    match (off, d.bw_samples, d.iops_samples) {
+        (true, ..) => Default::default(),
+        (false, Some(b), Some(i)) => (b, i),
+        _ => {
+            let kib: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).bytes as f64 / 1024.0).collect();
+            let ops: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).ops as f64).collect();
+            (RateSamples::of_values(&kib), RateSamples::of_values(&ops))
         }
     }
 }

@@ -5,7 +5,7 @@
 //! Each fslab cell is one job, as fio reports with group_reporting.
 
 use super::common::{cpu_pcts, depth_levels, latency_fields, latency_maps, meta_engine_bs, pcts_of, share_of_group};
-use crate::model::{Cell, DirResult, LatSummary, RateSamples, Report};
+use crate::model::{Cell, DirResult, LatSummary, Report};
 use crate::plan::fio::LatReport;
 use crate::report::render::Reporter;
 use crate::stats::plat::{plat_idx_to_val, plat_val_to_idx};
@@ -111,13 +111,8 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
         Some(&d.lat).filter(|_| !r.disable_lat),
     );
     let n = |l: Option<&LatSummary>| if l.is_some() { d.ops } else { 0 };
-    // fio's bw (KiB/s) and iops samples, every 500 ms (none under 500 ms,
-    // nor with disable_bw)
-    let none = RateSamples::default();
-    let (bw, io) = match (r.disable_bw, d.bw_samples, d.iops_samples) {
-        (false, b, i) => (b.unwrap_or(none), i.unwrap_or(none)),
-        (true, ..) => (none, none),
-    };
+    // fio's bw (KiB/s) and iops samples, every 500 ms
+    let (bw, io) = super::common::rate_samples(c, d);
     let mut o = if let Some(bs) = meta_engine_bs(c) {
         // fio's metadata engines: the file operations are clat samples; the
         // I/Os are bs-sized fake ones over each file's bytes (fio fills no lat)

@@ -77,7 +77,8 @@ fn ddir(s: &mut String, all: &Report, c: &Cell, d: Option<&DirResult>, r: &LatRe
     }
     lat4(s, lat);
     // fio's bandwidth samples (KiB/s, every 500 ms)
-    match d.and_then(|d| Some((d.dir, d.bw_samples?))).filter(|_| !r.disable_bw) {
+    let bw = d.map(|d| (d.dir, super::common::rate_samples(c, d).0));
+    match bw.filter(|(_, b)| b.samples > 0) {
         None => s.push_str(";0;0;0.000000%;0.000000;0.000000"),
         Some((dir, b)) => {
             let per = super::common::share_of_group(all, c, dir, b.mean, b.samples as usize);

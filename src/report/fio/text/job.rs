@@ -83,8 +83,12 @@ fn pct_block(s: &mut String, what: &str, l: &LatSummary, pcts: &[f64]) {
 
 /// fio's bw and iops sample lines (show_ddir_status): KiB/s (MiB/s over
 /// 1 GiB/s), the job's share of its group's aggregate (`agg` bytes/s).
+/// A result of a version that took no samples has no such lines, as it
+/// had none.
 fn sample_lines(s: &mut String, d: &DirResult, agg: u64, kb_base: u64) {
-    if let Some(b) = d.bw_samples {
+    let none = RateSamples::default();
+    let (b, i) = (d.bw_samples.unwrap_or(none), d.iops_samples.unwrap_or(none));
+    if b.samples > 0 {
         let RateSamples {
             mut min,
             mut max,
@@ -111,7 +115,7 @@ fn sample_lines(s: &mut String, d: &DirResult, agg: u64, kb_base: u64) {
             b.samples
         );
     }
-    if let Some(i) = d.iops_samples {
+    if i.samples > 0 {
         let _ = writeln!(
             s,
             "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}",

@@ -22,7 +22,7 @@
 //! at the boundaries (fio's helper thread takes them on its timer); the
 //! latency distribution comes from the latency histogram (1% resolution
 //! near a mark); "Disk stats" covers the devices under each job's target
-//! over the runs (not the layout); the job line's time is the run's start;
+//! over the runs (not the layout);
 //! a sync engine's submit and complete lines are each operation's own.
 //! fslab's warnings and a job's errors, which fio's output has no line
 //! for, go to stderr (`app::fio`), as fio's own notes and errors do.
@@ -248,7 +248,9 @@ pub fn head(r: &Report) -> String {
 pub fn body(r: &Report) -> String {
     let mut s = String::new();
     s.push('\n');
-    let when = ctime(&r.started_at);
+    // fio's time of the report: the run's end (its start for a result
+    // that did not keep the end)
+    let when = ctime(r.finished_at.as_deref().unwrap_or(&r.started_at));
     for c in r.cells.iter().filter(|c| c.error.is_none()) {
         let g = group_of(&members(r, c.plan.fio().map(|f| f.groupid)));
         job::job(&mut s, c, &g, &when);
