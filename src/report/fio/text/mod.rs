@@ -5,7 +5,9 @@
 //! - before the run: each job's line ("name: (g=0): rw=..., bs=(R) ...,
 //!   ioengine=..., iodepth=N", "..." after it for clones), the version
 //!   line (fslab's: "fslab-X.Y.Z", where fio writes "fio-3.33"),
-//!   "Starting N processes" and each clone's "Laying out IO file" line;
+//!   "Starting N processes", each clone's "Laying out IO file" line and
+//!   fio's note on a sync engine's capped iodepth; `FioAll` writes these
+//!   first and the rest after the terse line and the JSON, as fio does;
 //! - per job (`job`): the job line with its time, each direction's
 //!   IOPS/BW line, slat/clat/lat, percentiles, the bw and iops sample
 //!   lines (500 ms samples), the `lat (usec)` distribution, the sync block,
@@ -22,9 +24,9 @@
 //! at the boundaries (fio's helper thread takes them on its timer); the
 //! latency distribution comes from the latency histogram (1% resolution
 //! near a mark); "Disk stats" covers the devices under each job's target
-//! over the runs (not the layout);
-//! a sync engine's submit and complete lines are each operation's own.
-//! fslab's warnings and a job's errors, which fio's output has no line
+//! over the runs (not the layout); a sync engine's submit and complete
+//! lines are each operation's own; an error's text on the job line is
+//! strerror's, without fio's source location. fslab's warnings and a job's errors, which fio's output has no line
 //! for, go to stderr (`app::fio`), as fio's own notes and errors do.
 
 mod job;
