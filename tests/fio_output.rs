@@ -402,11 +402,18 @@ fn format_lists_and_latency_reporting_options() {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
     let job = ["--name=fl", "--ioengine=null", "--rw=read", "--size=1m"];
     let both = fslab_fio(d.path(), &[&job[..], &["--output-format=json,normal"]].concat());
-    // fio's order: the normal text, then the JSON document
-    let at = both.find("\n{\n").expect("a JSON document after the text") + 1;
-    assert!(both[..at].contains("fl: (groupid=0, jobs=1)"), "{both}");
-    let j: serde_json::Value = serde_json::from_str(&both[at..]).unwrap();
+    // fio's order: the normal output's lines before the run, the JSON
+    // document, then the normal output's results
+    let at = both
+        .find("\n{\n")
+        .expect("a JSON document after the lines before the run")
+        + 1;
+    assert!(both[..at].starts_with("fl: (g=0): rw=read"), "{both}");
+    let mut docs = serde_json::Deserializer::from_str(&both[at..]).into_iter::<serde_json::Value>();
+    let j = docs.next().unwrap().unwrap();
     assert_eq!(j["jobs"][0]["jobname"], "fl");
+    let results = &both[at + docs.byte_offset()..];
+    assert!(results.starts_with("\n\nfl: (groupid=0, jobs=1)"), "{both}");
     let t = fslab_fio(d.path(), &[&job[..], &["--output-format=terse,json"]].concat());
     assert!(t.starts_with("3;"), "{t}");
     // percentiles where asked: lat_percentiles=1, clat_percentiles=0

@@ -36,14 +36,18 @@ fn fslab_all_formats(cwd: &Path, args: &[String]) -> Ours {
         "fslab fio {args:?}: {stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // fio's order: the terse line, the normal text, then the JSON document
-    let (terse, rest) = stdout.split_once('\n').unwrap();
-    assert!(terse.starts_with("3;"), "{stdout}");
-    let at = rest.find("\n{\n").expect("a JSON document after the text") + 1;
+    // fio's order: the normal output's lines before the run, the terse
+    // line, the JSON document, then the normal output's results
+    let at = stdout.find("\n3;").expect("a terse line") + 1;
+    let (head, rest) = stdout.split_at(at);
+    let (terse, rest) = rest.split_once('\n').unwrap();
+    let mut docs = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+    let json = docs.next().unwrap().unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let body = &rest[docs.byte_offset()..];
     Ours {
         terse: terse.split(';').map(String::from).collect(),
-        text: rest[..at].to_string(),
-        json: serde_json::from_str(&rest[at..]).unwrap_or_else(|e| panic!("{e}: {stdout}")),
+        text: format!("{head}{}", body.trim_start_matches('\n')),
+        json,
         results: read_json(&results),
     }
 }
@@ -143,16 +147,7 @@ fn job_block<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// fio's unit of a latency line and its divisor (stat.c display_lat).
-fn lat_unit(min: u64, mean: f64) -> (&'static str, u64) {
-    if min > 1_000_000 && mean > 1e6 {
-        ("msec", 1_000_000)
-    } else if min > 1_000 && mean > 1e3 {
-        ("usec", 1_000)
-    } else {
-        ("nsec", 1)
-    }
-}
+use fslab::report::fio_text::{lat_unit, num2str, Unit};
 
 /// Every figure of fslab's job block, checked: against fslab's own JSON,
 /// terse line and result file of the same run, or against fio's text of
@@ -185,43 +180,43 @@ fn check_job_block(what: &str, ours: &Ours, fio_text: &str) {
         let find = |b: &[&str]| b.iter().find(|l| label(l) == head).map(|l| l.trim().to_string());
         assert_eq!(find(&block), find(&theirs), "{what}: {head}");
     }
-    // the read line: IOPS and bandwidth as the result file has them
+    // the read line: IOPS and bandwidth of the result file's counts over
+    // its whole milliseconds, as fio's integers and num2str write them
     let dir = &cell["directions"][0];
     assert_eq!(dir["dir"], "read", "{what}: {cell}");
     let read = fields(&ours.text, "read:");
+    // fio's runtime: the microseconds rounded up to a millisecond
+    let (bytes, ms) = (num(&dir["bytes"]), (num(&cell["elapsed_ns"]) / 1000).div_ceil(1000));
+    let ops = num(&dir["ops"]);
     assert_eq!(
         field(&read, "IOPS"),
-        fslab::units::fmt_rate(dir["iops"].as_f64().unwrap()),
+        num2str(ops * 1000 / ms, 4, 1, false, Unit::None),
         "{what}"
     );
-    let mib = dir["bytes_per_s"].as_f64().unwrap() / 1048576.0;
+    let bw = num2str(bytes * 1000 / ms, 4, 1, true, Unit::BytePerSec);
     assert!(
-        field(&read, "BW").starts_with(&format!("{mib:.1}MiB/s")),
-        "{what}: {read:?}, {mib}"
+        field(&read, "BW").starts_with(&format!("{bw} (")),
+        "{what}: {read:?}, {bw}"
     );
     // the group's line: its bytes over its runtime (one job here)
     let group = fields(&ours.text, "READ:");
-    let (bytes, ms) = (num(&dir["bytes"]), num(&cell["elapsed_ns"]) / 1_000_000);
-    let agg = bytes as f64 * 1e9 / num(&cell["elapsed_ns"]) as f64 / 1048576.0;
-    assert!(
-        field(&group, "bw").starts_with(&format!("{agg:.1}MiB/s")),
-        "{what}: {group:?}"
-    );
-    assert!(field(&group, "io").starts_with(&format!("{:.1}MiB", bytes as f64 / 1048576.0)));
+    assert!(field(&group, "bw").starts_with(&format!("{bw} (")), "{what}: {group:?}");
+    assert!(field(&group, "io").starts_with(&num2str(bytes, 4, 1, true, Unit::Byte)));
     assert_eq!(field(&group, "run"), format!("{ms}-{ms}msec"), "{what}");
     // clat and lat: the JSON's figures in fio's unit, none shown as a 0 it was not
     for (head, key) in [("clat (", "clat_ns"), ("lat (", "lat_ns")] {
         let l = &j["read"][key];
         let (min, max, mean) = (num(&l["min"]), num(&l["max"]), l["mean"].as_f64().unwrap());
-        let (unit, div) = lat_unit(min, mean);
+        let (unit, div) = lat_unit(min, max, l["stddev"].as_f64().unwrap());
         let line = block
             .iter()
             .find(|x| x.trim_start().starts_with(head))
             .unwrap_or_else(|| panic!("{what}: no {head} line"));
         assert!(line.contains(&format!("({unit})")), "{what}: {line}");
         let f = fields(line, head);
-        assert_eq!(field(&f, "min"), (min / div).to_string(), "{what}: {line}");
-        assert_eq!(field(&f, "max"), (max / div).to_string(), "{what}: {line}");
+        let n = |v: u64| num2str(v / div, 6, 1, false, Unit::None);
+        assert_eq!(field(&f, "min"), n(min), "{what}: {line}");
+        assert_eq!(field(&f, "max"), n(max), "{what}: {line}");
         assert_eq!(field(&f, "avg"), format!("{:.2}", mean / div as f64), "{what}: {line}");
         assert!(min / div > 0, "{what}: a {min} ns minimum shows as 0: {line}");
     }
@@ -241,24 +236,23 @@ fn check_job_block(what: &str, ours: &Ours, fio_text: &str) {
         .collect();
     assert_eq!(shown.len(), 17, "{what}: {block:?}");
     let unit = block.iter().find(|l| l.contains("clat percentiles")).unwrap();
-    let div = ["msec", "usec", "nsec"]
-        .iter()
-        .zip([1_000_000u64, 1_000, 1])
-        .find(|(u, _)| unit.contains(*u))
-        .map(|(_, d)| d)
-        .unwrap();
+    // fio rounds each up to the unit, a thousand at a time
+    let steps = ["nsec", "usec", "msec"].iter().position(|u| unit.contains(*u)).unwrap();
     for (p, v) in &shown {
         let key = format!("{:.6}", p.parse::<f64>().unwrap());
         let want = num(&pct[&key]);
-        assert_eq!(*v, want / div, "{what}: {p}th in {unit}");
+        let up = (0..steps).fold(want, |v, _| v.div_ceil(1000));
+        assert_eq!(*v, up, "{what}: {p}th in {unit}");
         assert!(*v > 0 || want == 0, "{what}: the {p}th ({want} ns) shows as 0 {unit}");
     }
-    // the cpu line: usr and sys from the result file's CPU times; ctx,
-    // majf and minf the same counts in text, terse, JSON and result file
+    // the cpu line: usr and sys from the result file's CPU times over the
+    // jobs' summed runtimes (fio's total_run_time); ctx, majf and minf the
+    // same counts in text, terse, JSON and result file
     let cpu = fields(&ours.text, "cpu ");
     let keys: Vec<&str> = cpu.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(keys, ["usr", "sys", "ctx", "majf", "minf"], "{what}");
-    let secs = num(&cell["elapsed_ns"]) as f64 / 1e9;
+    let jobs = cell["cpu"]["jobs"].as_array().unwrap();
+    let secs = jobs.iter().map(|j| num(&j["elapsed_ns"])).sum::<u64>() as f64 / 1e9;
     for (k, ns) in [("usr", "user_ns"), ("sys", "sys_ns")] {
         let want = num(&cell["cpu"][ns]) as f64 / 1e9 / secs * 100.0;
         assert_eq!(field(&cpu, k), format!("{want:.2}"), "{what} {k}");

@@ -15,6 +15,7 @@ mod fio;
 mod fio_buffers;
 mod fio_engines;
 mod fio_latency;
+mod fio_normal;
 mod fio_output;
 mod fio_pacing;
 mod fio_parser;

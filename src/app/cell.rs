@@ -25,6 +25,10 @@ pub fn from_run(name: &str, plan: CellPlan, target: TargetInfo, warnings: Vec<St
     if out.halted_on_error {
         warnings.push("stopped at the first failed operation (--on-error stop)".into());
     }
+    let mut batches = crate::stats::samples::Batches::default();
+    for o in &out.jobs {
+        batches += &o.batches;
+    }
     Cell {
         warnings,
         interrupted: out.interrupted,
@@ -52,6 +56,8 @@ pub fn from_run(name: &str, plan: CellPlan, target: TargetInfo, warnings: Vec<St
         series: out.series,
         job_errors: out.jobs.iter().filter_map(|o| o.error.clone()).collect(),
         inflight_depth: out.depth_counts,
+        submit_batches: batches.submit,
+        complete_batches: batches.complete,
         // the last worker of a steady-state check reports it (fio's last job of a group)
         steadystate: out.jobs.iter().rev().find_map(|o| o.steady.clone()),
         ..Cell::new(name, plan, target)

@@ -4,6 +4,7 @@
 use super::ranks::{RankRates, StonewallRates};
 use super::PERCENTILES;
 use crate::errno::errno_name;
+use crate::stats::samples::SampleStat;
 use crate::stats::{LatStats, OpKind, OpStats, SparseHist};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -52,6 +53,62 @@ pub struct DirResult {
     /// --stonewall: the rate at the stonewall and when the last job stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stonewall: Option<StonewallRates>,
+    /// Reads and writes: the bandwidth in KiB/s of each 500 ms of the run,
+    /// as fio samples it (its `bw` line); `samples` 0 for a run under
+    /// 500 ms. Absent for other kinds, and in results of versions that did
+    /// not take them (reporters then use the per-second `series`, as those
+    /// versions did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_samples: Option<RateSamples>,
+    /// The same for I/Os per second (fio's `iops` line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops_samples: Option<RateSamples>,
+}
+
+/// Samples of a rate, one per 500 ms (fio's bw_stat/iops_stat). With
+/// fio's group_reporting the jobs' figures are summed (minima, maxima,
+/// means and deviations alike, as fio sums them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RateSamples {
+    pub samples: u64,
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+}
+
+impl RateSamples {
+    pub fn of(s: &SampleStat) -> Self {
+        RateSamples {
+            samples: s.n,
+            min: s.min,
+            max: s.max,
+            mean: s.mean,
+            stddev: s.stddev(),
+        }
+    }
+
+    /// Per-second samples of `v` (a result without fio's samples: its
+    /// series), with the sample deviation.
+    pub fn of_values(v: &[f64]) -> Self {
+        if v.is_empty() {
+            return RateSamples::default();
+        }
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = if v.len() > 1 {
+            v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        RateSamples {
+            samples: v.len() as u64,
+            min: v.iter().cloned().fold(f64::INFINITY, f64::min).max(0.0) as u64,
+            max: v.iter().cloned().fold(0.0, f64::max) as u64,
+            mean,
+            stddev: var.sqrt(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -131,6 +188,8 @@ impl DirResult {
                 .collect(),
             ranks: None,
             stonewall: None,
+            bw_samples: matches!(dir, OpKind::Read | OpKind::Write).then(|| RateSamples::of(&s.bw_samples)),
+            iops_samples: matches!(dir, OpKind::Read | OpKind::Write).then(|| RateSamples::of(&s.iops_samples)),
         }
     }
 }

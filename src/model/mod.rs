@@ -9,6 +9,7 @@
 
 pub mod calibration;
 mod dir;
+mod fio_head;
 mod host;
 pub mod probe;
 pub mod ranks;
@@ -21,7 +22,8 @@ mod v1;
 pub mod verdict;
 
 pub use crate::plan::{CellKind, CellPlan, FioCellPlan, FioJob};
-pub use dir::{pct_key, DirResult, LatBucket, LatSummary};
+pub use dir::{pct_key, DirResult, LatBucket, LatSummary, RateSamples};
+pub use fio_head::{FioJobHead, LaidOut};
 pub use host::{HostInfo, KernelTag, VmInfo};
 pub use read::{parse_report, read_results};
 pub use schema::{result_schema, result_schema_text};
@@ -55,6 +57,10 @@ pub struct Report {
     pub command: String,
     /// RFC 3339, UTC.
     pub started_at: String,
+    /// `fslab fio`: when its last job ended (RFC 3339, UTC), the time fio
+    /// prints on each job's line; absent for the other commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
     pub host: HostInfo,
     pub interrupted: bool,
     pub cells: Vec<Cell>,
@@ -68,6 +74,10 @@ pub struct Report {
     /// files of versions before it, and of a VM guest's cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<calibration::Calibration>,
+    /// `fslab fio`: its jobs as fio announces them before the run (the
+    /// normal output's first lines); empty for the other commands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fio_jobs: Vec<FioJobHead>,
 }
 
 /// What a lab run was asked to do.
@@ -112,6 +122,14 @@ pub struct Cell {
     /// Queueing engines: operations in flight at each submission, counting
     /// the new one (`inflight_depth[d]` = submissions that made the depth d).
     pub inflight_depth: Vec<u64>,
+    /// Queueing engines: how many operations each submit call handed to
+    /// the engine (`submit_batches[n]` = calls of n) and each reap call
+    /// brought back; empty for a sync engine, whose every operation is a
+    /// submit and a completion of one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub submit_batches: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub complete_batches: Vec<u64>,
     /// Probe runs: samples, stalls, context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<probe::ProbeData>,
@@ -288,6 +306,8 @@ impl Cell {
             series: vec![],
             job_errors: vec![],
             inflight_depth: vec![],
+            submit_batches: vec![],
+            complete_batches: vec![],
             probe: None,
             lab: None,
             error: None,
@@ -336,12 +356,14 @@ impl Report {
             fslab_build: Some(env!("FSLAB_LONG_VERSION").to_string()),
             command: command.to_string(),
             started_at: humantime::format_rfc3339_seconds(started).to_string(),
+            finished_at: None,
             host: HostInfo::read(),
             interrupted: false,
             cells: Vec::new(),
             max_rss_kib: 0,
             lab: None,
             calibration: None,
+            fio_jobs: Vec::new(),
         }
     }
 }

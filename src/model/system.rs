@@ -131,6 +131,17 @@ pub struct IostatPoint {
     /// Time the interval's completed requests spent, ms (fields 4 and 8).
     pub read_ticks_ms: u64,
     pub write_ticks_ms: u64,
+    /// Raw deltas fio's "Disk stats" prints: merged reads and writes, the
+    /// weighted time in queue and the time the device was busy, ms
+    /// (fields 2, 6, 11 and 10). 0 in results of versions before them.
+    #[serde(default)]
+    pub read_merges: u64,
+    #[serde(default)]
+    pub write_merges: u64,
+    #[serde(default)]
+    pub in_queue_ms: u64,
+    #[serde(default)]
+    pub io_ticks_ms: u64,
 }
 
 /// The machine over one interval.

@@ -394,6 +394,7 @@ fn absorb(acc: &mut WorkerOut, o: WorkerOut, offset: u64) {
     acc.stopped_ns = offset + o.stopped_ns;
     acc.error = acc.error.take().or(o.error);
     add_counts(&mut acc.depth_counts, &o.depth_counts);
+    acc.batches += &o.batches;
     acc.notes.extend(o.notes);
     acc.items += o.items;
     acc.paced.extend(o.paced);

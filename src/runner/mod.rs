@@ -14,6 +14,7 @@ mod pace;
 mod progress;
 mod queued;
 mod record;
+mod samples;
 mod steady;
 mod sync;
 
@@ -228,6 +229,9 @@ pub struct WorkerOut {
     /// Queueing engines: how many operations were in flight when each was
     /// submitted (index = depth, counting the new one).
     pub depth_counts: Vec<u64>,
+    /// Queueing engines: operations per submit and per reap call.
+    #[serde(default)]
+    pub batches: crate::stats::samples::Batches,
     /// fio's steadystate: the check this worker reports (the last worker
     /// of each check carries it, as fio's last job of a group).
     #[serde(default, skip_serializing_if = "Option::is_none")]

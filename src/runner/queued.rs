@@ -119,6 +119,7 @@ impl<L: LatencyHook> Queue<'_, L> {
     fn commit(&mut self, engine: &mut dyn Engine) -> std::io::Result<()> {
         let r = engine.commit();
         let t = Instant::now();
+        self.rec.note_submit(self.unsubmitted.len());
         for s in self.unsubmitted.drain(..) {
             if let Some(s) = self.slots[s].as_mut() {
                 s.t_sub = t;
@@ -366,7 +367,9 @@ impl<L: LatencyHook> Queue<'_, L> {
         }
         self.comps.clear();
         self.next_comp = 0;
-        if let Err(e) = engine.reap(1, &mut self.comps) {
+        let reaped = engine.reap(1, &mut self.comps);
+        self.rec.note_complete(self.comps.len());
+        if let Err(e) = reaped {
             // Buffers must outlive every in-flight operation: keep draining
             // unless the ring itself is broken.
             self.error.get_or_insert(format!("{}: reap: {e}", engine.name()));

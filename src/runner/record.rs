@@ -2,8 +2,10 @@
 //! the per-second boundaries and the deadline.
 
 use super::oplog::OpLog;
+use super::samples::Sampler;
 use super::{ns, Counter, Ctx, Instant, WorkerOut};
 use crate::stats::cpu::CpuTimes;
+use crate::stats::samples::Batches;
 use crate::stats::series::{IntervalTracker, SeriesCollector};
 use crate::stats::{KindStats, OpKind, OpStats};
 use crate::workload::Step;
@@ -39,6 +41,14 @@ pub(crate) struct Recorder<'a> {
     split: bool,
     /// Where `elapsed_ns` counts from: the end of the ramp, or the last `reset`.
     stats_start: Instant,
+    /// fio's bw and iops samples.
+    samplers: [Sampler; 2],
+    /// When the next window of either is taken.
+    sample_at: Option<Instant>,
+    /// Either takes a sample per I/O (a per-I/O bw or iops log).
+    per_io_samples: bool,
+    /// Operations per submit and per reap call (queueing engines).
+    pub batches: Batches,
 }
 
 impl<'a> Recorder<'a> {
@@ -50,8 +60,13 @@ impl<'a> Recorder<'a> {
         if recording {
             ctx.counter.measuring.store(true, Ordering::Relaxed);
         }
+        let samplers = [
+            Sampler::new(true, &cfg.log, measure_start),
+            Sampler::new(false, &cfg.log, measure_start),
+        ];
+        let sample_at = samplers.iter().filter_map(Sampler::due).min();
         let mut next_event = if recording {
-            measure_start + Duration::from_secs(1)
+            (measure_start + Duration::from_secs(1)).min(sample_at.unwrap_or(measure_start + Duration::from_secs(1)))
         } else {
             measure_start
         };
@@ -81,6 +96,10 @@ impl<'a> Recorder<'a> {
             cfg,
             split,
             stats_start: measure_start,
+            per_io_samples: samplers.iter().any(Sampler::per_io_mode),
+            samplers,
+            sample_at,
+            batches: Batches::default(),
         }
     }
 
@@ -95,15 +114,37 @@ impl<'a> Recorder<'a> {
         self.stats = std::array::from_fn(|_| OpStats::new(&cfg.bucket_ns, cfg.rate.is_some(), self.split));
         self.interval = IntervalTracker::default();
         self.depth_counts.clear();
+        self.batches = Batches::default();
         self.cpu_start = CpuTimes::thread();
         self.stats_start = now;
         self.last = now;
+        for s in &mut self.samplers {
+            s.restart(now);
+        }
+        self.sample_at = self.samplers.iter().filter_map(Sampler::due).min();
         if let Some(r) = cfg.deadline() {
             self.deadline = Some(now + r);
         }
-        // the next second's boundary, as `event` would have set it
-        let next = self.measure_start + Duration::from_secs(self.sec + 1);
+        self.set_next_event();
+    }
+
+    /// The next second's boundary or rate sample, whichever comes first,
+    /// never past the deadline.
+    fn set_next_event(&mut self) {
+        let mut next = self.measure_start + Duration::from_secs(self.sec + 1);
+        if let Some(t) = self.sample_at {
+            next = next.min(t);
+        }
         self.next_event = self.deadline.map_or(next, |d| next.min(d));
+    }
+
+    /// Takes the sample windows due by `now`, at their own ends: what
+    /// completed at `now` is not recorded yet, and nothing since they ended.
+    fn take_samples(&mut self, now: Instant) {
+        for s in &mut self.samplers {
+            s.catch_up(now, &mut self.stats);
+        }
+        self.sample_at = self.samplers.iter().filter_map(Sampler::due).min();
     }
 
     /// When measurement ends (the runtime's end, moved by `reset`): no
@@ -133,6 +174,16 @@ impl<'a> Recorder<'a> {
     fn event(&mut self, now: Instant) -> bool {
         if let Some(d) = self.deadline {
             if now >= d {
+                // the windows that ended before the run did; the one that
+                // ends with it fio 3.33 takes after a ramp, not without one
+                // (its helper's timer then ends the window as the job ends:
+                // 1 sample in a 1 s run, 2 with ramp_time=100ms)
+                if self.recording {
+                    let last_too = !self.cfg.ramp.is_zero();
+                    for s in &mut self.samplers {
+                        s.at_end(d, last_too, &mut self.stats);
+                    }
+                }
                 self.last = d;
                 return false;
             }
@@ -142,18 +193,20 @@ impl<'a> Recorder<'a> {
                 self.recording = true;
                 self.counter.measuring.store(true, Ordering::Relaxed);
                 self.cpu_start = CpuTimes::thread();
-                self.next_event = self.measure_start + Duration::from_secs(1);
+                self.set_next_event();
             } else {
                 self.next_event = self.measure_start;
             }
-        } else {
+            return true;
+        }
+        if self.sample_at.is_some_and(|t| now >= t) {
+            self.take_samples(now);
+        }
+        if now >= self.measure_start + Duration::from_secs(self.sec + 1) {
             self.series.flush(self.j, self.sec, self.interval.take(&self.stats));
             self.sec = (now - self.measure_start).as_secs();
-            self.next_event = self.measure_start + Duration::from_secs(self.sec + 1);
         }
-        if let Some(d) = self.deadline {
-            self.next_event = self.next_event.min(d);
-        }
+        self.set_next_event();
         true
     }
 
@@ -181,6 +234,11 @@ impl<'a> Recorder<'a> {
         }
         if let Some(s) = sched {
             st.record_sched(s);
+        }
+        if self.per_io_samples && result >= 0 {
+            for sm in &self.samplers {
+                sm.per_io(dir, result as u64, lat, &mut self.stats);
+            }
         }
         if let Some(l) = &mut self.log {
             l.record(dir, result, step.offset, lat, end);
@@ -220,6 +278,22 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// A submit call handed `n` operations to the engine.
+    #[inline]
+    pub fn note_submit(&mut self, n: usize) {
+        if self.recording {
+            self.batches.note_submit(n);
+        }
+    }
+
+    /// A reap call brought back `n` completions.
+    #[inline]
+    pub fn note_complete(&mut self, n: usize) {
+        if self.recording {
+            self.batches.note_complete(n);
+        }
+    }
+
     pub fn finish(mut self, error: Option<String>) -> WorkerOut {
         if self.recording {
             self.series.flush(self.j, self.sec, self.interval.take(&self.stats));
@@ -238,6 +312,7 @@ impl<'a> Recorder<'a> {
             },
             error,
             depth_counts: self.depth_counts,
+            batches: self.batches,
             notes: Vec::new(),
             items: 0,
             stats: self.stats,

@@ -10,6 +10,7 @@ pub mod confidence;
 pub mod cpu;
 mod hist;
 pub mod plat;
+pub mod samples;
 pub mod series;
 
 pub use hist::{LatHist, SparseHist, MAX_NS};
@@ -253,6 +254,12 @@ pub struct OpStats {
     /// Thresholds in ns, and exact counts of successful ops at or under each.
     pub bucket_ns: Vec<u64>,
     pub bucket_counts: [u64; MAX_LAT_BUCKETS],
+    /// Reads and writes: the rate every 500 ms in KiB/s and in I/Os per
+    /// second (fio's bw and iops samples, `samples::SAMPLE_MS`).
+    #[serde(default)]
+    pub bw_samples: samples::SampleStat,
+    #[serde(default)]
+    pub iops_samples: samples::SampleStat,
 }
 
 impl OpStats {
@@ -338,6 +345,8 @@ impl AddAssign<&OpStats> for OpStats {
         for (a, b) in self.bucket_counts.iter_mut().zip(o.bucket_counts) {
             *a += b;
         }
+        self.bw_samples += &o.bw_samples;
+        self.iops_samples += &o.iops_samples;
     }
 }
 

@@ -10,7 +10,7 @@
 //! caller's buffer (rustix's `Dir` sizes its own), a close that reports its
 //! error, the fd-walking tree removal both `target::rmtree` and replay's
 //! Deltree use ([`tree`]), and FS_IOC_FIEMAP for where a file's xattrs live
-//! ([`fiemap`]).
+//! ([`fiemap`]); and ctime(3)'s local time, through localtime_r.
 
 pub mod fiemap;
 pub mod tree;
@@ -140,6 +140,32 @@ pub fn close(fd: OwnedFd) -> Result<(), Errno> {
     // SAFETY: `fd` is owned and consumed here, so it is closed exactly once
     // and used by no one afterwards, whatever close returns.
     unsafe { rustix::io::try_close(fd.into_raw_fd()) }
+}
+
+/// The local time of `secs` since the epoch as ctime(3) writes it, without
+/// its newline ("Sat Dec  5 08:06:53 2026"); None where localtime_r fails.
+pub fn ctime(secs: i64) -> Option<String> {
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let t = secs as libc::time_t;
+    // SAFETY: an all-zero `tm` is a valid value of the plain C struct
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r reads `t` and writes only the `tm` it is given
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return None;
+    }
+    Some(format!(
+        "{} {} {:2} {:02}:{:02}:{:02} {}",
+        DAYS[tm.tm_wday.clamp(0, 6) as usize],
+        MONTHS[tm.tm_mon.clamp(0, 11) as usize],
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        tm.tm_year + 1900
+    ))
 }
 
 #[cfg(test)]

@@ -33,6 +33,10 @@ pub struct Prepared {
     pub region_base: u64,
     pub info: TargetInfo,
     pub warnings: Vec<String>,
+    /// The bytes fslab wrote into each of `files` before the run (fio's
+    /// "Laying out IO file"); None when it wrote none (an existing file or
+    /// device, the null engine, another rank's layout).
+    pub laid_out: Option<u64>,
     /// Keeps the target's files until dropped.
     pub guard: Guard,
     /// A device target's exclusive claim, held until dropped.
@@ -108,6 +112,7 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         region_base: f.region_base,
         info,
         warnings,
+        laid_out: f.lay_out.then(|| f.layout_size.max(f.size + f.extra)),
         guard: f.guard,
         claim: f.claim,
     })

@@ -150,6 +150,10 @@ pub fn iostat(prev: &DiskStat, cur: &DiskStat, len_ms: u64, t_ms: u64) -> Iostat
         write_bytes: ws * 512,
         read_ticks_ms: rt,
         write_ticks_ms: wt,
+        read_merges: d(prev.rd_merges, cur.rd_merges),
+        write_merges: d(prev.wr_merges, cur.wr_merges),
+        in_queue_ms: d(prev.time_in_queue, cur.time_in_queue),
+        io_ticks_ms: d(prev.io_ticks, cur.io_ticks),
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod control;
 mod engines;
+mod head;
 mod logs;
 
 use super::io::io_config;
@@ -303,6 +304,7 @@ fn located(j: &FioJobPlan, e: TargetError) -> AppError {
 
 pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> Result<Report, AppError> {
     let mut r = Report::new("fio", SystemTime::now());
+    r.fio_jobs = plan.jobs.iter().map(head::head).collect();
     let Presentation { mut outputs, quiet } = presentation;
     // every job's target, before the first segment runs; a refusal names
     // the fio option and line the target (or size) came from
@@ -329,14 +331,24 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
         let cells = run_cell(&mut work, stop, &installed_hooks());
         let interrupted = work.interrupted;
         let ends_later = control::ends_later(&work.jobs);
+        // what each job of the segment laid out, for fio's lines before the run
+        let laid: Vec<(Option<usize>, Vec<crate::model::LaidOut>)> = (work.prepared.iter().zip(&work.jobs))
+            .map(|(p, j)| (plan.jobs.iter().position(|o| std::ptr::eq(o, *j)), head::laid_out(p)))
+            .collect();
         // the segment's files go
         drop(work);
+        for (i, l) in laid {
+            if let Some(h) = i.and_then(|i| r.fio_jobs.get_mut(i)) {
+                h.laid_out = l;
+            }
+        }
         match cells {
             Ok(Some(cells)) => {
-                // as fio, a verify failure is told on stderr whatever the output format
+                // as fio, a verify failure is told on stderr whatever the
+                // output format; so are fslab's warnings, which fio's
+                // outputs have no line for
                 for c in &cells {
-                    let verify = c.warnings.iter().filter(|w| w.starts_with("verify: "));
-                    for w in verify.chain(&c.job_errors) {
+                    for w in c.warnings.iter().chain(&c.job_errors) {
                         eprintln!(
                             "fslab fio: {}: {}",
                             crate::units::shown(&c.name),
@@ -365,5 +377,6 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
 
 fn write(r: &mut Report, outputs: &mut Outputs) -> Result<(), AppError> {
     r.max_rss_kib = crate::stats::cpu::max_rss_kib();
+    r.finished_at = Some(humantime::format_rfc3339_seconds(SystemTime::now()).to_string());
     crate::app::results::write_outputs(r, outputs, true).map_err(AppError::Output)
 }

@@ -3,7 +3,7 @@
 //! the group's bandwidth share, the errno fio reports. One place, so the
 //! three formats agree and none of them imports another.
 
-use crate::model::{Cell, Report};
+use crate::model::{Cell, RateSamples, Report};
 use crate::stats::{LatHist, OpKind};
 use serde_json::{json, Map, Value};
 
@@ -11,19 +11,6 @@ use serde_json::{json, Map, Value};
 const FIO_PCTS: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
 ];
-
-pub(crate) fn mean_sd(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0);
-    }
-    let m = v.iter().sum::<f64>() / v.len() as f64;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64
-    } else {
-        0.0
-    };
-    (m, var.sqrt())
-}
 
 /// A fio job on one of fio's metadata engines (filecreate, filestat...):
 /// its block size, which fio's fake I/O counts are in.
@@ -60,15 +47,17 @@ pub(crate) fn share_of_group(r: &Report, c: &Cell, dir: OpKind, mean_kib: f64, s
         None => vec![c],
     };
     let bytes: u64 = members.iter().filter_map(|o| o.dir(dir)).map(|d| d.bytes).sum();
+    // fio's runtimes: microseconds rounded up to a millisecond
     let run_ms = members
         .iter()
         .filter(|o| o.dir(dir).is_some())
-        .map(|o| o.elapsed_ns / 1_000_000)
+        .map(|o| (o.elapsed_ns / 1000).div_ceil(1000))
         .max()
         .unwrap_or(0);
-    // as fio's integers: the aggregate in bytes/s, then in KiB/s
-    match (bytes * 1000).checked_div(run_ms).map(|b| b / 1024) {
-        Some(agg_kib) if agg_kib > 0 => (mean_kib * 100.0 / agg_kib as f64).min(100.0),
+    // as fio's convert_agg_kbytes_percent: the aggregate in bytes/s (an
+    // integer), the mean passed as an int
+    match (bytes * 1000).checked_div(run_ms) {
+        Some(agg) if agg > 1024 => ((mean_kib as i64) as f64 * 100.0 / (agg as f64 / 1024.0)).min(100.0),
         _ => 100.0,
     }
 }
@@ -121,26 +110,25 @@ pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
 
 /// fio's "IO depths" buckets (io_u_mark_depth) of a cell: each is labelled
 /// with its lowest depth and runs to the next label ("4" is 4 to 7), the
-/// percentage of submissions at each in-flight depth, as counted by the
-/// queueing engines. A sync engine counts none: it has one operation in
-/// flight per thread by construction, so its reads and writes are all at
-/// depth 1; a job that did none is 0% everywhere (fio's stat_calc_dist
-/// with no I/O), and a share under 0.1% that is not empty shows as 0.1%,
-/// as fio's.
+/// submissions at each in-flight depth, as counted by the queueing
+/// engines. A sync engine counts none: it has one operation in flight per
+/// thread by construction, so its reads, writes and syncs are all at the
+/// depth of one. As fio's stat_calc_dist, each count is a percentage of the
+/// reads and writes issued, which the syncs are not among (so a job with fsync=4
+/// shows "1=125.0%", as fio's); a job that did none is 0% everywhere, and
+/// a share under 0.1% that is not empty shows as 0.1%.
 pub(crate) fn depth_levels(c: &Cell) -> Vec<(&'static str, f64)> {
-    let rw_ops: u64 = c
-        .directions
-        .iter()
-        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
-        .map(|d| d.ops)
-        .sum();
-    let sync = [0, rw_ops];
+    let issued = |k: OpKind| c.dir(k).map_or(0, |d| d.ops + d.errors.values().sum::<u64>());
+    let syncs = issued(OpKind::Fsync);
+    let sync = [0, issued(OpKind::Read) + issued(OpKind::Write) + syncs];
     let counts: &[u64] = if c.inflight_depth.iter().any(|&n| n > 0) {
         &c.inflight_depth
     } else {
         &sync
     };
-    let total: u64 = counts.iter().sum();
+    // the reads and writes submitted (those still in flight at the end of
+    // a timed run included, as fio's total_io_u)
+    let total = counts.iter().sum::<u64>().saturating_sub(syncs);
     let mut out = Vec::new();
     let levels = [
         ("1", 0usize),
@@ -253,4 +241,41 @@ pub(crate) fn description(c: &Cell) -> Option<&str> {
         .get("description")
         .map(String::as_str)
         .filter(|d| !d.is_empty())
+}
+
+/// fio's `sync` total_ios: total_io_u[DDIR_SYNC], the fsyncs alone, while
+/// lat_ns holds the fdatasyncs too (fio 3.33, sync, psync, libaio and
+/// io_uring: fsync=8 over 128 writes gives 15 and 15, fdatasync=8 gives 0
+/// and 15). fslab counts both as one kind: with both options the fsyncs
+/// are those at the multiples of fsync=N among the writes but the last
+/// (fio issues a sync when it picks the next I/O).
+pub(crate) fn fsyncs(c: &Cell, syncs: u64) -> u64 {
+    let Some(p) = c.plan.io() else {
+        return 0;
+    };
+    match (p.shape.fsync_every, p.shape.fdatasync_every) {
+        (0, _) => 0,
+        (_, 0) => syncs,
+        (every, _) => {
+            let writes = c.dir(OpKind::Write).map_or(0, |d| d.ops);
+            (writes.saturating_sub(1) / every).min(syncs)
+        }
+    }
+}
+
+/// A direction's bw (KiB/s) and iops samples, as fio's bw_stat and
+/// iops_stat: the 500 ms samples the result holds, or for a result of a
+/// version that did not take them, its per-second series (as those
+/// versions reported); none with disable_bw.
+pub(crate) fn rate_samples(c: &Cell, d: &crate::model::DirResult) -> (RateSamples, RateSamples) {
+    let off = c.plan.fio().is_some_and(|f| f.report.disable_bw);
+    match (off, d.bw_samples, d.iops_samples) {
+        (true, ..) => Default::default(),
+        (false, Some(b), Some(i)) => (b, i),
+        _ => {
+            let kib: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).bytes as f64 / 1024.0).collect();
+            let ops: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).ops as f64).collect();
+            (RateSamples::of_values(&kib), RateSamples::of_values(&ops))
+        }
+    }
 }

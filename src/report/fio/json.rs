@@ -4,9 +4,7 @@
 //! iops, iops_stddev, lat_ns, the latency_ns/us/ms buckets, usr_cpu/sys_cpu).
 //! Each fslab cell is one job, as fio reports with group_reporting.
 
-use super::common::{
-    cpu_pcts, depth_levels, latency_fields, latency_maps, mean_sd, meta_engine_bs, pcts_of, share_of_group,
-};
+use super::common::{cpu_pcts, depth_levels, latency_fields, latency_maps, meta_engine_bs, pcts_of, share_of_group};
 use crate::model::{Cell, DirResult, LatSummary, Report};
 use crate::plan::fio::LatReport;
 use crate::report::render::Reporter;
@@ -82,26 +80,6 @@ fn report_of(c: &Cell) -> LatReport {
     c.plan.fio().map(|f| f.report).unwrap_or_default()
 }
 
-/// fio's `sync` total_ios: total_io_u[DDIR_SYNC], the fsyncs alone, while
-/// lat_ns holds the fdatasyncs too (fio 3.33, sync, psync, libaio and
-/// io_uring: fsync=8 over 128 writes gives 15 and 15, fdatasync=8 gives 0
-/// and 15). fslab counts both as one kind: with both options the fsyncs
-/// are those at the multiples of fsync=N among the writes but the last
-/// (fio issues a sync when it picks the next I/O).
-fn fsyncs(c: &Cell, syncs: u64) -> u64 {
-    let Some(p) = c.plan.io() else {
-        return 0;
-    };
-    match (p.shape.fsync_every, p.shape.fdatasync_every) {
-        (0, _) => 0,
-        (_, 0) => syncs,
-        (every, _) => {
-            let writes = c.dir(OpKind::Write).map_or(0, |d| d.ops);
-            (writes.saturating_sub(1) / every).min(syncs)
-        }
-    }
-}
-
 /// fio's `sync` object: fsync and fdatasync latencies (fslab counts both as fsync).
 fn sync_obj(c: &Cell, plus: bool) -> Value {
     let r = report_of(c);
@@ -114,7 +92,7 @@ fn sync_obj(c: &Cell, plus: bool) -> Value {
     let d = c.dir(OpKind::Fsync);
     let n = d.map_or(0, |d| d.ops);
     let lat = if r.disable_clat { None } else { d.map(|d| &d.lat) };
-    json!({"total_ios": fsyncs(c, n), "lat_ns": lat_obj(lat, if lat.is_some() { n } else { 0 }, show)})
+    json!({"total_ios": super::common::fsyncs(c, n), "lat_ns": lat_obj(lat, if lat.is_some() { n } else { 0 }, show)})
 }
 
 fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
@@ -125,11 +103,6 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
         percentiles: on,
         bins: plus,
     };
-    // per-second samples, as fio's bw/iops logs at 1 s
-    let ops: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).ops as f64).collect();
-    let kib: Vec<f64> = c.series.iter().map(|p| p.dir(d.dir).bytes as f64 / 1024.0).collect();
-    let mn = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min).max(0.0) as u64;
-    let mx = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max) as u64;
     // sync engines: clat is the whole latency and slat is not measured (as fio psync)
     let clat = d.clat.as_ref().unwrap_or(&d.lat);
     let (slat, clat, lat) = (
@@ -138,13 +111,8 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
         Some(&d.lat).filter(|_| !r.disable_lat),
     );
     let n = |l: Option<&LatSummary>| if l.is_some() { d.ops } else { 0 };
-    let (kib, ops) = if r.disable_bw {
-        (Vec::new(), Vec::new())
-    } else {
-        (kib, ops)
-    };
-    let (im, isd) = mean_sd(&ops);
-    let (bm, bsd) = mean_sd(&kib);
+    // fio's bw (KiB/s) and iops samples, every 500 ms
+    let (bw, io) = super::common::rate_samples(c, d);
     let mut o = if let Some(bs) = meta_engine_bs(c) {
         // fio's metadata engines: the file operations are clat samples; the
         // I/Os are bs-sized fake ones over each file's bytes (fio fills no lat)
@@ -167,11 +135,11 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
         "slat_ns": lat_obj(slat, n(slat), show(r.slat_percentiles)),
         "clat_ns": lat_obj(clat, n(clat), show(r.clat_percentiles)),
         "lat_ns": lat_obj(lat, n(lat), show(r.lat_percentiles)),
-        "bw_min": if kib.is_empty() { 0 } else { mn(&kib) }, "bw_max": mx(&kib),
-        "bw_agg": share_of_group(r_all, c, d.dir, bm, kib.len()),
-        "bw_mean": bm, "bw_dev": bsd, "bw_samples": kib.len(),
-        "iops_min": if ops.is_empty() { 0 } else { mn(&ops) }, "iops_max": mx(&ops),
-        "iops_mean": im, "iops_stddev": isd, "iops_samples": ops.len(),
+        "bw_min": bw.min, "bw_max": bw.max,
+        "bw_agg": share_of_group(r_all, c, d.dir, bw.mean, bw.samples as usize),
+        "bw_mean": bw.mean, "bw_dev": bw.stddev, "bw_samples": bw.samples,
+        "iops_min": io.min, "iops_max": io.max,
+        "iops_mean": io.mean, "iops_stddev": io.stddev, "iops_samples": io.samples,
         })
     };
     // short_ios: the reads and writes that moved less than they asked, as
@@ -288,7 +256,7 @@ pub fn render(r: &Report, plus: bool) -> Vec<u8> {
         let v = json!({
             "fio version": format!("fslab-{}", r.fslab_version),
             "timestamp": ts / 1000, "timestamp_ms": ts, "time": r.started_at,
-            "global options": {}, "jobs": jobs, "disk_util": [],
+            "global options": {}, "jobs": jobs, "disk_util": super::disks::json(r),
         });
         let mut out = serde_json::to_vec_pretty(&v).expect("JSON values serialise");
         out.push(b'\n');

@@ -6,9 +6,7 @@
 //! formats (`--output-format=json,normal`): terse lines, the normal text,
 //! then the JSON document.
 
-use super::common::{
-    cpu_pcts, depth_levels, description, errors_if_continued, first_errno, latency_maps, mean_sd, pcts_of,
-};
+use super::common::{cpu_pcts, depth_levels, description, errors_if_continued, first_errno, latency_maps, pcts_of};
 use crate::model::{Cell, DirResult, LatSummary, Report};
 use crate::plan::fio::LatReport;
 use crate::report::render::Reporter;
@@ -78,19 +76,14 @@ fn ddir(s: &mut String, all: &Report, c: &Cell, d: Option<&DirResult>, r: &LatRe
         s.push_str(";0%=0");
     }
     lat4(s, lat);
-    // bandwidth samples: per second, as fslab's series (KiB/s)
-    let kib: Vec<f64> = match d {
-        Some(d) if !r.disable_bw => c.series.iter().map(|p| p.dir(d.dir).bytes as f64 / 1024.0).collect(),
-        _ => Vec::new(),
-    };
-    if kib.is_empty() {
-        s.push_str(";0;0;0.000000%;0.000000;0.000000");
-    } else {
-        let (m, sd) = mean_sd(&kib);
-        let mn = kib.iter().cloned().fold(f64::INFINITY, f64::min).max(0.0) as u64;
-        let mx = kib.iter().cloned().fold(0.0, f64::max) as u64;
-        let per = super::common::share_of_group(all, c, d.map_or(OpKind::Read, |d| d.dir), m, kib.len());
-        let _ = write!(s, ";{mn};{mx};{per:.6}%;{m:.6};{sd:.6}");
+    // fio's bandwidth samples (KiB/s, every 500 ms)
+    let bw = d.map(|d| (d.dir, super::common::rate_samples(c, d).0));
+    match bw.filter(|(_, b)| b.samples > 0) {
+        None => s.push_str(";0;0;0.000000%;0.000000;0.000000"),
+        Some((dir, b)) => {
+            let per = super::common::share_of_group(all, c, dir, b.mean, b.samples as usize);
+            let _ = write!(s, ";{};{};{per:.6}%;{:.6};{:.6}", b.min, b.max, b.mean, b.stddev);
+        }
     }
 }
 

@@ -57,18 +57,13 @@ fn kb_base(job: &Job) -> Result<u64, (String, String)> {
 }
 
 /// The job's options with their sizes as fio reads them under the job's
-/// kb_base (a bad kb_base goes to `m.bad`; kb_base=1000 gets a note).
+/// kb_base (a bad kb_base goes to `m.bad`); the normal output prints
+/// kb_base=1000's SI units first, as fio's.
 pub(super) fn as_fio_reads_all(job: &Job, m: &mut super::Mapped) -> Vec<Opt> {
     let kb = kb_base(job).unwrap_or_else(|bad| {
         m.bad.push(bad);
         1024
     });
-    if kb == 1000 {
-        m.notes.push(
-            "kb_base=1000: sizes are read as fio reads them; fslab's normal output prints binary units (KiB/s), where fio's prefers SI (kB/s)"
-                .into(),
-        );
-    }
     job.opts.iter().map(|o| as_fio_reads(o, kb)).collect()
 }
 
