@@ -23,6 +23,16 @@ pub(super) fn settle(st: &mut State, job: &Job, fa: &FioArgs) {
     if sizeless && !refused && matches!(st.m.fio.engine, crate::plan::fio::FioEngine::Io) {
         existing_file(st, job, fa);
     }
+    // fio leaves the files it lays out (a later run reads them: OpenZFS's
+    // suite makes its data set so); fslab removes its own: said, not silent
+    let lays_out = std::fs::metadata(&st.a.common.target).map_or(true, |m| m.is_dir());
+    let io = matches!(st.m.fio.engine, crate::plan::fio::FioEngine::Io) && st.a.engine != "null";
+    if lays_out && io && !refused && st.m.bad.is_empty() {
+        st.m.notes.push(
+            "files: fslab lays out the jobs' files in a work directory of its own and removes them when the run ends; fio leaves them in the job's directory"
+                .into(),
+        );
+    }
 }
 
 /// fio: size is the job's total over its files; filesize is each file's.
