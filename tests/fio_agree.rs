@@ -206,15 +206,20 @@ fn option_keys(text: &str) -> Vec<String> {
 }
 
 /// The total variation distance between two size histograms, over
-/// (direction, power-of-two class), and the bound a sampling difference
-/// stays under: twice the expected distance of two samples of one
-/// distribution (sqrt(k / (pi n)) for k classes and n draws), plus 1%.
+/// (direction, size) when there are at most 16 sizes, else over (direction,
+/// power-of-two class) (the random map's trimmed blocks take many sizes),
+/// and the bound a sampling difference stays under: twice the expected
+/// distance of two samples of one distribution (sqrt(k / (pi n)) for k
+/// classes and n draws), plus 1%.
 fn size_distance(a: &BTreeMap<(u64, u64), u64>, b: &BTreeMap<(u64, u64), u64>) -> (f64, f64) {
+    let sizes: std::collections::HashSet<u64> = a.keys().chain(b.keys()).map(|k| k.1).collect();
+    let exact = sizes.len() <= 16;
     let classes = |h: &BTreeMap<(u64, u64), u64>| {
-        let mut c: HashMap<(u64, u32), f64> = HashMap::new();
+        let mut c: HashMap<(u64, u64), f64> = HashMap::new();
         let n: u64 = h.values().sum();
         for (&(d, s), &k) in h {
-            *c.entry((d, 63 - s.leading_zeros())).or_default() += k as f64 / n.max(1) as f64;
+            let class = if exact { s } else { 63 - s.leading_zeros() as u64 };
+            *c.entry((d, class)).or_default() += k as f64 / n.max(1) as f64;
         }
         (c, n)
     };

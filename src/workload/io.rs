@@ -202,8 +202,12 @@ impl IoWorkload {
         }
     }
 
-    /// This operation's length: fixed, from the split, or a multiple of the
-    /// smallest size within the range.
+    /// This operation's length: fixed, from the split, or drawn in the range
+    /// as fio draws it (io_u.c `get_next_buflen`): the smallest size plus a
+    /// uniform fraction of the largest, down to a multiple of the smallest,
+    /// at most the largest. That is every multiple of the smallest alike
+    /// when the largest is one; when it is not (4k-10k), the largest takes
+    /// the draws above it (4k and 8k 40% each, 10k 20%, as in fio).
     #[inline]
     fn next_len(&mut self) -> u64 {
         if !self.split.is_empty() {
@@ -218,7 +222,8 @@ impl IoWorkload {
         if self.bs_max == self.bs {
             return self.bs;
         }
-        self.bs * self.rng.u64(1..=self.bs_max / self.bs)
+        let v = self.bs + self.rng.u64(0..self.bs_max);
+        (v - v % self.bs).min(self.bs_max)
     }
 
     /// The end of a size-based job: the final fsyncs (end_fsync), then
@@ -252,6 +257,23 @@ impl IoWorkload {
         let size = self.file_size;
         if self.region.maps.is_some() {
             return self.mapped_offset(f, len, size);
+        }
+        if !self.random && self.bs_max != self.bs {
+            // a drawn size that passes the file's end is drawn again until
+            // it fits, as fio does (`io_u_fits` in `get_next_buflen`), when
+            // the smallest does: the pass reads the file to its end
+            let o = self.seq[f][!read as usize];
+            if o + *len > size && o + self.bs <= size {
+                for _ in 0..64 {
+                    *len = self.next_len();
+                    if o + *len <= size {
+                        break;
+                    }
+                }
+                if o + *len > size {
+                    *len = (size - o) / self.bs * self.bs;
+                }
+            }
         }
         let len = *len;
         // fio's blockalign (the block size when not given)
