@@ -441,3 +441,43 @@ fn job_files_of_public_projects_agree_with_fio() {
     );
     eprintln!("{agreed} job files agree with fio, {refused} refused");
 }
+
+/// The logs of what a job does not measure (disable_clat, gtod_reduce's
+/// four) are not written, as fio writes none: the same log files from
+/// both tools, and the same number of lines in each (fslab measured
+/// everything and wrote clat and lat lines where fio had none).
+#[test]
+fn logs_of_what_is_not_measured_are_left_out_as_fios() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    for extra in ["disable_clat=1", "disable_lat=1\ndisable_slat=1", "gtod_reduce=1"] {
+        let logs = |fio: bool| {
+            let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+            let job = job_file(
+                tmp.path(),
+                "j.fio",
+                &format!(
+                    "[a]\ndirectory={d}\nsize=1m\nrw=read\nbs=4k\n{extra}\n\
+                     write_lat_log={d}/lg\nwrite_iops_log={d}/lg\nlog_avg_msec=0\n",
+                    d = tmp.path().display()
+                ),
+            );
+            let r = run_fio_format(fio, &job, tmp.path(), "terse");
+            assert_eq!(r.code, 0, "{}: {}", r.tool, r.stderr);
+            let mut v: Vec<(String, usize)> = std::fs::read_dir(tmp.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("lg_"))
+                .map(|n| {
+                    let lines = std::fs::read_to_string(tmp.path().join(&n)).unwrap().lines().count();
+                    (n, lines)
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(logs(false), logs(true), "{extra}: fslab's logs, then fio's");
+    }
+}
