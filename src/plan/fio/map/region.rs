@@ -90,9 +90,13 @@ fn distribution(v: &str) -> Result<Distribution, String> {
             let mut access = 0u32;
             let mut zones = Vec::new();
             for z in rest.split(':').filter(|s| !s.is_empty()) {
-                let (a, s) = z
-                    .split_once('/')
-                    .ok_or_else(|| format!("zone '{z}' is not ACCESS%/SIZE"))?;
+                // zoned: a zone without its size (`20/`, `20`) takes a share
+                // of what the others leave, as in fio (`zone_split_ddir`)
+                let (a, s) = match z.split_once('/') {
+                    Some(x) => x,
+                    None if kind == "zoned" => (z, ""),
+                    None => return Err(format!("zone '{z}' is not ACCESS%/SIZE")),
+                };
                 let a = units::parse_percent(a).map_err(|e| e.to_string())?;
                 access += a;
                 zones.push((a, s.trim()));
@@ -106,10 +110,26 @@ fn distribution(v: &str) -> Result<Distribution, String> {
             if kind == "zoned" {
                 let mut total = 0.0;
                 let mut out = Vec::new();
+                let mut missing = Vec::new();
                 for (a, s) in zones {
-                    let p = float(s.trim_end_matches('%'), "a zone's size percentage")?;
+                    // fio reads a size of 0 as missing too
+                    let p = match s.trim_end_matches('%') {
+                        "" => 0.0,
+                        s => float(s, "a zone's size percentage")?,
+                    };
+                    if p == 0.0 {
+                        missing.push(out.len());
+                    }
                     total += p;
                     out.push((a, p));
+                }
+                if !missing.is_empty() && total <= 100.0 {
+                    // fio's integer share: (100 - the others) / the missing ones
+                    let share = ((100.0 - total).floor() as u64 / missing.len() as u64) as f64;
+                    for &i in &missing {
+                        out[i].1 = share;
+                    }
+                    total += share * missing.len() as f64;
                 }
                 if !(0.0..=100.0 + 1e-9).contains(&total) || out.iter().any(|z| z.1 < 0.0) {
                     return Err(format!("the zones' sizes add up to {total}%, more than 100%"));
@@ -322,5 +342,25 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     }
     if r.size_percent.is_some() && st.filesize.is_some() {
         r.size_percent = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio's examples/rand-zones.fio ends in a zone without its size: it
+    /// takes what the others leave (fio 3.33's zone_split_ddir).
+    #[test]
+    fn a_zone_without_its_size_takes_the_rest_as_in_fio() {
+        let zones = |v: &str| match distribution(v).unwrap() {
+            Distribution::Zoned(z) => z,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(zones("zoned:50/5:30/15:20/"), vec![(50, 5.0), (30, 15.0), (20, 80.0)]);
+        assert_eq!(zones("zoned:50/5:30/15:20"), vec![(50, 5.0), (30, 15.0), (20, 80.0)]);
+        assert_eq!(zones("zoned:40/:40/0:20/10"), vec![(40, 45.0), (40, 45.0), (20, 10.0)]);
+        assert!(distribution("zoned_abs:50/1m:50").is_err());
+        assert!(distribution("zoned:60/10:30/20").is_err(), "access adds up to 90");
     }
 }
