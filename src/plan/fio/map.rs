@@ -72,6 +72,25 @@ const ACCEPTED: &[(&str, &str)] = &[
     ("percentile_list", ""),
     ("lat_percentiles", ""),
     ("clat_percentiles", ""),
+    // fio's tiobench profile registers these among every job's options:
+    // outside profile=tiobench fio reads them and ignores them (its own
+    // examples/steadystate.fio and waitfor.fio write threads=1)
+    (
+        "threads",
+        "threads: an option of fio's tiobench profile; fio ignores it in other jobs, and so does fslab (thread is fio's option for threads)",
+    ),
+    (
+        "block",
+        "block: an option of fio's tiobench profile; fio ignores it in other jobs, and so does fslab (bs is the block size)",
+    ),
+    (
+        "numruns",
+        "numruns: an option of fio's tiobench profile; fio ignores it in other jobs, and so does fslab",
+    ),
+    (
+        "dir",
+        "dir: an option of fio's tiobench profile; fio ignores it in other jobs, and so does fslab (directory is the job's directory)",
+    ),
 ];
 
 /// Time in fio's notation: a bare number is in `unit` ("s" for runtime, "us" for thinktime).
