@@ -10,8 +10,11 @@
 //!   size distribution give (4 standard deviations of their difference);
 //! - the block sizes done, from each tool's per-I/O latency log (fio's
 //!   `write_lat_log` with `log_avg_msec=0`, fslab writes the same): the
-//!   shares of (direction, power-of-two size class) differ by a total
-//!   variation distance a sampling difference explains;
+//!   shares of (direction, size) differ by a total variation distance a
+//!   sampling difference explains;
+//! - where untimed random I/O lands (the logs' `log_offset=1` column): the
+//!   same alignment, and the shares of the bytes done in twenty stretches
+//!   of the space (a zoned distribution's shape; the random map's even cover);
 //! - the files left in the job's directory: the prepared ones as they were
 //!   (the same names and sizes, and the same bytes where nothing writes);
 //!   the ones fio lays out stay, where fslab removes its own, which it must
@@ -103,6 +106,8 @@ struct Outcome {
     /// (log N, direction 0 read / 1 write, block size) -> operations, from
     /// the per-I/O logs (one a job or clone)
     sizes: BTreeMap<(u64, u64, u64), u64>,
+    /// log N -> the (offset, size) of its I/Os (log_offset=1)
+    offsets: BTreeMap<u64, Vec<(u64, u64)>>,
     /// the job directory's files afterwards: name -> (size, digest)
     files: BTreeMap<String, (u64, u64)>,
 }
@@ -146,6 +151,7 @@ fn run_tool(fio: bool, jobs_dir: &Path, name: &str, d: &Directives, dev: Option<
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         jobs: vec![],
         sizes: BTreeMap::new(),
+        offsets: BTreeMap::new(),
         files: BTreeMap::new(),
     };
     if o.code != 0 {
@@ -183,6 +189,7 @@ fn run_tool(fio: bool, jobs_dir: &Path, name: &str, d: &Directives, dev: Option<
             for l in std::fs::read_to_string(e.path()).unwrap().lines() {
                 let c: Vec<u64> = l.split(',').map(|v| v.trim().parse().unwrap()).collect();
                 *o.sizes.entry((log, c[2], c[3])).or_default() += 1;
+                o.offsets.entry(log).or_default().push((c[4], c[3]));
             }
         }
     }
@@ -333,6 +340,55 @@ fn compare(name: &str, text: &str, d: &Directives, fio: &Outcome, ours: &Outcome
             bad.push(format!(
                 "block sizes of log {log}: distance {tv:.3} > {bound:.3}: fio {a:?} fslab {b:?}"
             ));
+        }
+    }
+    // where random I/O lands (untimed: a timed pass covers what the
+    // machine's speed let it): the same alignment, and the same shares of
+    // twenty stretches of the space (a zoned or skewed distribution's shape)
+    if !timed && text.contains("rw=rand") {
+        for (log, a) in &fio.offsets {
+            let Some(b) = ours.offsets.get(log) else {
+                bad.push(format!("log {log}: fio's, not fslab's"));
+                continue;
+            };
+            let align = |v: &[(u64, u64)]| {
+                v.iter()
+                    .filter(|o| o.0 != 0)
+                    .map(|o| o.0.trailing_zeros())
+                    .min()
+                    .unwrap_or(0)
+                    .min(20)
+            };
+            if align(a) != align(b) {
+                bad.push(format!(
+                    "log {log}: offsets aligned to 2^{} in fio, 2^{} in fslab",
+                    align(a),
+                    align(b)
+                ));
+            }
+            // the bytes each stretch got: the random map gives every byte
+            // once, whatever sizes its blocks were trimmed to
+            let span = a.iter().chain(b).map(|o| o.0).max().unwrap() + 1;
+            let shares = |v: &[(u64, u64)]| -> HashMap<u64, f64> {
+                let total: u64 = v.iter().map(|o| o.1).sum();
+                v.iter().fold(HashMap::new(), |mut m, &(o, len)| {
+                    *m.entry(o * 20 / span).or_default() += len as f64 / total.max(1) as f64;
+                    m
+                })
+            };
+            let (ha, hb) = (shares(a), shares(b));
+            let tv = (0..20)
+                .map(|k| (ha.get(&k).unwrap_or(&0.0) - hb.get(&k).unwrap_or(&0.0)).abs())
+                .sum::<f64>()
+                / 2.0;
+            // byte shares of blocks of varied sizes vary as (1 + cv^2) more draws would
+            let n = a.len().min(b.len()).max(1) as f64 / (1.0 + cv * cv);
+            let bound = 0.01 + 2.0 * (20.0 / (std::f64::consts::PI * n)).sqrt();
+            if tv > bound {
+                bad.push(format!(
+                    "log {log}: the bytes of twenty stretches differ by {tv:.3} > {bound:.3}: fio {ha:?} fslab {hb:?}"
+                ));
+            }
         }
     }
     let (nf, no): (u64, u64) = (fio.sizes.values().sum(), ours.sizes.values().sum());

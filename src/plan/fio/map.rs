@@ -170,12 +170,6 @@ impl Mapped {
                     ),
                 ))
             }
-            Some((ba, at)) if !plan.region.distribution.is_uniform() => {
-                return Err((
-                    at,
-                    format!("blockalign={ba}: not supported with random_distribution (fslab draws its blocks in the block size)"),
-                ))
-            }
             Some((ba, _)) => plan.shape.blockalign = Some(ba),
             None => {}
         }
