@@ -37,6 +37,9 @@ struct Directives {
     fslab_args: Vec<String>,
     prepare: Vec<(String, u64)>,
     device_mib: Option<u64>,
+    /// `; offsets: exact`: every job's offsets in the same order in both
+    /// tools (deterministic patterns: offset modifiers)
+    exact_offsets: bool,
 }
 
 fn directives(text: &str) -> Directives {
@@ -46,6 +49,7 @@ fn directives(text: &str) -> Directives {
         fslab_args: vec![],
         prepare: vec![],
         device_mib: None,
+        exact_offsets: false,
     };
     for l in text.lines() {
         let Some((k, v)) = l.strip_prefix("; ").and_then(|l| l.split_once(':')) else {
@@ -61,6 +65,7 @@ fn directives(text: &str) -> Directives {
                 d.prepare.push((n.to_string(), mib.trim().parse().unwrap()));
             }
             "device" => d.device_mib = Some(v.parse().unwrap()),
+            "offsets" => d.exact_offsets = v == "exact",
             _ => {}
         }
     }
@@ -391,6 +396,23 @@ fn compare(name: &str, text: &str, d: &Directives, fio: &Outcome, ours: &Outcome
             }
         }
     }
+    if d.exact_offsets && fio.offsets != ours.offsets {
+        for (log, a) in &fio.offsets {
+            let b = ours.offsets.get(log).cloned().unwrap_or_default();
+            if *a != b {
+                let at = a
+                    .iter()
+                    .zip(&b)
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(a.len().min(b.len()));
+                bad.push(format!(
+                    "log {log}: offsets differ from I/O {at} on: fio {:?} fslab {:?}",
+                    &a[at..(at + 4).min(a.len())],
+                    &b[at.min(b.len())..(at + 4).min(b.len())]
+                ));
+            }
+        }
+    }
     let (nf, no): (u64, u64) = (fio.sizes.values().sum(), ours.sizes.values().sum());
     if !timed && !random_sizes && nf.abs_diff(no) as f64 > (0.02 * nf as f64).max(2.0) {
         bad.push(format!("logged operations: fio {nf}, fslab {no}"));
@@ -536,4 +558,25 @@ fn logs_of_what_is_not_measured_are_left_out_as_fios() {
         };
         assert_eq!(logs(false), logs(true), "{extra}: fslab's logs, then fio's");
     }
+}
+
+/// Offset modifiers fslab does not do, or cannot read, are refused in one
+/// line naming the option and its value.
+#[test]
+fn offset_modifiers_it_does_not_do_are_refused() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let d = format!("--directory={}", work.path().display());
+    let case = |rw: &str, want: &str| refusal(&["fio", &d, "--name=j", "--size=1m", rw], want);
+    expect_refusals(
+        &[
+            case(
+                "--rw=randread:8",
+                "rw=randread:8: an offset modifier on random I/O (a new offset every 8 I/Os) is not supported",
+            ),
+            case("--rw=read:x8", "rw: 'x8' after 'read:' is not a size"),
+            case("--rw=write:-", "rw: '-' after 'write:' is not a size"),
+        ],
+        &[],
+    );
+    assert!(leftovers(work.path()).is_empty());
 }

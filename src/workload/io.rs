@@ -57,6 +57,8 @@ pub struct IoWorkload {
     read_skew: usize,
     /// Next sequential offset per file and direction.
     seq: Vec<[u64; 2]>,
+    /// fio's sequential offset modifier (`RegionPlan::seq_add`).
+    seq_add: i64,
     fsync_every: u64,
     fdatasync_every: u64,
     writes_since_fsync: u64,
@@ -157,6 +159,7 @@ impl IoWorkload {
             invalidate_passes: plan.region.invalidate && !plan.ioengine.direct,
             read_skew,
             seq: vec![[start, start]; n],
+            seq_add: plan.region.seq_add,
             fsync_every: plan.shape.fsync_every,
             fdatasync_every: plan.shape.fdatasync_every,
             writes_since_fsync: 0,
@@ -284,6 +287,21 @@ impl IoWorkload {
         let last = (size - len) / align;
         if !self.random {
             let mut o = self.seq[f][!read as usize];
+            if self.seq_add != 0 && o != 0 && o < size {
+                // fio's get_next_seq_offset: the modifier is added to the
+                // last end; past either end of the file it wraps, forward
+                // holes to the start, backwards to the end plus the modifier
+                let p = o as i128 + self.seq_add as i128;
+                o = if p < 0 || p >= size as i128 {
+                    if self.seq_add > 0 {
+                        0
+                    } else {
+                        (size as i128 + self.seq_add as i128).max(0) as u64
+                    }
+                } else {
+                    p as u64
+                };
+            }
             if o + len > size {
                 if !self.region.wrap {
                     return None;

@@ -313,7 +313,34 @@ fn map_option(st: &mut State, o: &Opt) {
         match key.as_str() {
             k if STRUCTURAL.contains(&k) => {}
             "rw" | "readwrite" => {
-                let v = val(o)?;
+                let written = val(o)?;
+                // fio's offset modifier: rw=read:8k adds 8k after each I/O
+                // (holes; negative: backwards); on random I/O it is a count
+                // of I/Os per new offset, which fslab does not do
+                let (v, modifier) = match written.split_once(':') {
+                    Some((k, md)) => (k.trim(), Some(md.trim())),
+                    None => (written, None),
+                };
+                if let Some(md) = modifier {
+                    if v.starts_with("rand") {
+                        return Err(format!(
+                            "rw={written}: an offset modifier on random I/O (a new offset every {md} I/Os) is not supported"
+                        ));
+                    }
+                    let (neg, mag) = match md.strip_prefix('-') {
+                        Some(x) => (true, x),
+                        None => (false, md),
+                    };
+                    match crate::units::parse_size(mag).ok().and_then(|n| i64::try_from(n).ok()) {
+                        Some(n) => m.region.seq_add = if neg { -n } else { n },
+                        None => {
+                            bad = Some(format!(
+                                "rw: '{md}' after '{v}:' is not a size (an offset modifier, as in rw=read:8k)"
+                            ));
+                            return Ok(());
+                        }
+                    }
+                }
                 a.rw = match v {
                     "read" | "write" | "randread" | "randwrite" | "randrw" => v.to_string(),
                     "rw" | "readwrite" => "rw".into(),

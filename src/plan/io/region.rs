@@ -136,6 +136,12 @@ pub struct RegionPlan {
     /// The job's clones share their files (a filename_format without $jobnum).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shared_files: bool,
+    /// fio's offset modifier on sequential I/O (`rw=read:8k`, `rw=read:-8k`):
+    /// added to each next offset, as holes (or, negative, reading
+    /// backwards), wrapping at the region's ends as fio's
+    /// `get_next_seq_offset` does.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_add: i64,
     /// Drop each file's page cache before the job (posix_fadvise DONTNEED),
     /// and again at each new pass of a buffered job (fio's
     /// loop_cache_invalidate), so every pass reads what fio's does.
@@ -159,6 +165,10 @@ pub struct RegionPlan {
 
 fn is_default_service(s: &FileService) -> bool {
     *s == FileService::RoundRobin
+}
+
+fn is_zero_i64(n: &i64) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u64) -> bool {
