@@ -110,7 +110,8 @@ def run(tool, path, scratch, prepared):
     try:
         return run_in(tool, path, scratch, prepared, d)
     finally:
-        if subprocess.run(["umount", d]).returncode != 0:
+        # a stopped fio's last processes may still hold it for a moment
+        if subprocess.run(["umount", d], stderr=subprocess.DEVNULL).returncode != 0:
             subprocess.run(["umount", "-l", d])
 
 def run_in(tool, path, scratch, prepared, d):
@@ -198,7 +199,7 @@ for f in sorted(glob.glob(ex + "/*.fio")):
             cls, why = "agrees", ("timed: names and groups" if timed else "names, groups, ops") + (
                 "; notes: " + str(len(lines)) if lines else "")
     counts[cls] += 1
-    emit((name, cls, why[:160]))
+    emit((name, cls, why.replace(scratch + "/", "")[:160]))
     shutil.rmtree(scratch, ignore_errors=True)
 print(f"local examples: {counts['agrees'] + counts['refused'] + counts['WRONG']}: "
       f"{counts['agrees']} agree, {counts['refused']} refused, {counts['WRONG']} wrong; "
