@@ -40,6 +40,8 @@ struct Directives {
     /// `; offsets: exact`: every job's offsets in the same order in both
     /// tools (deterministic patterns: offset modifiers)
     exact_offsets: bool,
+    /// `; says: TEXT`: fslab's stderr (its notes) must contain TEXT
+    says: Vec<String>,
 }
 
 fn directives(text: &str) -> Directives {
@@ -50,6 +52,7 @@ fn directives(text: &str) -> Directives {
         prepare: vec![],
         device_mib: None,
         exact_offsets: false,
+        says: vec![],
     };
     for l in text.lines() {
         let Some((k, v)) = l.strip_prefix("; ").and_then(|l| l.split_once(':')) else {
@@ -66,6 +69,7 @@ fn directives(text: &str) -> Directives {
             }
             "device" => d.device_mib = Some(v.parse().unwrap()),
             "offsets" => d.exact_offsets = v == "exact",
+            "says" => d.says.push(v.to_string()),
             _ => {}
         }
     }
@@ -394,6 +398,11 @@ fn compare(name: &str, text: &str, d: &Directives, fio: &Outcome, ours: &Outcome
                     "log {log}: the bytes of twenty stretches differ by {tv:.3} > {bound:.3}: fio {ha:?} fslab {hb:?}"
                 ));
             }
+        }
+    }
+    for want in &d.says {
+        if !ours.stderr.contains(want.as_str()) {
+            bad.push(format!("fslab did not say '{want}': {}", ours.stderr));
         }
     }
     if d.exact_offsets && fio.offsets != ours.offsets {

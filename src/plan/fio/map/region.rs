@@ -343,6 +343,45 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     if r.size_percent.is_some() && st.filesize.is_some() {
         r.size_percent = None;
     }
+    existing_formatted_files(st, job);
+}
+
+/// A note when `filename_format` names files already in the job's
+/// directory (OpenZFS's suite reads the files its mkfiles job left): fio
+/// would read or write those, fslab works in files of its own and leaves
+/// them as they are. Said, not silent; the first few names are checked.
+fn existing_formatted_files(st: &mut State, job: &Job) {
+    let Some(f) = job.get("filename_format").and_then(|o| o.value.as_deref()) else {
+        return;
+    };
+    let dir = std::path::Path::new(&st.a.common.target);
+    let clones: u64 = st.a.jobs.trim().parse().unwrap_or(1);
+    let mut found = Vec::new();
+    'names: for c in 0..clones.clamp(1, 8) {
+        for n in 0..st.nrfiles.clamp(1, 8) {
+            let name = f
+                .replace("$jobname", &job.name)
+                .replace("$jobnum", &c.to_string())
+                .replace("$filenum", &n.to_string());
+            if name.contains('/') || found.contains(&name) {
+                continue;
+            }
+            if std::fs::symlink_metadata(dir.join(&name)).is_ok() {
+                found.push(name);
+                if found.len() == 3 {
+                    break 'names;
+                }
+            }
+        }
+    }
+    if let Some(first) = found.first() {
+        st.m.notes.push(format!(
+            "filename_format={}: {} is already in {}: fio would use it (and its siblings); fslab lays out files of its own and leaves those as they are",
+            crate::units::excerpt(f),
+            crate::units::excerpt(first),
+            crate::units::excerpt(&dir.display().to_string())
+        ));
+    }
 }
 
 #[cfg(test)]
