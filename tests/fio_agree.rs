@@ -589,3 +589,51 @@ fn offset_modifiers_it_does_not_do_are_refused() {
     );
     assert!(leftovers(work.path()).is_empty());
 }
+
+/// verify_interval below the block size (fio's examples/surface-scan.fio
+/// writes 512 with 64 KiB blocks): fslab checks the same bytes a whole
+/// block at a time and says so; an interval that does not divide the
+/// block is refused in one line.
+#[test]
+fn a_verify_interval_dividing_the_block_runs_with_a_note() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    let job = |interval: &str| {
+        let p = job_file(
+            work.path(),
+            "v.fio",
+            &format!(
+                "[v]\ndirectory={}\nrw=write\nbs=64k\nsize=1m\nverify=crc32c\nverify_interval={interval}\n",
+                work.path().display()
+            ),
+        );
+        fslab()
+            .arg("fio")
+            .arg(&p)
+            .args(["--output-format=json", "--quiet"])
+            .output()
+            .unwrap()
+    };
+    let out = job("512");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("verify_interval=512: fio stamps a verify header every 512"),
+        "{stderr}"
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["jobs"][0]["write"]["io_bytes"], 1 << 20);
+    assert_eq!(
+        j["jobs"][0]["read"]["io_bytes"],
+        1 << 20,
+        "the written blocks read back and checked"
+    );
+    let out = job("3000");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("verify_interval=3000: fslab checks whole blocks"),
+        "{stderr}"
+    );
+    assert!(leftovers(work.path()).is_empty());
+}
