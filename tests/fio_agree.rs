@@ -637,3 +637,51 @@ fn a_verify_interval_dividing_the_block_runs_with_a_note() {
     );
     assert!(leftovers(work.path()).is_empty());
 }
+
+/// A job that only writes, without overwrite, gets a new file made as
+/// fio's extend_file makes it (by its fallocate), not one written first;
+/// a job that reads, or overwrite=1, gets a written one (its plan says
+/// which, in the result file).
+#[test]
+fn a_write_only_jobs_new_file_is_made_as_fios() {
+    let work = tempfile::tempdir_in("/var/tmp").unwrap();
+    for (opts, want) in [
+        ("rw=randwrite", Some("fallocate")),
+        ("rw=write\nfallocate=none", Some("empty")),
+        ("rw=write\nfallocate=truncate", Some("truncate")),
+        ("rw=randwrite\noverwrite=1", None),
+        ("rw=randrw", None),
+    ] {
+        let job = job_file(
+            work.path(),
+            "w.fio",
+            &format!("[w]\ndirectory={}\nsize=1m\nbs=64k\n{opts}\n", work.path().display()),
+        );
+        let res = work.path().join("r.json");
+        let out = fslab()
+            .arg("fio")
+            .arg(&job)
+            .args(["--output=/dev/null", "--quiet", "--results"])
+            .arg(&res)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{opts}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = read_json(&res);
+        let cell = &cells(&r)[0];
+        assert_eq!(cell["plan"]["region"]["fresh"].as_str(), want, "{opts}");
+        let bytes: u64 = cell["directions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(bytes, 1 << 20, "{opts}: the job's bytes");
+        std::fs::remove_file(&res).unwrap();
+    }
+    assert!(leftovers(work.path()).is_empty());
+}

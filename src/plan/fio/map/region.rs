@@ -334,7 +334,7 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     if r.pre_read {
         r.invalidate = false;
     }
-    if given("fallocate") || given("create_only") {
+    if (given("fallocate") || given("create_only")) && r.fresh.is_none() {
         let n = "fallocate: fslab writes its files fully before the run, whatever fio's fallocate says".to_string();
         if given("fallocate") && !st.m.notes.contains(&n) {
             st.m.notes.push(n);

@@ -33,17 +33,22 @@ pub(super) fn settle(st: &mut State, job: &Job, fa: &FioArgs) {
                 .into(),
         );
         // fio's extend_file: a job that only writes, without overwrite,
-        // gets a new file, fallocated and unwritten; fslab's are written
-        // fully first, so its writes land on allocated blocks (the bench
-        // saw writes 1.2-2x fio's IOPS there)
+        // gets a new file made as its fallocate says (allocated and
+        // unwritten by default), not written: its writes allocate or
+        // convert extents, which a file written fully first spares them
+        // (fslab's writes ran at 1.2-2x fio's IOPS so)
         let overwrite = job
             .get("overwrite")
             .is_some_and(|o| o.value.as_deref().map(|v| v != "0" && v != "false").unwrap_or(true));
-        if matches!(st.a.rw.as_str(), "write" | "randwrite") && !overwrite {
-            st.m.notes.push(
-                "overwrite=0: fio writes a write-only job's new file from empty (fallocated); fslab lays it out fully first, so its writes overwrite allocated blocks, as fio's overwrite=1 does"
-                    .into(),
-            );
+        if matches!(st.a.rw.as_str(), "write" | "randwrite") && !overwrite && !st.a.verify_only {
+            use crate::plan::io::region::FreshFile;
+            let mode = job.get("fallocate").and_then(|o| o.value.as_deref()).map(str::trim);
+            st.m.region.fresh = Some(match mode {
+                Some("none" | "0") => FreshFile::Empty,
+                Some("truncate") => FreshFile::Truncate,
+                Some("keep") => FreshFile::Keep,
+                _ => FreshFile::Fallocate,
+            });
         }
     }
 }
