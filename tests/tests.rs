@@ -12,6 +12,7 @@ mod device;
 mod faultfs;
 mod faults;
 mod fio;
+mod fio_agree;
 mod fio_buffers;
 mod fio_engines;
 mod fio_latency;

@@ -44,7 +44,7 @@ pub struct IoArgs {
     #[arg(long, value_name = "PCT", default_value = "50", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub rwmixread: String,
     /// Block size (binary units: 4k = 4096), or a range MIN-MAX: each operation
-    /// picks a size in it, a multiple of MIN (fio's bsrange).
+    /// picks a size in it, a multiple of MIN or MAX, drawn as fio's bsrange.
     #[arg(long, value_name = "SIZE", default_value = "4k", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub bs: String,
     /// Block sizes by share of operations, as fio's bssplit: 4k/60:64k/30:1m/10

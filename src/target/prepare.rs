@@ -5,7 +5,7 @@
 
 use super::check::{check, dir_extra, dir_files, file_checks, job_size, no_device_consent, Kind};
 use super::layout::{check_direct, lay_out_blocks};
-use super::{describe_mount, info, queue, ranks, refused, safety, Guard, TargetError};
+use super::{describe_mount, info, io_err, queue, ranks, refused, safety, Guard, TargetError};
 use crate::model::TargetInfo;
 use crate::plan::{FileMode, IoPlan};
 use std::fs::{File, OpenOptions};
@@ -289,7 +289,12 @@ fn device_target(
 fn lay_out_all(plan: &IoPlan, f: &Files, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) -> Result<(), TargetError> {
     let (files, size, lay_out, layout_size) = (&f.files, f.size + f.extra, f.lay_out, f.layout_size);
     let mut laid = Ok(());
-    if lay_out {
+    if let (true, Some(fresh)) = (lay_out, plan.region.fresh) {
+        // a write-only fio job's new files, made as fio's extend_file makes them
+        laid = files
+            .iter()
+            .try_for_each(|f| make_fresh(f, layout_size.max(size), fresh));
+    } else if lay_out {
         let layout_size = layout_size.max(size);
         let total = layout_size * files.len() as u64;
         let mut done = 0;
@@ -306,6 +311,36 @@ fn lay_out_all(plan: &IoPlan, f: &Files, stop: &AtomicBool, progress: &dyn Fn(u6
         laid = ranks::agree(laid);
     }
     laid
+}
+
+/// A write-only fio job's new file (`RegionPlan::fresh`): allocated and
+/// unwritten, empty, or sparse, as fio's fallocate option says.
+fn make_fresh(path: &Path, size: u64, how: crate::plan::io::region::FreshFile) -> Result<(), TargetError> {
+    use crate::plan::io::region::FreshFile;
+    use rustix::fs::FallocateFlags;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(io_err(format!("creating {}", path.display())))?;
+    let r = match how {
+        FreshFile::Empty => Ok(()),
+        FreshFile::Truncate => f.set_len(size),
+        FreshFile::Fallocate | FreshFile::Keep => {
+            let flags = match how {
+                FreshFile::Keep => FallocateFlags::KEEP_SIZE,
+                _ => FallocateFlags::empty(),
+            };
+            match rustix::fs::fallocate(&f, flags, 0, size) {
+                Ok(()) => Ok(()),
+                // fio falls back to nothing where fallocate is not supported
+                Err(rustix::io::Errno::OPNOTSUPP) => Ok(()),
+                Err(e) => Err(e.into()),
+            }
+        }
+    };
+    r.map_err(io_err(format!("allocating {}", path.display())))
 }
 
 /// fio's pre_read: reads `len` bytes of `path` from `at` through the page

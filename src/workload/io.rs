@@ -57,6 +57,8 @@ pub struct IoWorkload {
     read_skew: usize,
     /// Next sequential offset per file and direction.
     seq: Vec<[u64; 2]>,
+    /// fio's sequential offset modifier (`RegionPlan::seq_add`).
+    seq_add: i64,
     fsync_every: u64,
     fdatasync_every: u64,
     writes_since_fsync: u64,
@@ -161,6 +163,7 @@ impl IoWorkload {
             invalidate_passes: plan.region.invalidate && !plan.ioengine.direct,
             read_skew,
             seq: vec![[start, start]; n],
+            seq_add: plan.region.seq_add,
             fsync_every: plan.shape.fsync_every,
             fdatasync_every: plan.shape.fdatasync_every,
             writes_since_fsync: 0,
@@ -208,8 +211,12 @@ impl IoWorkload {
         }
     }
 
-    /// This operation's length: fixed, from the split, or a multiple of the
-    /// smallest size within the range.
+    /// This operation's length: fixed, from the split, or drawn in the range
+    /// as fio draws it (io_u.c `get_next_buflen`): the smallest size plus a
+    /// uniform fraction of the largest, down to a multiple of the smallest,
+    /// at most the largest. That is every multiple of the smallest alike
+    /// when the largest is one; when it is not (4k-10k), the largest takes
+    /// the draws above it (4k and 8k 40% each, 10k 20%, as in fio).
     #[inline]
     fn next_len(&mut self) -> u64 {
         if !self.split.is_empty() {
@@ -224,7 +231,8 @@ impl IoWorkload {
         if self.bs_max == self.bs {
             return self.bs;
         }
-        self.bs * self.rng.u64(1..=self.bs_max / self.bs)
+        let v = self.bs + self.rng.u64(0..self.bs_max);
+        (v - v % self.bs).min(self.bs_max)
     }
 
     /// The end of a size-based job: the final fsyncs (end_fsync), then
@@ -375,6 +383,23 @@ impl IoWorkload {
         if self.region.maps.is_some() {
             return self.mapped_offset(f, len, size);
         }
+        if !self.random && self.bs_max != self.bs {
+            // a drawn size that passes the file's end is drawn again until
+            // it fits, as fio does (`io_u_fits` in `get_next_buflen`), when
+            // the smallest does: the pass reads the file to its end
+            let o = self.seq[f][!read as usize];
+            if o + *len > size && o + self.bs <= size {
+                for _ in 0..64 {
+                    *len = self.next_len();
+                    if o + *len <= size {
+                        break;
+                    }
+                }
+                if o + *len > size {
+                    *len = (size - o) / self.bs * self.bs;
+                }
+            }
+        }
         let len = *len;
         // fio's blockalign (the block size when not given)
         let align = self.align;
@@ -384,6 +409,21 @@ impl IoWorkload {
         let last = (size - len) / align;
         if !self.random {
             let mut o = self.seq[f][!read as usize];
+            if self.seq_add != 0 && o != 0 && o < size {
+                // fio's get_next_seq_offset: the modifier is added to the
+                // last end; past either end of the file it wraps, forward
+                // holes to the start, backwards to the end plus the modifier
+                let p = o as i128 + self.seq_add as i128;
+                o = if p < 0 || p >= size as i128 {
+                    if self.seq_add > 0 {
+                        0
+                    } else {
+                        (size as i128 + self.seq_add as i128).max(0) as u64
+                    }
+                } else {
+                    p as u64
+                };
+            }
             if o + len > size {
                 if !self.region.wrap {
                     return None;

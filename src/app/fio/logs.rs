@@ -49,10 +49,27 @@ pub(super) fn spec(j: &FioJobPlan, files: &[LogFiles]) -> LogSpec {
 /// One log of one clone: (job, clone, kind).
 type Part = (usize, usize, &'static str);
 
+/// Whether job `j` measures what log `kind` holds: fio writes the logs of
+/// what disable_lat, disable_clat, disable_slat and disable_bw_measurement
+/// (all four by gtod_reduce) turn off, not at all (a latency log) or
+/// empty (bw, iops); fslab measures everything anyway, and writes them as
+/// fio does.
+pub(super) fn measured(j: &FioJobPlan, kind: &str) -> bool {
+    let r = &j.fio.logs.report;
+    match kind {
+        "lat" => !r.disable_lat,
+        "clat" | "clat_hist" => !r.disable_clat,
+        "slat" => !r.disable_slat,
+        "bw" | "iops" => !r.disable_bw,
+        _ => true,
+    }
+}
+
 /// Writes every log of the segment's jobs: `files[k][c]` are job k's
-/// clone c's (kind, path); `groups[k].jobs[c]` its recorded log. A path
-/// several clones share (per_job_logs=0) gets them one after the other.
-pub(super) fn write(files: &[Vec<LogFiles>], groups: &mut [RunOut]) {
+/// clone c's (kind, path); `groups[k].jobs[c]` its recorded log, written
+/// where `jobs[k]` measures its kind ([`measured`]). A path several clones
+/// share (per_job_logs=0) gets them one after the other.
+pub(super) fn write(files: &[Vec<LogFiles>], groups: &mut [RunOut], jobs: &[&FioJobPlan]) {
     // per path, in order: (job, clone, kind)
     let mut parts: Vec<(PathBuf, Vec<Part>)> = Vec::new();
     let mut recs: Vec<Vec<Recorded>> = Vec::new();
@@ -83,10 +100,19 @@ pub(super) fn write(files: &[Vec<LogFiles>], groups: &mut [RunOut]) {
         }
         recs.push(mine);
     }
-    for (p, from) in parts {
+    for (p, mut from) in parts {
+        // fio makes no latency log of what it does not measure, and an
+        // empty bw or iops log
+        from.retain(|&(k, _, kind)| jobs.get(k).is_none_or(|j| measured(j, kind)) || kind == "bw" || kind == "iops");
+        if from.is_empty() {
+            continue;
+        }
         let r = crate::plan::write_atomically_with(&p, &mut |f| {
             let mut w = std::io::BufWriter::new(f);
             for &(k, c, kind) in &from {
+                if jobs.get(k).is_some_and(|j| !measured(j, kind)) {
+                    continue;
+                }
                 recs[k][c].copy_to(kind, &mut w)?;
             }
             std::io::Write::flush(&mut w)

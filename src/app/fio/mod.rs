@@ -229,7 +229,7 @@ impl CellWork for FioSegment<'_> {
             })
             .collect();
         let mut out = runner::run_groups(&groups, stop, progress, None);
-        logs::write(&self.log_files, &mut out.groups);
+        logs::write(&self.log_files, &mut out.groups, &self.jobs);
         let mut all = runner::merge_groups(out.groups.iter().map(summary_of).collect());
         all.jobs.clear();
         *self.runs.lock().unwrap_or_else(|e| e.into_inner()) = out.groups;

@@ -71,9 +71,30 @@ const ACCEPTED: &[(&str, &str)] = &[
         "clocksource",
         "clocksource: fslab times with the TSC (quanta), whatever fio's clocksource says",
     ),
+    // files are laid out before the timed phase: in which order is not measured
+    ("create_serialize", ""),
     ("percentile_list", ""),
     ("lat_percentiles", ""),
     ("clat_percentiles", ""),
+    // fio's tiobench profile registers these among every job's options:
+    // outside profile=tiobench fio reads them and ignores them (its own
+    // examples/steadystate.fio and waitfor.fio write threads=1)
+    (
+        "threads",
+        "threads: an option of fio's tiobench profile; fio ignores it in other jobs, and so does fslab (thread is fio's option for threads)",
+    ),
+    (
+        "block",
+        "block: an option of fio's tiobench profile; fio ignores it in other jobs, and so does fslab (bs is the block size)",
+    ),
+    (
+        "numruns",
+        "numruns: an option of fio's tiobench profile; fio ignores it in other jobs, and so does fslab",
+    ),
+    (
+        "dir",
+        "dir: an option of fio's tiobench profile; fio ignores it in other jobs, and so does fslab (directory is the job's directory)",
+    ),
 ];
 
 /// Time in fio's notation: a bare number is in `unit` ("s" for runtime, "us" for thinktime).
@@ -151,12 +172,6 @@ impl Mapped {
                         "blockalign={ba}: with fio's random map fslab aligns random I/O to the smallest block size ({}) only (add norandommap, or drop blockalign)",
                         plan.shape.bs
                     ),
-                ))
-            }
-            Some((ba, at)) if !plan.region.distribution.is_uniform() => {
-                return Err((
-                    at,
-                    format!("blockalign={ba}: not supported with random_distribution (fslab draws its blocks in the block size)"),
                 ))
             }
             Some((ba, _)) => plan.shape.blockalign = Some(ba),
@@ -302,7 +317,34 @@ fn map_option(st: &mut State, o: &Opt) {
         match key.as_str() {
             k if STRUCTURAL.contains(&k) => {}
             "rw" | "readwrite" => {
-                let v = val(o)?;
+                let written = val(o)?;
+                // fio's offset modifier: rw=read:8k adds 8k after each I/O
+                // (holes; negative: backwards); on random I/O it is a count
+                // of I/Os per new offset, which fslab does not do
+                let (v, modifier) = match written.split_once(':') {
+                    Some((k, md)) => (k.trim(), Some(md.trim())),
+                    None => (written, None),
+                };
+                if let Some(md) = modifier {
+                    if v.starts_with("rand") {
+                        return Err(format!(
+                            "rw={written}: an offset modifier on random I/O (a new offset every {md} I/Os) is not supported"
+                        ));
+                    }
+                    let (neg, mag) = match md.strip_prefix('-') {
+                        Some(x) => (true, x),
+                        None => (false, md),
+                    };
+                    match crate::units::parse_size(mag).ok().and_then(|n| i64::try_from(n).ok()) {
+                        Some(n) => m.region.seq_add = if neg { -n } else { n },
+                        None => {
+                            bad = Some(format!(
+                                "rw: '{md}' after '{v}:' is not a size (an offset modifier, as in rw=read:8k)"
+                            ));
+                            return Ok(());
+                        }
+                    }
+                }
                 a.rw = match v {
                     "read" | "write" | "randread" | "randwrite" | "randrw" => v.to_string(),
                     "rw" | "readwrite" => "rw".into(),

@@ -24,6 +24,20 @@ impl Amount {
     }
 }
 
+/// How a write-only fio job's new file is made (fio's fallocate).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FreshFile {
+    /// fallocate(2) of its size: allocated, unwritten (native, posix, 1: fio's default)
+    Fallocate,
+    /// fallocate with KEEP_SIZE: allocated, the file empty (keep)
+    Keep,
+    /// ftruncate to its size: sparse (truncate)
+    Truncate,
+    /// empty: the writes extend it (none, 0)
+    Empty,
+}
+
 /// How random offsets are drawn (fio's random_distribution).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -136,6 +150,18 @@ pub struct RegionPlan {
     /// The job's clones share their files (a filename_format without $jobnum).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub shared_files: bool,
+    /// fio's offset modifier on sequential I/O (`rw=read:8k`, `rw=read:-8k`):
+    /// added to each next offset, as holes (or, negative, reading
+    /// backwards), wrapping at the region's ends as fio's
+    /// `get_next_seq_offset` does.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub seq_add: i64,
+    /// fio's extend_file for a job that only writes, without overwrite: its
+    /// new files are made as fio's fallocate says, not written, before the
+    /// run (its writes then allocate, or convert unwritten extents, as
+    /// fio's do). None: written fully, as every other job's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh: Option<FreshFile>,
     /// Drop each file's page cache before the job (posix_fadvise DONTNEED),
     /// and again at each new pass of a buffered job (fio's
     /// loop_cache_invalidate), so every pass reads what fio's does.
@@ -159,6 +185,10 @@ pub struct RegionPlan {
 
 fn is_default_service(s: &FileService) -> bool {
     *s == FileService::RoundRobin
+}
+
+fn is_zero_i64(n: &i64) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -77,8 +77,12 @@ impl Region {
             ios: 0,
             done: vec![false; files],
             maps: (random && r.random_map()).then(|| (0..files).map(|_| BlockMap::new(blocks)).collect()),
-            dist: (random && !r.distribution.is_uniform())
-                .then(|| BlockDist::new(&r.distribution, blocks, plan.shape.bs, true, rng)),
+            // fio draws a distribution's blocks in blockalign's units (its
+            // last_block divides by ba, which is the smallest size by default)
+            dist: (random && !r.distribution.is_uniform()).then(|| {
+                let align = plan.shape.blockalign.unwrap_or(plan.shape.bs);
+                BlockDist::new(&r.distribution, (file_size / align).max(1), align, true, rng)
+            }),
             batch: r.file_batch.max(1),
             left_on_file: 0,
             first: true,

@@ -133,10 +133,16 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 Ok(v) => v.to_string(),
                 Err(e) => return Some(Err(e)),
             };
-            if crate::units::parse_size(&v).ok() != crate::units::parse_size(&st.a.bs).ok() {
-                return Some(Err(format!(
-                    "verify_interval={v}: fslab checks whole blocks (verify_interval = bs only)"
-                )));
+            match (crate::units::parse_size(&v), crate::units::parse_size(&st.a.bs)) {
+                (Ok(i), Ok(bs)) if i < bs && i > 0 && bs % i == 0 => st.m.notes.push(format!(
+                    "verify_interval={v}: fio stamps a verify header every {v} of a block; fslab stamps and checks each whole block (the same bytes are checked, a mismatch is located to the block)"
+                )),
+                (Ok(i), Ok(bs)) if i == bs => {}
+                _ => {
+                    return Some(Err(format!(
+                        "verify_interval={v}: fslab checks whole blocks (verify_interval = bs, or a divisor of it, only)"
+                    )))
+                }
             }
         }
         "verify_async" | "verify_async_cpus" => {

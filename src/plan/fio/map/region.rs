@@ -90,9 +90,13 @@ fn distribution(v: &str) -> Result<Distribution, String> {
             let mut access = 0u32;
             let mut zones = Vec::new();
             for z in rest.split(':').filter(|s| !s.is_empty()) {
-                let (a, s) = z
-                    .split_once('/')
-                    .ok_or_else(|| format!("zone '{z}' is not ACCESS%/SIZE"))?;
+                // zoned: a zone without its size (`20/`, `20`) takes a share
+                // of what the others leave, as in fio (`zone_split_ddir`)
+                let (a, s) = match z.split_once('/') {
+                    Some(x) => x,
+                    None if kind == "zoned" => (z, ""),
+                    None => return Err(format!("zone '{z}' is not ACCESS%/SIZE")),
+                };
                 let a = units::parse_percent(a).map_err(|e| e.to_string())?;
                 access += a;
                 zones.push((a, s.trim()));
@@ -106,10 +110,26 @@ fn distribution(v: &str) -> Result<Distribution, String> {
             if kind == "zoned" {
                 let mut total = 0.0;
                 let mut out = Vec::new();
+                let mut missing = Vec::new();
                 for (a, s) in zones {
-                    let p = float(s.trim_end_matches('%'), "a zone's size percentage")?;
+                    // fio reads a size of 0 as missing too
+                    let p = match s.trim_end_matches('%') {
+                        "" => 0.0,
+                        s => float(s, "a zone's size percentage")?,
+                    };
+                    if p == 0.0 {
+                        missing.push(out.len());
+                    }
                     total += p;
                     out.push((a, p));
+                }
+                if !missing.is_empty() && total <= 100.0 {
+                    // fio's integer share: (100 - the others) / the missing ones
+                    let share = ((100.0 - total).floor() as u64 / missing.len() as u64) as f64;
+                    for &i in &missing {
+                        out[i].1 = share;
+                    }
+                    total += share * missing.len() as f64;
                 }
                 if !(0.0..=100.0 + 1e-9).contains(&total) || out.iter().any(|z| z.1 < 0.0) {
                     return Err(format!("the zones' sizes add up to {total}%, more than 100%"));
@@ -314,7 +334,7 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     if r.pre_read {
         r.invalidate = false;
     }
-    if given("fallocate") || given("create_only") {
+    if (given("fallocate") || given("create_only")) && r.fresh.is_none() {
         let n = "fallocate: fslab writes its files fully before the run, whatever fio's fallocate says".to_string();
         if given("fallocate") && !st.m.notes.contains(&n) {
             st.m.notes.push(n);
@@ -322,5 +342,64 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
     }
     if r.size_percent.is_some() && st.filesize.is_some() {
         r.size_percent = None;
+    }
+    existing_formatted_files(st, job);
+}
+
+/// A note when `filename_format` names files already in the job's
+/// directory (OpenZFS's suite reads the files its mkfiles job left): fio
+/// would read or write those, fslab works in files of its own and leaves
+/// them as they are. Said, not silent; the first few names are checked.
+fn existing_formatted_files(st: &mut State, job: &Job) {
+    let Some(f) = job.get("filename_format").and_then(|o| o.value.as_deref()) else {
+        return;
+    };
+    let dir = std::path::Path::new(&st.a.common.target);
+    let clones: u64 = st.a.jobs.trim().parse().unwrap_or(1);
+    let mut found = Vec::new();
+    'names: for c in 0..clones.clamp(1, 8) {
+        for n in 0..st.nrfiles.clamp(1, 8) {
+            let name = f
+                .replace("$jobname", &job.name)
+                .replace("$jobnum", &c.to_string())
+                .replace("$filenum", &n.to_string());
+            if name.contains('/') || found.contains(&name) {
+                continue;
+            }
+            if std::fs::symlink_metadata(dir.join(&name)).is_ok() {
+                found.push(name);
+                if found.len() == 3 {
+                    break 'names;
+                }
+            }
+        }
+    }
+    if let Some(first) = found.first() {
+        st.m.notes.push(format!(
+            "filename_format={}: {} is already in {}: fio would use it (and its siblings); fslab lays out files of its own and leaves those as they are",
+            crate::units::excerpt(f),
+            crate::units::excerpt(first),
+            crate::units::excerpt(&dir.display().to_string())
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio's examples/rand-zones.fio ends in a zone without its size: it
+    /// takes what the others leave (fio 3.33's zone_split_ddir).
+    #[test]
+    fn a_zone_without_its_size_takes_the_rest_as_in_fio() {
+        let zones = |v: &str| match distribution(v).unwrap() {
+            Distribution::Zoned(z) => z,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(zones("zoned:50/5:30/15:20/"), vec![(50, 5.0), (30, 15.0), (20, 80.0)]);
+        assert_eq!(zones("zoned:50/5:30/15:20"), vec![(50, 5.0), (30, 15.0), (20, 80.0)]);
+        assert_eq!(zones("zoned:40/:40/0:20/10"), vec![(40, 45.0), (40, 45.0), (20, 10.0)]);
+        assert!(distribution("zoned_abs:50/1m:50").is_err());
+        assert!(distribution("zoned:60/10:30/20").is_err(), "access adds up to 90");
     }
 }

@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# fio's own examples (`git archive` of fio's examples/) run by fio 3.33 and
+# by `fslab fio`, each in a scratch directory; prints each example's class:
+#   agrees   both ran; the same job names and groups, and for untimed jobs
+#            the same operations within 2% (10% with random block sizes; a
+#            read/write mix's directions within their binomial spread)
+#   refused  fslab refused it in one line naming the option (exit 2)
+#   WRONG    fslab ran it and disagrees with fio, or failed otherwise
+#   (fio)    fio itself cannot run it here (an engine, device, network or
+#            library this machine lacks): not counted
+#
+#   bench/fio-examples.sh [EXAMPLE...]     (FIO_SRC: fio's git dir, or EXAMPLES: a directory)
+#   FSLAB=target/debug/fslab FSLAB_PREBUILT=1 bench/fio-examples.sh
+#
+# Safety: no example runs against a device, nor fills a real filesystem.
+# Each runs in a 1 GiB tmpfs of its own (O_DIRECT works on tmpfs since
+# Linux 6.6; fill_device fills the tmpfs). Every filename= under /dev/ (and
+# every other absolute filename=) is rewritten to a file there, prepared
+# with 16 MiB of random bytes (so a size-less job has something to read, as
+# on the device), every directory= to it; an example that still names
+# /dev/ after that is skipped. Needs root (the mounts).
+# Sizes above 16 MiB are cut to 16m, runtimes and startdelays to 1 s, ramps
+# to 0.2 s, loops to 2 and nrfiles to 256 (which changes no job's shape); a
+# rate-limited example without a runtime gets runtime=2s (fio's
+# 1mbs_clients reads 32 MiB at 1.25 MB/s): both tools stop it by time, and
+# only its names and groups are compared. A tool still running after 60 s
+# is stopped and the example counted as that tool's failure. fslab gets
+# --force-overwrite for the prepared files (the consent the example's
+# device path stood for).
+#
+# The last run (fio 3.33, fio's examples at the mirror's HEAD, 2026-12-05):
+# RESULTS-BEGIN
+#   1mbs_clients.fio                     agrees   timed: names and groups; notes: 1
+#   aio-read.fio                         agrees   names, groups, ops; notes: 2
+#   atomic-verify.fio                    (fio)    Bad option <verify_write_sequence=0>
+#   backwards-read.fio                   agrees   names, groups, ops; notes: 2
+#   basic-verify.fio                     agrees   names, groups, ops; notes: 1
+#   butterfly.fio                        agrees   names, groups, ops
+#   cmdprio-bssplit.fio                  refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): cmdprio-bssplit.fio:6: log_pr
+#   cmdprio-percentage.fio               refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): cmdprio-percentage.fio:8: log
+#   cpp_null.fio                         (fio)    fio: engine cpp_null not loadable
+#   cpuio.fio                            refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): cpuio.fio:2: ioengine=cpuio i
+#   cross-stripe-verify.fio              (fio)    write-verify: you need to specify valid offset=
+#   dedupe-global.fio                    refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): dedupe-global.fio:47: dedupe_
+#   dev-dax.fio                          (fio)    exit 32
+#   dfs.fio                              (fio)    fio: engine dfs not loadable
+#   dircreate-ioengine.fio               (fio)    fio: engine dircreate not loadable
+#   dirdelete-ioengine.fio               (fio)    fio: engine dirdelete not loadable
+#   dirstat-ioengine.fio                 (fio)    fio: engine dirstat not loadable
+#   disk-zone-profile.fio                refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): disk-zone-profile.fio:10: zon
+#   e4defrag.fio                         (fio)    verify: bad header rand_seed 12603306337904688738, wanted 5403213822391342790 at file /var/tmp/fslab-ben
+#   e4defrag2.fio                        (fio)    fio: time_based requires a runtime/timeout setting
+#   enospc-pressure.fio                  (fio)    exit 1
+#   example_latency_steadystate.fio      (fio)    fio: failed parsing steadystate=lat:5%
+#   exec.fio                             refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): exec.fio:6: ioengine=exec is
+#   exitwhat.fio                         agrees   timed: names and groups; notes: 3
+#   falloc.fio                           refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): falloc.fio:2: ioengine=falloc
+#   filecreate-ioengine.fio              agrees   names, groups, ops; notes: 4
+#   filedelete-ioengine.fio              agrees   names, groups, ops; notes: 2
+#   filestat-ioengine.fio                agrees   names, groups, ops; notes: 2
+#   fio-rand-RW.fio                      agrees   timed: names and groups; notes: 3
+#   fio-rand-read.fio                    agrees   timed: names and groups; notes: 3
+#   fio-rand-write.fio                   agrees   timed: names and groups; notes: 3
+#   fio-seq-RW.fio                       agrees   timed: names and groups; notes: 3
+#   fio-seq-read.fio                     agrees   timed: names and groups; notes: 3
+#   fio-seq-write.fio                    agrees   timed: names and groups; notes: 3
+#   fixed-rate-submission.fio            (fio)    still running after 60 s (stopped)
+#   flow.fio                             agrees   timed: names and groups; notes: 1
+#   fsx.fio                              agrees   names, groups, ops; notes: 2
+#   ftruncate.fio                        refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): ftruncate.fio:4: ioengine=ftr
+#   gfapi.fio                            (fio)    glfs_init failed. Is glusterd running on brick?
+#   gpudirect-rdmaio-client.fio          (fio)    fio: failed parsing mem=cudamalloc
+#   gpudirect-rdmaio-server.fio          (fio)    fio: failed parsing mem=cudamalloc
+#   http-s3-crypto.fio                   (fio)    fio: engine http not loadable
+#   http-s3-storage-class.fio            (fio)    fio: engine http not loadable
+#   http-s3.fio                          (fio)    fio: engine http not loadable
+#   http-swift.fio                       (fio)    fio: engine http not loadable
+#   http-webdav.fio                      (fio)    fio: engine http not loadable
+#   ime.fio                              (fio)    fio: engine ime_psync not loadable
+#   iometer-file-access-server.fio       agrees   names, groups, ops; notes: 2
+#   jesd219.fio                          agrees   names, groups, ops; notes: 1
+#   latency-profile.fio                  agrees   names, groups, ops; notes: 2
+#   libblkio-io_uring.fio                (fio)    still names /dev/ after the rewrite: skipped
+#   libblkio-virtio-blk-vfio-pci.fio     (fio)    fio: engine libblkio not loadable
+#   libcufile-cufile.fio                 (fio)    fio: engine libcufile not loadable
+#   libcufile-posix.fio                  (fio)    fio: engine libcufile not loadable
+#   libhdfs.fio                          (fio)    fio: engine libhdfs not loadable
+#   libhipfile-hipfile.fio               (fio)    fio: engine libhipfile not loadable
+#   libhipfile-posix.fio                 (fio)    fio: engine libhipfile not loadable
+#   libiscsi.fio                         (fio)    fio: engine libiscsi not loadable
+#   libpmem.fio                          (fio)    exit 2
+#   libzbc-rand-write.fio                (fio)    fio: engine libzbc not loadable
+#   libzbc-seq-read.fio                  (fio)    fio: engine libzbc not loadable
+#   mtd.fio                              (fio)    libmtd: error!: "/var/tmp/fslab-bench.rdGvUg/ex/mtd.fio/d/dev_dev_mtd0" is not a character device
+#   nbd.fio                              (fio)    fio: failed parsing uri
+#   netio.fio                            refused  netio.fio:3: [receiver] ioengine=net: fslab does not run it (it needs a network peer fslab does not driv
+#   netio_multicast.fio                  refused  netio_multicast.fio:3: [pingpong_reader] ioengine=net: fslab does not run it (it needs a network peer fs
+#   netio_vsock.fio                      (fio)    fio: failed parsing protocol
+#   netio_vsock_receiver.fio             (fio)    fio: failed parsing protocol
+#   netio_vsock_sender.fio               (fio)    fio: failed parsing protocol
+#   nfs.fio                              (fio)    fio: engine nfs not loadable
+#   null.fio                             agrees   names, groups, ops; notes: 1
+#   numa.fio                             (fio)    libnuma: Warning: node argument 1 out of range
+#   page_fault.fio                       (fio)    fio: engine page_fault not loadable
+#   poisson-rate-submission.fio          (fio)    still running after 60 s (stopped)
+#   rados.fio                            (fio)    rados_conf_read_file failed.
+#   rand-zones.fio                       agrees   names, groups, ops; notes: 1
+#   rbd.fio                              (fio)    rados_conf_read_file failed.
+#   rdmaio-client.fio                    (fio)    fio: failed parsing port
+#   rdmaio-server.fio                    (fio)    fio: failed parsing port
+#   sequence-distribution.fio            (fio)    fio: failed parsing random_distribution=sequence:2,0,1
+#   sg_verify-fail.fio                   (fio)    ioengine sg only works on block or character devices
+#   sg_verify.fio                        (fio)    ioengine sg only works on block or character devices
+#   sg_write_same_ndob.fio               (fio)    ioengine sg only works on block or character devices
+#   sprandom.fio                         (fio)    fio: failed parsing bs=${FIO_BS}
+#   ssd-steadystate.fio                  agrees   names, groups, ops; notes: 1
+#   ssd-test.fio                         agrees   timed: names and groups; notes: 6
+#   steadystate.fio                      agrees   timed: names and groups; notes: 1
+#   surface-scan.fio                     refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): surface-scan.fio:10: verify_i
+#   tiobench-example.fio                 agrees   names, groups, ops; notes: 1
+#   uring-cmd-bsg.fio                    (fio)    fio: failed parsing cmd_type
+#   uring-cmd-fdp.fio                    (fio)    Bad option <fdp=1>
+#   uring-cmd-ng.fio                     (fio)    ioengine io_uring_cmd only works with nvme ns generic char devices (/dev/ngXnY)
+#   uring-cmd-pi-ext.fio                 (fio)    Bad option <pi_act=0>
+#   uring-cmd-pi-sb.fio                  (fio)    Bad option <md_per_io_size=64>
+#   uring-cmd-trim-multi-range.fio       (fio)    Bad option <num_range=8>
+#   uring-cmd-write-mode.fio             (fio)    Bad option <write_mode=write/40:zeroes/30:uncor/20:verify/10>
+#   uring-cmd-zoned-append.fio           (fio)    Bad option <write_mode=zone_append>
+#   uring-cmd-zoned.fio                  (fio)    ioengine io_uring_cmd only works with nvme ns generic char devices (/dev/ngXnY)
+#   waitfor.fio                          agrees   timed: names and groups; notes: 1
+#   xnvme-compare.fio                    (fio)    fio: failed parsing rw=${FIO_RW}
+#   xnvme-fdp.fio                        (fio)    Bad option <fdp=1>
+#   xnvme-pi.fio                         (fio)    Bad option <md_per_io_size=64>
+#   xnvme-zoned.fio                      (fio)    fio: failed parsing rw=${FIO_RW}
+#   zbd-rand-write-trim-gc.fio           (fio)    /var/tmp/fslab-bench.rdGvUg/ex/zbd-rand-write-trim-gc.fio/d/dev_dev_sdb: file/device size 16777216 is sm
+#   zbd-rand-write-zone-reset-gc.fio     (fio)    /var/tmp/fslab-bench.rdGvUg/ex/zbd-rand-write-zone-reset-gc.fio/d/dev_dev_sdb: file/device size 16777216
+#   zbd-rand-write.fio                   (fio)    /var/tmp/fslab-bench.rdGvUg/ex/zbd-rand-write.fio/d/dev_dev_sdj: file/device size 16777216 is smaller th
+#   zbd-seq-read.fio                     (fio)    /var/tmp/fslab-bench.rdGvUg/ex/zbd-seq-read.fio/d/dev_dev_sdd: file/device size 16777216 is smaller than
+#   zipf.fio                             agrees   names, groups, ops
+#   local examples: 39: 28 agree, 11 refused, 0 wrong; 68 fio cannot run here
+# RESULTS-END
+source "$(dirname "$0")/lib.sh"
+need fio python3 git mount
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (a tmpfs for each example)" >&2; exit 2; }
+build_fslab
+make_work
+FIO_SRC=${FIO_SRC:-/work/.mirror/axboe+fio/repo}
+if [ -z "${EXAMPLES:-}" ]; then
+    git -C "$FIO_SRC" archive HEAD examples | tar -x -C "$work"
+    EXAMPLES=$work/examples
+fi
+export FSLAB work EXAMPLES
+python3 - "$@" <<'PY'
+import glob, json, os, random, re, shutil, signal, subprocess, sys
+work, FSLAB, ex = os.environ["work"], os.environ["FSLAB"], os.environ["EXAMPLES"]
+only = sys.argv[1:]
+MIB = 1 << 20
+SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+def size_of(v):
+    m = re.fullmatch(r"(\d+)([kmgt]?)(i?b?)", v.strip().lower())
+    return int(m.group(1)) * SUFFIX[m.group(2)] if m else None
+
+def seconds(v):
+    m = re.fullmatch(r"(\d+)(ms|s|m|h|us)?", v.strip().lower())
+    if not m:
+        return None
+    return int(m.group(1)) * {"ms": 1e-3, "us": 1e-6, "s": 1, None: 1, "m": 60, "h": 3600}[m.group(2)]
+
+def rewrite(text, scratch):
+    """The example with its targets in `scratch` and its sizes and times capped."""
+    prepared = []
+    cap = 16 * MIB
+    out = []
+    rated = re.search(r"^\s*(rate|rate_iops|ratemin|rate_min)\s*=", text, re.M)
+    if rated and not re.search(r"^\s*(runtime|timeout)\s*=", text, re.M):
+        out.append("[global]\nruntime=2s")
+    for line in text.splitlines():
+        body = line.split(";")[0].split("#")[0]
+        m = re.match(r"\s*([\w-]+)\s*=\s*(.*?)\s*$", body)
+        if m:
+            k, v = m.group(1), m.group(2)
+            if k == "filename":
+                parts = []
+                for f in v.split(":"):
+                    if f.startswith("/"):
+                        n = "dev_" + re.sub(r"\W", "_", f.strip("/"))
+                        prepared.append(n)
+                        f = os.path.join(scratch, n)
+                    parts.append(f)
+                line = "filename=" + ":".join(parts)
+            elif k == "directory":
+                line = "directory=" + scratch
+            elif k in ("size", "filesize", "io_size", "io_limit") and (size_of(v) or 0) > cap:
+                line = f"{k}={cap >> 20}m"
+            elif k in ("runtime", "timeout", "startdelay") and (seconds(v) or 0) > 1:
+                line = f"{k}=1s"
+            elif k == "loops" and v.isdigit() and int(v) > 2:
+                line = "loops=2"
+            elif k in ("nrfiles", "nr_files") and v.isdigit() and int(v) > 256:
+                line = f"{k}=256"
+            elif k == "ramp_time" and (seconds(v) or 0) > 0.2:
+                line = f"{k}=200ms"
+        out.append(line)
+    return "\n".join(out) + "\n", sorted(set(prepared))
+
+def jobs_of(stdout):
+    try:
+        j = json.loads(stdout[stdout.index("{"):])
+    except ValueError:
+        return None
+    return [(x["jobname"], x["groupid"], x["read"]["total_ios"], x["write"]["total_ios"]) for x in j["jobs"]]
+
+def run(tool, path, scratch, prepared):
+    d = os.path.join(scratch, "d")
+    os.makedirs(d, exist_ok=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1g", "fslab-examples", d], check=True)
+    try:
+        return run_in(tool, path, scratch, prepared, d)
+    finally:
+        # a stopped fio's last processes may still hold it for a moment
+        if subprocess.run(["umount", d], stderr=subprocess.DEVNULL).returncode != 0:
+            subprocess.run(["umount", "-l", d])
+
+def run_in(tool, path, scratch, prepared, d):
+    for n in prepared:
+        with open(os.path.join(d, n), "wb") as f:
+            f.write(random.Random(n).randbytes(16 * MIB))
+    cmd = ["fio"] if tool == "fio" else [FSLAB, "fio", "--quiet", "--force-overwrite"]
+    cmd += [path, "--output-format=json"]
+    # output to files, not pipes: fio's job processes (each in a session of
+    # its own) may outlive a stopped run; they are found by the example's
+    # scratch path in their command line and stopped by pid
+    with open(os.path.join(scratch, "out"), "w+") as o, open(os.path.join(scratch, "err"), "w+") as e:
+        p = subprocess.Popen(cmd, cwd=d, stdout=o, stderr=e, start_new_session=True)
+        try:
+            code = p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            code, e = -1, None
+        for pid in subprocess.run(["pgrep", "-f", path], capture_output=True, text=True).stdout.split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        p.wait()
+        if e is None:
+            return -1, "", "still running after 60 s (stopped)"
+        o.seek(0)
+        e.seek(0)
+        return code, o.read(), e.read()
+
+def emit(r):
+    print(f"{r[0]:36} {r[1]:8} {r[2]}", flush=True)
+
+counts = {"agrees": 0, "refused": 0, "WRONG": 0, "(fio)": 0}
+for f in sorted(glob.glob(ex + "/*.fio")):
+    name = os.path.basename(f)
+    if only and not any(o in name for o in only):
+        continue
+    scratch = os.path.join(work, "ex", name)
+    os.makedirs(scratch, exist_ok=True)
+    text, prepared = rewrite(open(f).read(), os.path.join(scratch, "d"))
+    if "/dev/" in "\n".join(l.split(";")[0].split("#")[0] for l in text.splitlines()):
+        emit((name, "(fio)", "still names /dev/ after the rewrite: skipped"))
+        counts["(fio)"] += 1
+        shutil.rmtree(scratch, ignore_errors=True)
+        continue
+    path = os.path.join(scratch, name)
+    with open(path, "w") as out:
+        out.write(text)
+    code, out, err = run("fio", path, scratch, prepared)
+    fio = jobs_of(out) if code == 0 else None
+    if fio is None:
+        why = (err.strip().splitlines() or ["exit %d" % code])[0]
+        emit((name, "(fio)", why[:110]))
+        counts["(fio)"] += 1
+        shutil.rmtree(scratch, ignore_errors=True)
+        continue
+    code, out, err = run("fslab", path, scratch, prepared)
+    lines = err.strip().splitlines()
+    if code == 2 and len(lines) == 1:
+        cls, why = "refused", re.sub(r"^fslab: error: ", "", lines[0])
+    elif code != 0:
+        cls, why = "WRONG", f"exit {code}: {' | '.join(lines)[:150]}"
+    else:
+        ours = jobs_of(out)
+        timed = re.search(r"^\s*(time_based|runtime)", text, re.M) is not None
+        loose = re.search(r"bssplit|bsrange|bs=\d+\w*-", text) is not None
+        mixed = re.search(r"rw=(rand)?rw|readwrite=(rand)?rw|randrw|rwmix", text) is not None
+        tol = 0.10 if loose else 0.02
+        def close(a, b, slack=0.0):
+            return abs(a - b) <= max(2, tol * max(a, b) + slack)
+        def job_close(a, b):
+            # a mix's directions are binomial draws: 4 standard deviations
+            # of the difference of two runs' draws beside the total's bound
+            n = a[2] + a[3]
+            p = a[2] / n if n else 0.5
+            slack = 4 * (2 * n * p * (1 - p)) ** 0.5 if mixed else 0.0
+            return close(n, b[2] + b[3]) and close(a[2], b[2], slack) and close(a[3], b[3], slack)
+        if ours is None:
+            cls, why = "WRONG", "no JSON from fslab"
+        elif [x[:2] for x in fio] != [x[:2] for x in ours]:
+            cls, why = "WRONG", f"jobs: fio {[x[:2] for x in fio]} fslab {[x[:2] for x in ours]}"
+        elif not timed and not all(job_close(a, b) for a, b in zip(fio, ours)):
+            cls, why = "WRONG", f"ops: fio {[x[2:] for x in fio]} fslab {[x[2:] for x in ours]}"
+        else:
+            cls, why = "agrees", ("timed: names and groups" if timed else "names, groups, ops") + (
+                "; notes: " + str(len(lines)) if lines else "")
+    counts[cls] += 1
+    emit((name, cls, why.replace(scratch + "/", "")[:160]))
+    shutil.rmtree(scratch, ignore_errors=True)
+print(f"local examples: {counts['agrees'] + counts['refused'] + counts['WRONG']}: "
+      f"{counts['agrees']} agree, {counts['refused']} refused, {counts['WRONG']} wrong; "
+      f"{counts['(fio)']} fio cannot run here")
+PY
