@@ -2,8 +2,9 @@
 //!
 //! Modelled on fio's engine ops table: the worker timestamps an operation at
 //! submit and at completion and matches completions by token, so an engine only
-//! moves bytes. Sync engines complete inline (`Submit::Done`); a queueing engine
-//! (io_uring) returns `Queued` and hands completions back from `reap`.
+//! moves bytes. Sync engines (sync, mmap) complete inline (`Submit::Done`); a
+//! queueing engine (io_uring, libaio, posixaio) returns `Queued` and hands
+//! completions back from `reap`.
 
 mod libaio;
 mod mmap;
