@@ -314,14 +314,18 @@ fn lay_out_all(plan: &IoPlan, f: &Files, stop: &AtomicBool, progress: &dyn Fn(u6
 }
 
 /// A write-only fio job's new file (`RegionPlan::fresh`): allocated and
-/// unwritten, empty, or sparse, as fio's fallocate option says.
+/// unwritten, empty, or sparse, as fio's fallocate option says. Only ever
+/// a file it creates: O_EXCL|O_NOFOLLOW, so a user's file, a device given
+/// as the target or a symlink planted in its place is refused (EEXIST,
+/// ELOOP), never truncated or fallocated, whatever the plan says.
 fn make_fresh(path: &Path, size: u64, how: crate::plan::io::region::FreshFile) -> Result<(), TargetError> {
     use crate::plan::io::region::FreshFile;
     use rustix::fs::FallocateFlags;
+    use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .map_err(io_err(format!("creating {}", path.display())))?;
     let r = match how {
@@ -358,4 +362,29 @@ pub fn pre_read(path: &Path, at: u64, len: u64) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::io::region::FreshFile;
+
+    /// make_fresh only creates: a file already there, or a symlink planted
+    /// where the new file goes, is refused and its data left as it was.
+    #[test]
+    fn a_fresh_file_never_replaces_what_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let decoy = dir.path().join("decoy");
+        std::fs::write(&decoy, b"not fslab's").unwrap();
+        let link = dir.path().join("job0.dat");
+        std::os::unix::fs::symlink(&decoy, &link).unwrap();
+        for how in [FreshFile::Truncate, FreshFile::Fallocate, FreshFile::Empty] {
+            assert!(make_fresh(&decoy, 1 << 20, how).is_err(), "{how:?}: an existing file");
+            assert!(make_fresh(&link, 1 << 20, how).is_err(), "{how:?}: a planted symlink");
+            assert_eq!(std::fs::read(&decoy).unwrap(), b"not fslab's", "{how:?}");
+        }
+        let new = dir.path().join("job1.dat");
+        make_fresh(&new, 1 << 20, FreshFile::Truncate).unwrap();
+        assert_eq!(std::fs::metadata(&new).unwrap().len(), 1 << 20);
+    }
 }
