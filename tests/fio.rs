@@ -342,7 +342,7 @@ fn bssplit_blocks_are_trimmed_by_the_random_map_as_fios() {
             ),
         )
         .unwrap();
-        let out = fio_or_fslab(tool)
+        let out = crate::util::fio_or_fslab(tool, true)
             .arg(&job)
             .arg("--output-format=json")
             .output()
@@ -456,7 +456,7 @@ fn blockalign_aligns_random_offsets_as_fios() {
             ),
         )
         .unwrap();
-        let out = fio_or_fslab(tool)
+        let out = crate::util::fio_or_fslab(tool, true)
             .arg(&job)
             .arg("--output-format=terse")
             .output()
@@ -473,14 +473,4 @@ fn blockalign_aligns_random_offsets_as_fios() {
             "{tool}: an offset off the 64 KiB boundary"
         );
     }
-}
-
-/// `fio`, or `fslab fio --quiet`: the same job file run by either tool.
-fn fio_or_fslab(tool: &str) -> std::process::Command {
-    if tool == "fio" {
-        return std::process::Command::new("fio");
-    }
-    let mut c = std::process::Command::new(fslab_path());
-    c.args(["fio", "--quiet"]);
-    c
 }

@@ -135,13 +135,10 @@ fn run_tool(fio: bool, jobs_dir: &Path, name: &str, d: &Directives, dev: Option<
         std::fs::write(work.join(n), prepared_bytes(n, *mib)).unwrap();
     }
     let terse = d.args.iter().any(|a| a == "--minimal");
-    let mut cmd = if fio {
-        std::process::Command::new("fio")
-    } else {
-        let mut c = std::process::Command::new(fslab_path());
-        c.env_remove("RUST_LOG").args(["fio", "--quiet"]).args(&d.fslab_args);
-        c
-    };
+    let mut cmd = crate::util::fio_or_fslab(if fio { "fio" } else { "fslab" }, true);
+    if !fio {
+        cmd.args(&d.fslab_args);
+    }
     cmd.current_dir(&copy).env("FSLAB_FIO_DIR", &work).arg(name);
     if !terse {
         cmd.arg("--output-format=json");

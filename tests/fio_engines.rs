@@ -5,14 +5,7 @@ use crate::util::{fslab_path, have, require};
 
 /// fio's JSON of one job run by `tool` ("fio" or "fslab") from the command line.
 fn run(tool: &str, dir: &std::path::Path, args: &[String]) -> serde_json::Value {
-    let mut c = if tool == "fio" {
-        std::process::Command::new("fio")
-    } else {
-        let mut c = std::process::Command::new(fslab_path());
-        c.args(["fio", "--quiet"]);
-        c
-    };
-    let out = c
+    let out = crate::util::fio_or_fslab(tool, true)
         .arg(format!("--directory={}", dir.display()))
         .args([
             "--name=s",

@@ -9,7 +9,6 @@
 
 use crate::util::*;
 use std::path::Path;
-use std::process::Command;
 
 const JOBS: [&str; 10] = [
     "n01-normal-seq-read.fio",
@@ -127,17 +126,9 @@ fn run(fslab_tool: bool, name: &str, jobs: &Path, args: &[&str]) -> (String, Str
             std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
         }
     }
-    let mut cmd = if fslab_tool {
-        let mut c = Command::new(fslab_path());
-        c.arg("fio");
-        c
-    } else {
-        Command::new("fio")
-    };
-    let out = cmd
+    let out = crate::util::fio_or_fslab(if fslab_tool { "fslab" } else { "fio" }, false)
         .current_dir(&copy)
         .env("FSLAB_FIO_DIR", data.path())
-        .env_remove("RUST_LOG")
         .args([name, "--eta=never"])
         .args(args)
         .output()

@@ -209,6 +209,20 @@ pub fn run_fio_format(fio: bool, job: &Path, dir: &Path, format: &str) -> FioRun
     }
 }
 
+/// `fio`, or `fslab fio` (`tool` "fslab"; quiet unless `quiet` is false):
+/// the same job run by either tool, fslab without RUST_LOG.
+pub fn fio_or_fslab(tool: &str, quiet: bool) -> Command {
+    if tool == "fio" {
+        return Command::new("fio");
+    }
+    let mut c = Command::new(fslab_path());
+    c.env_remove("RUST_LOG").arg("fio");
+    if quiet {
+        c.arg("--quiet");
+    }
+    c
+}
+
 /// [`run_fio_format`] with JSON output.
 pub fn run_fio(fio: bool, job: &Path, dir: &Path) -> FioRun {
     run_fio_format(fio, job, dir, "json")
