@@ -17,8 +17,8 @@
 # AS_WRITTEN=1 runs the files as they are. tests/fio_agree.rs checks what
 # does not depend on timing (names, groups, counts, block sizes, files).
 #
-# Known at the time of writing: libaio runs as io_uring in fslab (a note says
-# so) until fslab has a libaio engine, and at QD1 O_DIRECT the two differ.
+# The libaio jobs run fslab's libaio engine (io_submit/io_getevents, as
+# fio's); bench/libaio-vs-fio.sh compares that engine alone at QD1.
 source "$(dirname "$0")/lib.sh"
 need fio python3
 build_fslab

@@ -137,15 +137,15 @@ fn cap_sync_depth(st: &mut State) {
     }
 }
 
-/// A job that does not write has no sync cadence. Where fio 3.33's is
-/// not one per N writes, a note. Its
-/// io_uring (and posixaio) at a depth above 1 issues more syncs than fsync=N asks
-/// (fsync=8 over 128 writes at depth 4: 49-52, not 15, varying from run
-/// to run): a write its full ring refuses un-counts itself, and the
-/// cadence check fires again on the same count. With a read/write mix,
-/// a read after the Nth write is preceded by another sync (fixed in fio
-/// 3.38, commit 704a8cfe). fslab issues one per N writes.
-fn note_sync_cadence(st: &mut State) {
+/// fsync=N and fdatasync=N, settled: a job that does not write has no
+/// sync cadence. Where fio 3.33's is not one per N writes, a note: its
+/// io_uring (and posixaio) at a depth above 1 issues more syncs than
+/// fsync=N asks (fsync=8 over 128 writes at depth 4: 49-52, not 15,
+/// varying from run to run): a write its full queue refuses un-counts
+/// itself, and the cadence check fires again on the same count. With a
+/// read/write mix, a read after the Nth write is preceded by another sync
+/// (fixed in fio 3.38, commit 704a8cfe). fslab issues one per N writes.
+fn settle_syncs(st: &mut State) {
     if matches!(st.a.rw.as_str(), "read" | "randread") {
         // fio's should_fsync: a job that does not write never syncs, and
         // its fsync=N is no error (a [global] fsync= over read jobs)
@@ -185,7 +185,7 @@ pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
         return;
     }
     cap_sync_depth(st);
-    note_sync_cadence(st);
+    settle_syncs(st);
     let FioEngine::Meta { op, stat, .. } = st.m.fio.engine else {
         return;
     };
