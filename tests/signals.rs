@@ -155,11 +155,14 @@ fn twenty_random_signals_across_every_workload_leave_nothing() {
         let sig = if rng.bool() { libc::SIGINT } else { libc::SIGTERM };
         let wait = rng.u64(50..2500);
         // every other trial counts from the moment the work began, the others
-        // from the start, which may fall in validation
+        // from the moment fslab catches signals (at once after parsing its
+        // arguments), which may fall in validation
         let from_work = trial % 2 == 0;
         let mut child = start(&refs);
         if from_work {
             wait_for_workdir(&mut child, dir.path());
+        } else {
+            wait_for_handlers(&mut child);
         }
         std::thread::sleep(Duration::from_millis(wait));
         let o = signal_and_wait(child, sig);
@@ -169,8 +172,9 @@ fn twenty_random_signals_across_every_workload_leave_nothing() {
         );
         assert!(
             o.status.code() == Some(128 + sig) || o.status.code() == Some(0),
-            "{what}: exit {:?}: {}",
+            "{what}: exit {:?} (signal {:?}): {}",
             o.status.code(),
+            std::os::unix::process::ExitStatusExt::signal(&o.status),
             String::from_utf8_lossy(&o.stderr)
         );
         // A signal during validation (client.txt takes a while to parse)
@@ -334,8 +338,9 @@ fn sigterm_while_making_scratch_filesystems_ends_the_run() {
         // possible with a fixed delay)
         assert!(
             matches!((o.status.code(), delay), (Some(143), _) | (None, Some(_))),
-            "{what}: exit {:?}: {}",
+            "{what}: exit {:?} (signal {:?}): {}",
             o.status.code(),
+            std::os::unix::process::ExitStatusExt::signal(&o.status),
             String::from_utf8_lossy(&o.stderr)
         );
         if json.exists() {

@@ -298,6 +298,35 @@ pub fn start(args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
+/// Waits until the child catches SIGINT and SIGTERM (its handlers are in
+/// place: /proc's SigCgt), or has ended. Before that a signal takes the
+/// default action and kills the process outright, with nothing yet made;
+/// a test that counts its random delay from the spawn instead hits that
+/// window whenever exec and start-up take longer than the delay (a loaded
+/// CI machine).
+pub fn wait_for_handlers(child: &mut std::process::Child) {
+    let want = (1u64 << (libc::SIGINT - 1)) | (1u64 << (libc::SIGTERM - 1));
+    let status = format!("/proc/{}/status", child.id());
+    let t = std::time::Instant::now();
+    loop {
+        let caught = std::fs::read_to_string(&status)
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("SigCgt:"))?.to_string();
+                u64::from_str_radix(line["SigCgt:".len()..].trim(), 16).ok()
+            })
+            .unwrap_or(0);
+        if caught & want == want || child.try_wait().unwrap().is_some() {
+            return;
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(30),
+            "fslab caught no SIGINT/SIGTERM within 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
 /// Sends `sig` to a child this test started (by pid) and waits for it, at most 10 s.
 pub fn signal_and_wait(mut child: std::process::Child, sig: i32) -> std::process::Output {
     // SAFETY: kill(2) on the pid of our own child.
