@@ -166,6 +166,36 @@ pub(crate) fn text(s: &mut String, r: &Report) {
     }
 }
 
+/// The terse line's disk fields (print_disk_util and show_agg_stats with
+/// `terse`): nine per device, `;slaves;` and eight more for a dm or md
+/// device's members. fio appends them to every job's line, after the
+/// millisecond latency buckets.
+pub(crate) fn terse(s: &mut String, disks: &[Disk]) {
+    for d in disks {
+        let u = &d.sum;
+        let _ = write!(
+            s,
+            ";{};{};{};{};{};{};{};{};{:3.2}%",
+            d.name,
+            u.ios[0],
+            u.ios[1],
+            u.merges[0],
+            u.merges[1],
+            u.ticks[0],
+            u.ticks[1],
+            u.in_queue,
+            u.util()
+        );
+        if let Some((a, util)) = aggr(&d.members) {
+            let _ = write!(
+                s,
+                ";slaves;{};{};{};{};{};{};{};{util:3.2}%",
+                a[0], a[1], a[2], a[3], a[4], a[5], a[6]
+            );
+        }
+    }
+}
+
 /// The JSON's `disk_util` array (json_array_add_disk_util), with fio's
 /// keys (its "aggr_write_merge" among them).
 pub(crate) fn json(r: &Report) -> Value {

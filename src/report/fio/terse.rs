@@ -1,8 +1,8 @@
 //! fio's terse output, version 3 (`--output-format=terse`, `--minimal`):
 //! one `;`-separated line per job as fio 3.33's stat.c
 //! show_thread_status_terse_all writes it (the field list of fio's HOWTO
-//! "Terse output": 121 fields before the disk utilization, which fslab
-//! leaves out). `FioAll` (in `fio`) puts it first in a comma list of
+//! "Terse output": 121 fields, then nine for each disk from fslab's device
+//! sampling, as fio's 130 with one disk). `FioAll` (in `fio`) puts it first in a comma list of
 //! formats (`--output-format=json,normal`): terse lines, the normal text,
 //! then the JSON document.
 
@@ -87,8 +87,9 @@ fn ddir(s: &mut String, all: &Report, c: &Cell, d: Option<&DirResult>, r: &LatRe
     }
 }
 
-/// One job's terse line (version 3).
-pub fn line(all: &Report, c: &Cell, version: &str) -> String {
+/// One job's terse line (version 3), with every disk of the report (fio
+/// prints them all on every job's line).
+fn line(all: &Report, c: &Cell, version: &str, disks: &[super::disks::Disk]) -> String {
     let mut s = String::new();
     let fio = c.plan.fio();
     let r = fio.map(|f| f.report).unwrap_or_default();
@@ -129,6 +130,7 @@ pub fn line(all: &Report, c: &Cell, version: &str) -> String {
     ] {
         let _ = write!(s, ";{:.2}%", num(&lms, k));
     }
+    super::disks::terse(&mut s, disks);
     // fio: the error count and first error with continue_on_error, then the description
     if let Some((n, first)) = errors_if_continued(c) {
         let _ = write!(s, ";{n};{first}");
@@ -151,6 +153,7 @@ pub struct FioTerse;
 impl Reporter for FioTerse {
     fn render(&self, r: &Report) -> Vec<u8> {
         let v = format!("fslab-{}", r.fslab_version);
-        jobs(r).map(|c| line(r, c, &v)).collect::<String>().into_bytes()
+        let disks = super::disks::disks(r);
+        jobs(r).map(|c| line(r, c, &v, &disks)).collect::<String>().into_bytes()
     }
 }
