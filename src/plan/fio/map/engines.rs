@@ -103,9 +103,10 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         "mmap" => "mmap".into(),
         "posixaio" => "posixaio".into(),
         "null" => "null".into(),
+        "ftruncate" => "ftruncate".into(),
         other => {
             return Err(format!(
-                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, \
+                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, \
                  filecreate, filestat, filedelete, dircreate, dirstat, dirdelete)"
             ))
         }
@@ -175,6 +176,29 @@ fn settle_syncs(st: &mut State) {
     }
 }
 
+/// fio's ftruncate engine fails every io_u that is not a write with
+/// EINVAL (engines/ftruncate.c): a job that reads (rw=read, a mix,
+/// do_verify's read-back) or syncs (fsync=, fdatasync=, end_fsync) would
+/// end on its first such operation with err=22. fslab refuses it instead,
+/// at the ioengine's line, naming what fio would fail.
+fn ftruncate_checks(st: &mut State, job: &Job) {
+    let at = job.get("ioengine").map_or_else(|| job.at.clone(), |o| o.at.clone());
+    let why = |what: &str| {
+        format!("ioengine=ftruncate with {what}: fio's ftruncate engine fails it with EINVAL (it only truncates, on writes)")
+    };
+    let syncs = [&st.a.fsync, &st.a.fdatasync]
+        .iter()
+        .any(|o| o.as_deref().is_some_and(|v| v.trim() != "0"));
+    if !matches!(st.a.rw.as_str(), "write" | "randwrite") {
+        let rw = format!("rw={} (its reads)", st.a.rw);
+        st.m.bad.push((at, why(&rw)));
+    } else if syncs || st.a.end_fsync {
+        st.m.bad.push((at, why("fsync/fdatasync/end_fsync")));
+    } else if st.a.verify.is_some() {
+        st.m.bad.push((at, why("verify (its read-back)")));
+    }
+}
+
 /// After the job's last option: a refused engine is the job's one error;
 /// a metadata engine gets what fio counts per file and its direction.
 pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
@@ -186,6 +210,9 @@ pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
     }
     cap_sync_depth(st);
     settle_syncs(st);
+    if st.a.engine == "ftruncate" {
+        ftruncate_checks(st, job);
+    }
     let FioEngine::Meta { op, stat, .. } = st.m.fio.engine else {
         return;
     };
