@@ -160,3 +160,162 @@ fn ftruncate_refusals() {
         .collect();
     assert_eq!(left.len(), cases.len(), "only the job files: {left:?}");
 }
+
+/// `tool` on `job` in `dir` (stdout to a file): its JSON and the CPU time
+/// (user + system, seconds) of the process and everything it waited for,
+/// from wait4(2) of that one child.
+fn ran_timed(fio: bool, job: &Path, dir: &Path) -> (serde_json::Value, f64) {
+    let out_p = dir.join(if fio { "fio.out" } else { "fslab.out" });
+    let mut child = fio_or_fslab(if fio { "fio" } else { "fslab" }, true)
+        .arg(job)
+        .arg("--output-format=json")
+        .current_dir(dir)
+        .stdout(std::fs::File::create(&out_p).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // SAFETY: rusage is plain integers; all-zero is a valid value
+    let (mut status, mut ru) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: wait4 of our own child into locals
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32);
+    // reaped by wait4 already: std's wait only learns so (ECHILD)
+    let _ = child.wait();
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status:#x}"
+    );
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let s = std::fs::read_to_string(&out_p).unwrap();
+    let j = serde_json::from_str(s.trim_start_matches(|c| c != '{')).unwrap();
+    (j, secs(ru.ru_utime) + secs(ru.ru_stime))
+}
+
+/// cpuio.fio's first job (cpuload=50, two clones, noop, runtime 1 s):
+/// both tools run it as the same two jobs and count the same burns (a
+/// 50 ms spin, then a 50 ms sleep: 10 in a second, within 2); fslab's
+/// process really burns about half of two CPUs' second. Bounds are wide
+/// (a shared machine takes CPU from the spin, which ends by the clock):
+/// at least a fifth of the duty cycle, and clearly less than all of both
+/// CPUs (2 s), which a duty cycle that does not sleep would take.
+#[test]
+fn cpuio_burns_its_duty_cycle() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let job = job_file(
+        work.path(),
+        "cpu.fio",
+        "[global]\nioengine=cpuio\ntime_based\nruntime=1\n[burn_2x50_noop]\ncpuload=50\nnumjobs=2\ncpumode=noop\n",
+    );
+    let (fio, fio_cpu) = ran_timed(true, &job, work.path());
+    let (ours, cpu) = ran_timed(false, &job, work.path());
+    let (fio, ours) = (jobs("fio", &fio), jobs("fslab", &ours));
+    let names = |v: &[(String, u64, u64, u64, u64)]| v.iter().map(|x| (x.0.clone(), x.1)).collect::<Vec<_>>();
+    assert_eq!(names(&fio), names(&ours));
+    for (a, b) in fio.iter().zip(&ours) {
+        assert!(a.2.abs_diff(b.2) <= 2 && b.2 >= 5, "burns: fio {fio:?} fslab {ours:?}");
+        assert_eq!((b.3, b.4), (0, 0), "no writes, no bytes");
+    }
+    assert!(
+        (0.2..1.6).contains(&cpu),
+        "fslab burnt {cpu:.2} s of CPU (fio {fio_cpu:.2} s) for 2 x 50% of 1 s"
+    );
+}
+
+/// cpumode=qsort burns by sorting (fio's four qsorts), and cpuload=100
+/// does not sleep: one clone for 1 s takes most of a CPU second, at
+/// least a third of it on a shared machine.
+#[test]
+fn cpuio_qsort_at_full_load_burns() {
+    let work = tempfile::tempdir().unwrap();
+    let job = job_file(
+        work.path(),
+        "q.fio",
+        "[q]\nioengine=cpuio\nruntime=1\ncpuload=100\ncpumode=qsort\n",
+    );
+    let (ours, cpu) = ran_timed(false, &job, work.path());
+    let ours = jobs("fslab", &ours);
+    assert!(ours[0].2 >= 1, "{ours:?}");
+    assert!(
+        (0.33..1.6).contains(&cpu),
+        "fslab burnt {cpu:.2} s of CPU for 100% of 1 s"
+    );
+}
+
+/// exit_on_io_done, as fio 3.33 decides it: a cpuio job beside a job
+/// doing I/O ends when that job ends (none of its burns when the I/O is
+/// quick); without the option it runs its runtime. A job still to come (a
+/// later group) counts as pending I/O whatever its engine, so then the
+/// job runs on; once the I/O jobs have exited and none is to come, it
+/// ends at once. (L: about 1 s of 20 ms cycles; S: at most two.)
+#[test]
+fn cpuio_exit_on_io_done() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let global = "[global]\nioengine=cpuio\ncpuload=50\ncpuchunks=10000\nruntime=1\n[d]\nioengine=null\nsize=64k\n";
+    for (text, want) in [
+        ("[c]\nexit_on_io_done=1\n[e]\n", "-SL"),
+        (
+            "[c]\nexit_on_io_done=1\n[f]\nstonewall\nexit_on_io_done=1\n[g]\nstonewall\nexit_on_io_done=1\n",
+            "-LLS",
+        ),
+    ] {
+        let job = job_file(work.path(), "e.fio", &format!("{global}{text}"));
+        for fio in [true, false] {
+            let v = jobs(if fio { "fio" } else { "fslab" }, &ran(fio, &job, work.path(), &[]));
+            let got: String = v
+                .iter()
+                .map(|x| match x.2 {
+                    _ if x.0 == "d" => '-',
+                    0..=2 => 'S',
+                    25.. => 'L',
+                    _ => '?',
+                })
+                .collect();
+            assert_eq!(got, want, "fio {fio}: {v:?}");
+        }
+    }
+}
+
+/// cpuio's bad values, refused in one line at their own line: no
+/// cpuload (fio: "cpu thread needs rate"), a cpumode fio does not have,
+/// an option of cpuio on another engine, and no runtime (fio's job
+/// would never end).
+#[test]
+fn cpuio_refusals() {
+    let work = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| job_file(work.path(), name, text).display().to_string();
+    let cases = [
+        (
+            file("a.fio", "[j]\nioengine=cpuio\nruntime=1\n"),
+            "a.fio:2: [j] ioengine=cpuio needs cpuload=",
+        ),
+        (
+            file("b.fio", "[j]\nioengine=cpuio\nruntime=1\ncpuload=10\ncpumode=fft\n"),
+            "b.fio:5: [j] cpumode: 'fft'",
+        ),
+        (
+            file("c.fio", "[j]\nioengine=psync\nsize=4k\ncpuload=10\n"),
+            "c.fio:4: [j] cpuload: an option of ioengine=cpuio",
+        ),
+        (
+            file("d.fio", "[j]\nioengine=cpuio\ncpuload=10\n"),
+            "d.fio:2: [j] ioengine=cpuio without runtime=",
+        ),
+        (
+            file("e.fio", "[j]\nioengine=cpuio\ncpuload=x\nruntime=1\n"),
+            "e.fio:3: [j] cpuload: 'x' is not a whole number",
+        ),
+    ];
+    let rows: Vec<Refusal> = cases.iter().map(|(f, want)| refusal(&["fio", f], *want)).collect();
+    expect_refusals(&rows, &[]);
+    let left: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), cases.len(), "only the job files: {left:?}");
+}

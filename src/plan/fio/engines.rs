@@ -83,6 +83,27 @@ pub enum FioEngine {
         bytes_per_file: u64,
         write: bool,
     },
+    /// fio's cpuio: burns a CPU at a duty cycle, one counted read of no
+    /// bytes per burn.
+    Cpu(CpuLoad),
+}
+
+/// fio's cpuio engine (engines/cpu.c): each operation burns the CPU for
+/// `chunk_us` (noop: spinning on the clock; qsort: four qsorts of 256 Ki
+/// integers, the burn then being however long they took), then the job
+/// sleeps `burn * (100 - load) / load`, so the thread is busy `load`% of
+/// the time. fio counts every burn as a read of no bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuLoad {
+    /// cpuload: percent, 1-100.
+    pub load: u32,
+    /// cpuchunks: the burn, in microseconds (fio's default 50000).
+    pub chunk_us: u32,
+    /// cpumode=qsort (else noop).
+    pub qsort: bool,
+    /// exit_on_io_done: the job ends once no job doing I/O is running or
+    /// yet to run.
+    pub exit_on_io_done: bool,
 }
 
 /// fio's engines fslab refuses, and why.

@@ -5,7 +5,7 @@
 
 use super::State;
 use crate::cli::FioArgs;
-use crate::plan::fio::engines::{refused, MetaOp, StatType};
+use crate::plan::fio::engines::{refused, CpuLoad, MetaOp, StatType};
 use crate::plan::fio::FioEngine;
 use crate::plan::fiojob::{Job, Opt};
 
@@ -59,7 +59,7 @@ fn set_stat(st: &mut State, s: StatType) -> Result<(), String> {
             bytes_per_file,
             write,
         },
-        FioEngine::Io => FioEngine::Meta {
+        _ => FioEngine::Meta {
             // resolved in `finish` when the job's engine is not a stat one
             op: MetaOp::FileStat,
             stat: s,
@@ -75,7 +75,7 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
     // a later ioengine= replaces an earlier one (a job's over its globals)
     let stat = match st.m.fio.engine {
         FioEngine::Meta { stat, .. } => stat,
-        FioEngine::Io => StatType::Stat,
+        _ => StatType::Stat,
     };
     st.m.fio.engine = FioEngine::Io;
     st.refused_engine = None;
@@ -92,6 +92,11 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         st.m.flag_at.push(("--engine", o.at.clone(), "ioengine".into()));
         return Ok(());
     }
+    if v == "cpuio" {
+        // its options are read in `noio::finish`; known here, so that the
+        // size and file rules (`settle`) see a job without files
+        st.m.fio.engine = FioEngine::Cpu(CpuLoad::default());
+    }
     if let Some(why) = refused(v) {
         st.refused_engine = Some((o.at.clone(), format!("ioengine={v}: fslab does not run it ({why})")));
         return Ok(());
@@ -104,9 +109,11 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         "posixaio" => "posixaio".into(),
         "null" => "null".into(),
         "ftruncate" => "ftruncate".into(),
+        // no I/O: no files; the job's worker is fio's engine itself (`noio`)
+        "cpuio" => "null".into(),
         other => {
             return Err(format!(
-                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, \
+                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, cpuio, \
                  filecreate, filestat, filedelete, dircreate, dirstat, dirdelete)"
             ))
         }
