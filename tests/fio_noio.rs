@@ -319,3 +319,224 @@ fn cpuio_refusals() {
         .collect();
     assert_eq!(left.len(), cases.len(), "only the job files: {left:?}");
 }
+
+/// An executable shell script `name` in `dir`.
+fn script(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// Whether process `pid` still exists (as anything but a zombie).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+}
+
+/// The pid a script wrote to `p`, once it has.
+fn pid_in(p: &Path) -> i32 {
+    let t = std::time::Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(p).ok().and_then(|s| s.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(t.elapsed().as_secs() < 30, "{} never appeared", p.display());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// exec as fio runs it, in both tools: the program gets fio's argv (%n
+/// the job's name, %r the runtime in seconds, split at spaces), its stdout
+/// and stderr go to NAME.stdout and NAME.stderr in the working directory
+/// (std_redirect=1, fio's default), and when the runtime is over it gets
+/// SIGTERM (its trap writes "term" within the grace time) and is gone when
+/// the tool returns. A second job ignores SIGTERM with grace_time=0: killed.
+/// Both count the job's 50 ms ticks as reads of no bytes, in one group.
+#[test]
+fn exec_runs_and_ends_the_program_as_fio() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let d = work.path();
+    let polite = script(
+        d,
+        "polite.sh",
+        "echo \"$@\"; echo to-stderr >&2; echo $$ > \"$1.pid\"\ntrap 'echo term > \"$1.term\"; exit 0' TERM\nwhile :; do sleep 0.05; done",
+    );
+    let stubborn = script(
+        d,
+        "stubborn.sh",
+        "trap '' TERM; echo $$ > \"$1.pid\"\nwhile :; do sleep 0.05; done",
+    );
+    let job = job_file(
+        d,
+        "x.fio",
+        &format!(
+            "[global]\ntime_based\nruntime=1\nioengine=exec\n[mon]\nprogram={}\narguments=%n x %r\n\
+             [hard]\nprogram={}\narguments=%n\ngrace_time=0\nstd_redirect=0\n",
+            polite.display(),
+            stubborn.display()
+        ),
+    );
+    let mut seen = Vec::new();
+    for fio in [true, false] {
+        let v = jobs(if fio { "fio" } else { "fslab" }, &ran(fio, &job, d, &[]));
+        let ticks: Vec<u64> = v.iter().map(|x| x.2).collect();
+        assert!(ticks.iter().all(|&n| (5..=14).contains(&n)), "fio {fio}: {v:?}");
+        let files: Vec<String> = ["mon.stdout", "mon.stderr", "mon.term"]
+            .iter()
+            .map(|f| std::fs::read_to_string(d.join(f)).unwrap_or_else(|e| panic!("fio {fio}: {f}: {e}")))
+            .collect();
+        for name in ["mon", "hard"] {
+            let pid = pid_in(&d.join(format!("{name}.pid")));
+            assert!(!running(pid), "fio {fio}: {name}'s program {pid} still runs");
+        }
+        seen.push((v.iter().map(|x| (x.0.clone(), x.1, x.4)).collect::<Vec<_>>(), files));
+        for f in ["mon.stdout", "mon.stderr", "mon.term", "mon.pid", "hard.pid"] {
+            let _ = std::fs::remove_file(d.join(f));
+        }
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[0].1, ["mon x 1\n", "to-stderr\n", "term\n"]);
+}
+
+/// Ctrl-C (SIGINT) during an exec job's runtime: fslab ends the program
+/// it started (SIGTERM, then SIGKILL after the grace time) and exits; no
+/// program is left running.
+#[test]
+fn exec_program_ends_on_ctrl_c() {
+    let work = tempfile::tempdir().unwrap();
+    let d = work.path();
+    let prog = script(
+        d,
+        "p.sh",
+        "trap '' TERM; echo $$ > \"$1.pid\"\nwhile :; do sleep 0.05; done",
+    );
+    let job = job_file(
+        d,
+        "c.fio",
+        &format!(
+            "[c]\nioengine=exec\nruntime=60\nprogram={}\narguments=%n\nstd_redirect=0\n",
+            prog.display()
+        ),
+    );
+    let child = std::process::Command::new(fslab_path())
+        .args(["fio", "--quiet"])
+        .arg(&job)
+        .current_dir(d)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = pid_in(&d.join("c.pid"));
+    assert!(running(pid));
+    let out = signal_and_wait(child, libc::SIGINT);
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!running(pid), "the program {pid} outlived fslab");
+}
+
+/// `fslab fio JOB` in `dir`: refused in one line containing `want`, exit 2.
+fn refused_in(dir: &Path, job: &Path, extra: &[&str], want: &str) {
+    let out = fio_or_fslab("fslab", true)
+        .arg(job)
+        .args(extra)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(want), "want {want:?} in: {err}");
+    assert!(out.stdout.is_empty());
+}
+
+/// exec's bad inputs, one line each naming file:line, exit 2, nothing
+/// created or changed: a program that does not exist (fio would fork a copy
+/// of itself that fails to exec), no program, a redirect file already
+/// there (fio would truncate it) unless --force-overwrite, a symlink there
+/// even then, a name that leaves the directory, a bad grace_time, exec's
+/// option on another engine, no runtime.
+#[test]
+fn exec_refusals() {
+    let work = tempfile::tempdir().unwrap();
+    let d = work.path();
+    let job = |name: &str, text: &str| job_file(d, name, &format!("[global]\nruntime=1\nioengine=exec\n{text}"));
+    let rows = [
+        (
+            job("a.fio", "[j]\nprogram=/usr/sbin/no-such-turbostat\n"),
+            "a.fio:5: [j] program: '/usr/sbin/no-such-turbostat'",
+        ),
+        (
+            job("b.fio", "[j]\nprogram=no-such-program-on-path\n"),
+            "b.fio:5: [j] program: 'no-such-program-on-path'",
+        ),
+        (
+            job("c.fio", "[j]\narguments=1\n"),
+            "c.fio:3: [j] ioengine=exec needs program=",
+        ),
+        (
+            job("e.fio", "[j]\nprogram=/bin/true\ngrace_time=soon\n"),
+            "e.fio:6: [j] grace_time: 'soon'",
+        ),
+        (
+            job("f.fio", "[j]\nname=../up\nprogram=/bin/true\n"),
+            "f.fio:5: [j] std_redirect: the job's name '../up'",
+        ),
+        (
+            job_file(d, "g.fio", "[j]\nsize=4k\nprogram=/bin/true\n"),
+            "g.fio:3: [j] program: an option of ioengine=exec",
+        ),
+        (
+            job_file(d, "h.fio", "[j]\nioengine=exec\nprogram=/bin/true\n"),
+            "h.fio:2: [j] ioengine=exec without runtime=",
+        ),
+    ];
+    for (f, want) in &rows {
+        refused_in(d, f, &[], want);
+    }
+    // an earlier file of the user's where the output would go: left as it was
+    let mine = d.join("k.stdout");
+    std::fs::write(&mine, "mine\n").unwrap();
+    let k = job("k.fio", "[k]\nprogram=/bin/true\n");
+    refused_in(
+        d,
+        &k,
+        &[],
+        &format!(
+            "k.fio:5: [k] std_redirect: {} exists and fslab did not create it",
+            mine.display()
+        ),
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine\n");
+    // a symlink there is refused even with --force-overwrite, and not followed
+    std::fs::remove_file(&mine).unwrap();
+    std::os::unix::fs::symlink(d.join("target"), &mine).unwrap();
+    refused_in(d, &k, &["--force-overwrite"], "is not a regular file");
+    assert!(!d.join("target").exists());
+    std::fs::remove_file(&mine).unwrap();
+    let mut left: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.retain(|f| !f.ends_with(".fio"));
+    assert!(left.is_empty(), "created: {left:?}");
+}
+
+/// --force-overwrite: the user's consent to replace an existing regular
+/// NAME.stdout (fio truncates it); the program's output is then all it holds.
+#[test]
+fn exec_force_overwrite_replaces_a_regular_file() {
+    let work = tempfile::tempdir().unwrap();
+    let d = work.path();
+    std::fs::write(d.join("k.stdout"), "an older, longer output\n").unwrap();
+    let job = job_file(
+        d,
+        "k.fio",
+        "[k]\nioengine=exec\nruntime=1\nprogram=/bin/echo\narguments=hi %n\n",
+    );
+    ran(false, &job, d, &["--force-overwrite"]);
+    assert_eq!(std::fs::read_to_string(d.join("k.stdout")).unwrap(), "hi k\n");
+}

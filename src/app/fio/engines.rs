@@ -62,6 +62,10 @@ pub(super) fn worker(
         let w = super::noio::CpuBurn::new(c, io_alive);
         return Ok((Box::new(NullEngine), FioWorker::NoIo(Box::new(w))));
     }
+    if let FioEngine::Exec(x) = &job.fio.engine {
+        let w = super::exec::ExecJob::new(x)?;
+        return Ok((Box::new(NullEngine), FioWorker::NoIo(Box::new(w))));
+    }
     let (e, w) = io_worker(&job.plan, prep, clone, &job.name)?;
     Ok((e, FioWorker::Io(w, io_alive.cloned())))
 }

@@ -11,6 +11,7 @@
 
 mod control;
 mod engines;
+mod exec;
 mod head;
 mod logs;
 mod noio;
@@ -20,7 +21,7 @@ use super::pipeline::{installed_hooks, run_cell, CellWork};
 use super::AppError;
 use crate::engine::Engine;
 use crate::model::{Cell, CellPlan, FioCellPlan, FioJob, Report};
-use crate::plan::fio::{FioJobPlan, FioPlan};
+use crate::plan::fio::{FioEngine, FioJobPlan, FioPlan};
 use crate::plan::{Outputs, Presentation};
 use crate::runner::{self, Group, MakeFn, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, Guard, Prepared, TargetError};
@@ -108,7 +109,7 @@ struct FioSegment<'a> {
 /// Whether a job does I/O, as fio's fio_running_or_pending_io_threads
 /// counts it (every engine but those without I/O).
 fn does_io(j: &FioJobPlan) -> bool {
-    !matches!(j.fio.engine, crate::plan::fio::FioEngine::Cpu(_))
+    !matches!(j.fio.engine, FioEngine::Cpu(_) | FioEngine::Exec(_))
 }
 
 /// The token of segment `seg`'s workers doing I/O, as fio 3.33's

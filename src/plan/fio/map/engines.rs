@@ -92,7 +92,7 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         st.m.flag_at.push(("--engine", o.at.clone(), "ioengine".into()));
         return Ok(());
     }
-    if v == "cpuio" {
+    if v == "cpuio" || v == "exec" {
         // its options are read in `noio::finish`; known here, so that the
         // size and file rules (`settle`) see a job without files
         st.m.fio.engine = FioEngine::Cpu(CpuLoad::default());
@@ -110,10 +110,10 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         "null" => "null".into(),
         "ftruncate" => "ftruncate".into(),
         // no I/O: no files; the job's worker is fio's engine itself (`noio`)
-        "cpuio" => "null".into(),
+        "cpuio" | "exec" => "null".into(),
         other => {
             return Err(format!(
-                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, cpuio, \
+                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, cpuio, exec, \
                  filecreate, filestat, filedelete, dircreate, dirstat, dirdelete)"
             ))
         }
