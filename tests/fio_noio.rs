@@ -540,3 +540,51 @@ fn exec_force_overwrite_replaces_a_regular_file() {
     ran(false, &job, d, &["--force-overwrite"]);
     assert_eq!(std::fs::read_to_string(d.join("k.stdout")).unwrap(), "hi k\n");
 }
+
+/// The normal output of a cpuio job is fio's: no "(g=0): rw=..." line for
+/// an engine without I/O (only the clones' "..."), the engine's own line
+/// per clone after "Starting", and in each job's block no "read:" line
+/// (no bytes, so no runtime) but its burns in "issued rwts".
+#[test]
+fn cpuio_normal_output_is_fios() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let job = job_file(
+        work.path(),
+        "n.fio",
+        "[b]\nioengine=cpuio\nruntime=1\ncpuload=50\ncpuchunks=100000\nnumjobs=2\n",
+    );
+    let mut shapes = Vec::new();
+    for tool in ["fio", "fslab"] {
+        let out = fio_or_fslab(tool, false)
+            .arg(&job)
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{tool}");
+        let text = String::from_utf8_lossy(&out.stdout).replace("fslab-", "fio-");
+        let head: Vec<String> = text
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .map(|l| {
+                if l.starts_with("fio-") {
+                    "fio-V".into()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        let issued: Vec<&str> = text.lines().filter(|l| l.contains("issued rwts: total=")).collect();
+        assert!(!text.contains(" read:"), "{tool}: {text}");
+        assert_eq!(issued.len(), 2, "{tool}: {text}");
+        assert!(
+            issued.iter().all(|l| l.contains("total=5,0,0,0")),
+            "{tool}: 100 ms burns, 100 ms sleeps: {text}"
+        );
+        shapes.push(head);
+    }
+    assert_eq!(shapes[0], shapes[1]);
+    assert_eq!(shapes[0][3], "b (noop): ioengine=cpuio, cpuload=50, cpucycle=100000");
+}

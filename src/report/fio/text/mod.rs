@@ -195,6 +195,11 @@ fn header(s: &mut String, r: &Report) {
     };
     let _ = writeln!(s, "Starting {started}");
     for h in heads {
+        for _ in 0..h.clones {
+            h.engine_says.iter().for_each(|l| {
+                let _ = writeln!(s, "{l}");
+            });
+        }
         laid_out(s, h);
     }
 }
