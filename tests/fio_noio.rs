@@ -588,3 +588,33 @@ fn cpuio_normal_output_is_fios() {
     assert_eq!(shapes[0], shapes[1]);
     assert_eq!(shapes[0][3], "b (noop): ioengine=cpuio, cpuload=50, cpucycle=100000");
 }
+
+/// fio's terse line of a cpuio job: the read direction's KiB, bandwidth,
+/// IOPS and runtime are all 0 (no bytes moved, so fio keeps no runtime),
+/// in fslab's as in fio's.
+#[test]
+fn cpuio_terse_has_no_rate() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let job = job_file(work.path(), "t.fio", "[b]\nioengine=cpuio\nruntime=1\ncpuload=50\n");
+    let mut rows = Vec::new();
+    for tool in ["fio", "fslab"] {
+        let out = fio_or_fslab(tool, true)
+            .arg(&job)
+            .arg("--output-format=terse")
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("3;"))
+            .unwrap_or_else(|| panic!("{tool}: {text}"));
+        let f: Vec<String> = line.split(';').map(String::from).collect();
+        rows.push((f[2].clone(), f[5..9].to_vec()));
+    }
+    assert_eq!(rows[0], rows[1]);
+    assert_eq!(rows[0].1, ["0", "0", "0", "0"]);
+}
