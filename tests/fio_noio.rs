@@ -154,6 +154,11 @@ fn ftruncate_refusals() {
     ];
     let rows: Vec<Refusal> = cases.iter().map(|(f, want)| refusal(&["fio", f], *want)).collect();
     expect_refusals(&rows, &[&work.path().join("j.0.0")]);
+    // with do_verify=0 nothing is read back: fio runs it, and so does fslab
+    let ok = file("ok.fio", "rw=write\nverify=md5\ndo_verify=0");
+    let out = fio_or_fslab("fslab", true).arg(&ok).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_file(&ok).unwrap();
     let left: Vec<_> = std::fs::read_dir(work.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())

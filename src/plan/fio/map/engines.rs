@@ -201,7 +201,7 @@ fn ftruncate_checks(st: &mut State, job: &Job) {
         st.m.bad.push((at, why(&rw)));
     } else if syncs || st.a.end_fsync {
         st.m.bad.push((at, why("fsync/fdatasync/end_fsync")));
-    } else if st.a.verify.is_some() {
+    } else if st.a.verify.is_some() && job.get("do_verify").is_none_or(|_| job.flag("do_verify")) {
         st.m.bad.push((at, why("verify (its read-back)")));
     }
 }
