@@ -511,7 +511,7 @@ fn exec_refusals() {
         &k,
         &[],
         &format!(
-            "k.fio:5: [k] std_redirect: {} exists and fslab did not create it",
+            "k.fio:5: [k] std_redirect: {} exists already, and this run did not make it",
             mine.display()
         ),
     );

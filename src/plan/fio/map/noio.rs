@@ -241,7 +241,7 @@ fn redirect_files(st: &mut State, job: &Job, fa: &FioArgs) -> Option<[PathBuf; 2
         let why = if !m.file_type().is_file() {
             "exists and is not a regular file (a symlink, a directory...)"
         } else if !fa.force_overwrite {
-            "exists and fslab did not create it (fio would truncate it); add --force-overwrite to replace it"
+            "exists already, and this run did not make it (fio would truncate it); add --force-overwrite to replace it"
         } else {
             continue;
         };
