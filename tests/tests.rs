@@ -16,6 +16,7 @@ mod fio_agree;
 mod fio_buffers;
 mod fio_engines;
 mod fio_latency;
+mod fio_noio;
 mod fio_normal;
 mod fio_output;
 mod fio_pacing;

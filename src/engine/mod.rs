@@ -4,8 +4,10 @@
 //! submit and at completion and matches completions by token, so an engine only
 //! moves bytes. Sync engines (sync, mmap) complete inline (`Submit::Done`); a
 //! queueing engine (io_uring, libaio, posixaio) returns `Queued` and hands
-//! completions back from `reap`.
+//! completions back from `reap`. ftruncate is fio's engine of that name: a
+//! write truncates its file to the write's offset.
 
+mod ftruncate;
 mod libaio;
 mod mmap;
 mod null;
@@ -13,6 +15,7 @@ mod posixaio;
 mod sync;
 pub mod uring;
 
+pub use ftruncate::FtruncateEngine;
 pub use libaio::LibaioEngine;
 pub use mmap::MmapEngine;
 pub use null::NullEngine;
@@ -238,6 +241,7 @@ pub enum EngineKind {
     Libaio,
     Mmap,
     Posixaio,
+    Ftruncate,
 }
 
 impl EngineKind {
@@ -249,6 +253,7 @@ impl EngineKind {
             "libaio" => Some(EngineKind::Libaio),
             "mmap" => Some(EngineKind::Mmap),
             "posixaio" => Some(EngineKind::Posixaio),
+            "ftruncate" => Some(EngineKind::Ftruncate),
             _ => None,
         }
     }
@@ -262,6 +267,7 @@ impl EngineKind {
             EngineKind::Libaio => "libaio",
             EngineKind::Mmap => "mmap",
             EngineKind::Posixaio => "posixaio",
+            EngineKind::Ftruncate => "ftruncate",
         }
     }
 
@@ -275,6 +281,7 @@ impl EngineKind {
             EngineKind::Libaio => Box::new(LibaioEngine::new(uring.depth)?),
             EngineKind::Mmap => Box::new(MmapEngine::new()),
             EngineKind::Posixaio => Box::new(PosixAioEngine::new(uring.depth)),
+            EngineKind::Ftruncate => Box::new(FtruncateEngine),
         })
     }
 }
@@ -501,6 +508,48 @@ mod conformance {
             };
             assert_eq!(unsafe { run(e, rmdir, 10) }, 0, "{}", e.name());
         }
+    }
+
+    #[test]
+    // one SAFETY comment for the many calls of one kind below
+    #[allow(clippy::undocumented_unsafe_blocks)]
+    fn ftruncate_truncates_on_write_and_refuses_the_rest() {
+        // SAFETY (each `run` below): the ops' buffers are locals that
+        // outlive the call, which completes inline.
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&[7u8; 8192]).unwrap();
+        let fd = f.as_raw_fd();
+        let mut e = EngineKind::Ftruncate.build(&UringOpts::default()).unwrap();
+        let e = e.as_mut();
+        let data = [9u8; 4096];
+        let w = |offset| Op::Write {
+            fd,
+            offset,
+            buf: data.as_ptr(),
+            len: 4096,
+            buf_index: NO_BUF_INDEX,
+        };
+        // counted as the write's bytes; the file's size is the offset
+        assert_eq!(unsafe { run(e, w(12288), 1) }, 4096);
+        assert_eq!(f.metadata().unwrap().len(), 12288);
+        assert_eq!(unsafe { run(e, w(0), 2) }, 4096);
+        assert_eq!(f.metadata().unwrap().len(), 0);
+        let mut back = [0u8; 16];
+        let einval = -(libc::EINVAL as i64);
+        assert_eq!(
+            unsafe { run(e, read(fd, 0, &mut back), 3) },
+            einval,
+            "fio: reads are EINVAL"
+        );
+        assert_eq!(unsafe { run(e, Op::Fsync { fd }, 4) }, einval, "fio: no sync either");
+        let bad = Op::Write {
+            fd: 999_999,
+            offset: 0,
+            buf: data.as_ptr(),
+            len: 4096,
+            buf_index: NO_BUF_INDEX,
+        };
+        assert_eq!(unsafe { run(e, bad, 5) }, -(libc::EBADF as i64));
     }
 
     #[test]

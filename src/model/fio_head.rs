@@ -28,6 +28,10 @@ pub struct FioJobHead {
     /// fio's, that the depth is capped at 1.
     #[serde(default)]
     pub depth_capped: bool,
+    /// What the job's engine says as each clone starts (fio's cpuio and
+    /// exec print their settings, exec what it runs), the same for each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub engine_says: Vec<String>,
     /// Per clone that laid out its files before the run, in run order:
     /// how many files and their bytes in all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

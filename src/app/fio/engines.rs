@@ -3,7 +3,7 @@
 //! filedelete, dircreate, dirstat, dirdelete), fslab's metadata operations.
 
 use super::super::io::io_worker;
-use crate::engine::{Engine, EngineKind, Op, Submit};
+use crate::engine::{Engine, EngineKind, NullEngine, Op, Submit};
 use crate::plan::fio::engines::MetaOp;
 use crate::plan::fio::{FioEngine, FioJobPlan, Placement};
 use crate::stats::OpKind;
@@ -13,17 +13,31 @@ use crate::workload::{NextOp, Step, Workload};
 use std::ffi::CString;
 use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
 
 /// One fio worker's workload. The io workload stays unboxed (it is the hot
 /// path, and there is one per worker: the size difference costs nothing).
 #[allow(clippy::large_enum_variant)]
 pub enum FioWorker {
-    Io(IoWorkload),
-    Meta(FioMeta),
+    /// Each worker doing I/O holds its segment's token (`Alive`), so that
+    /// cpuio's exit_on_io_done sees when none is left.
+    Io(IoWorkload, #[allow(dead_code)] Alive),
+    Meta(FioMeta, #[allow(dead_code)] Alive),
+    /// An engine without I/O (cpuio): its own workload.
+    NoIo(Box<dyn Workload>),
 }
 
+/// A clone of the segment's token of workers doing I/O, dropped with the
+/// worker (None: nobody asks).
+pub type Alive = Option<Arc<()>>;
+
 /// Clone `clone` of `job`: its engine and workload, built on its thread.
-pub(super) fn worker(job: &FioJobPlan, prep: &Prepared, clone: u32) -> Result<(Box<dyn Engine>, FioWorker), String> {
+pub(super) fn worker(
+    job: &FioJobPlan,
+    prep: &Prepared,
+    clone: u32,
+    io_alive: Option<&Arc<()>>,
+) -> Result<(Box<dyn Engine>, FioWorker), String> {
     place(&job.fio.placement, clone).map_err(|e| format!("{}: {e}", job.name))?;
     if let FioEngine::Meta {
         op,
@@ -42,10 +56,18 @@ pub(super) fn worker(job: &FioJobPlan, prep: &Prepared, clone: u32) -> Result<(B
         let e = EngineKind::Sync
             .build(&job.plan.ioengine.uring)
             .map_err(|e| format!("{}: {e}", job.name))?;
-        return Ok((e, FioWorker::Meta(w)));
+        return Ok((e, FioWorker::Meta(w, io_alive.cloned())));
+    }
+    if let FioEngine::Cpu(c) = &job.fio.engine {
+        let w = super::noio::CpuBurn::new(c, io_alive);
+        return Ok((Box::new(NullEngine), FioWorker::NoIo(Box::new(w))));
+    }
+    if let FioEngine::Exec(x) = &job.fio.engine {
+        let w = super::exec::ExecJob::new(x)?;
+        return Ok((Box::new(NullEngine), FioWorker::NoIo(Box::new(w))));
     }
     let (e, w) = io_worker(&job.plan, prep, clone, &job.name)?;
-    Ok((e, FioWorker::Io(w)))
+    Ok((e, FioWorker::Io(w, io_alive.cloned())))
 }
 
 /// Puts the calling thread (clone `clone`'s, before its first I/O) where
@@ -228,95 +250,108 @@ impl Workload for FioWorker {
     #[inline]
     fn next_op(&mut self, slot: usize) -> Option<NextOp> {
         match self {
-            FioWorker::Io(w) => w.next_op(slot),
-            FioWorker::Meta(w) => w.next_op(slot),
+            FioWorker::Io(w, _) => w.next_op(slot),
+            FioWorker::Meta(w, _) => w.next_op(slot),
+            FioWorker::NoIo(w) => w.next_op(slot),
         }
     }
 
     #[inline]
     fn on_complete(&mut self, op: &NextOp, result: i64) -> i64 {
         match self {
-            FioWorker::Io(w) => w.on_complete(op, result),
-            FioWorker::Meta(w) => w.on_complete(op, result),
+            FioWorker::Io(w, _) => w.on_complete(op, result),
+            FioWorker::Meta(w, _) => w.on_complete(op, result),
+            FioWorker::NoIo(w) => w.on_complete(op, result),
         }
     }
 
     fn notes(&mut self) -> Vec<String> {
         match self {
-            FioWorker::Io(w) => w.notes(),
-            FioWorker::Meta(w) => w.notes(),
+            FioWorker::Io(w, _) => w.notes(),
+            FioWorker::Meta(w, _) => w.notes(),
+            FioWorker::NoIo(w) => w.notes(),
         }
     }
 
     #[inline]
     fn step(&mut self, engine: &mut dyn Engine) -> Option<Step> {
         match self {
-            FioWorker::Io(w) => w.step(engine),
-            FioWorker::Meta(w) => w.step(engine),
+            FioWorker::Io(w, _) => w.step(engine),
+            FioWorker::Meta(w, _) => w.step(engine),
+            FioWorker::NoIo(w) => w.step(engine),
         }
     }
 
     fn next_dir(&mut self) -> Option<crate::stats::OpKind> {
         match self {
-            FioWorker::Io(w) => w.next_dir(),
-            FioWorker::Meta(w) => w.next_dir(),
+            FioWorker::Io(w, _) => w.next_dir(),
+            FioWorker::Meta(w, _) => w.next_dir(),
+            FioWorker::NoIo(w) => w.next_dir(),
         }
     }
 
     fn set_next_dir(&mut self, dir: crate::stats::OpKind) {
         match self {
-            FioWorker::Io(w) => w.set_next_dir(dir),
-            FioWorker::Meta(w) => w.set_next_dir(dir),
+            FioWorker::Io(w, _) => w.set_next_dir(dir),
+            FioWorker::Meta(w, _) => w.set_next_dir(dir),
+            FioWorker::NoIo(w) => w.set_next_dir(dir),
         }
     }
 
     fn queues(&self) -> bool {
         match self {
-            FioWorker::Io(w) => w.queues(),
-            FioWorker::Meta(w) => w.queues(),
+            FioWorker::Io(w, _) => w.queues(),
+            FioWorker::Meta(w, _) => w.queues(),
+            FioWorker::NoIo(w) => w.queues(),
         }
     }
 
     #[inline]
     fn next_due(&mut self) -> Option<crate::stats::Instant> {
         match self {
-            FioWorker::Io(w) => w.next_due(),
-            FioWorker::Meta(w) => w.next_due(),
+            FioWorker::Io(w, _) => w.next_due(),
+            FioWorker::Meta(w, _) => w.next_due(),
+            FioWorker::NoIo(w) => w.next_due(),
         }
     }
 
     fn items_done(&self) -> u64 {
         match self {
-            FioWorker::Io(w) => w.items_done(),
-            FioWorker::Meta(w) => w.items_done(),
+            FioWorker::Io(w, _) => w.items_done(),
+            FioWorker::Meta(w, _) => w.items_done(),
+            FioWorker::NoIo(w) => w.items_done(),
         }
     }
 
     fn waits(&self) -> bool {
         match self {
-            FioWorker::Io(w) => w.waits(),
-            FioWorker::Meta(w) => w.waits(),
+            FioWorker::Io(w, _) => w.waits(),
+            FioWorker::Meta(w, _) => w.waits(),
+            FioWorker::NoIo(w) => w.waits(),
         }
     }
 
     fn error(&self) -> Option<String> {
         match self {
-            FioWorker::Io(w) => w.error(),
-            FioWorker::Meta(w) => w.error(),
+            FioWorker::Io(w, _) => w.error(),
+            FioWorker::Meta(w, _) => w.error(),
+            FioWorker::NoIo(w) => w.error(),
         }
     }
 
     fn files(&self) -> Vec<RawFd> {
         match self {
-            FioWorker::Io(w) => w.files(),
-            FioWorker::Meta(w) => w.files(),
+            FioWorker::Io(w, _) => w.files(),
+            FioWorker::Meta(w, _) => w.files(),
+            FioWorker::NoIo(w) => w.files(),
         }
     }
 
     fn buffers(&self) -> Vec<(*mut u8, usize)> {
         match self {
-            FioWorker::Io(w) => w.buffers(),
-            FioWorker::Meta(w) => w.buffers(),
+            FioWorker::Io(w, _) => w.buffers(),
+            FioWorker::Meta(w, _) => w.buffers(),
+            FioWorker::NoIo(w) => w.buffers(),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! its clones laid out.
 
 use crate::model::{FioJobHead, LaidOut};
-use crate::plan::fio::FioJobPlan;
+use crate::plan::fio::{FioEngine, FioJobPlan};
 use crate::target::Prepared;
 
 fn option<'a>(j: &'a FioJobPlan, key: &str) -> Option<&'a str> {
@@ -27,8 +27,42 @@ pub(super) fn head(j: &FioJobPlan) -> FioJobHead {
         thread: on(option(j, "thread")),
         kb_base: option(j, "kb_base").and_then(|v| v.trim().parse().ok()).unwrap_or(1024),
         laid_out: Vec::new(),
+        engine_says: engine_says(j),
         // the plan's depth is 1 where fio caps a sync engine's
         depth_capped: iodepth > 1 && j.plan.ioengine.iodepth == 1,
+    }
+}
+
+/// fio's log_info lines of its cpuio and exec engines, per clone
+/// (engines/cpu.c noop_init/qsort_init; engines/exec.c fio_exec_init and
+/// exec_background), with C's "(null)" for arguments not given.
+fn engine_says(j: &FioJobPlan) -> Vec<String> {
+    let n = &j.name;
+    match &j.fio.engine {
+        FioEngine::Cpu(c) => {
+            let mode = if c.qsort { "qsort" } else { "noop" };
+            vec![format!(
+                "{n} ({mode}): ioengine=cpuio, cpuload={}, cpucycle={}",
+                c.load, c.chunk_us
+            )]
+        }
+        FioEngine::Exec(x) => {
+            let program = option(j, "program").unwrap_or("");
+            let args = option(j, "arguments");
+            let expanded = args.map_or("(null)".to_string(), |a| {
+                a.replace("%r", &x.runtime.as_secs().to_string()).replace("%n", n)
+            });
+            let run = if x.redirect.is_some() {
+                format!("{n} : Saving output of {program} {expanded} : stdout={n}.stdout stderr={n}.stderr")
+            } else {
+                format!("{n} : Running {program} {expanded}")
+            };
+            vec![
+                format!("{n} : program={program}, arguments={}", args.unwrap_or("(null)")),
+                run,
+            ]
+        }
+        _ => Vec::new(),
     }
 }
 

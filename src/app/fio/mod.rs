@@ -11,22 +11,24 @@
 
 mod control;
 mod engines;
+mod exec;
 mod head;
 mod logs;
+mod noio;
 
 use super::io::io_config;
 use super::pipeline::{installed_hooks, run_cell, CellWork};
 use super::AppError;
 use crate::engine::Engine;
 use crate::model::{Cell, CellPlan, FioCellPlan, FioJob, Report};
-use crate::plan::fio::{FioJobPlan, FioPlan};
+use crate::plan::fio::{FioEngine, FioJobPlan, FioPlan};
 use crate::plan::{Outputs, Presentation};
 use crate::runner::{self, Group, MakeFn, Progress, RunConfig, RunOut, WorkerOut};
 use crate::target::{self, Guard, Prepared, TargetError};
 use engines::FioWorker;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 /// A RunOut for a subset of a run's workers (one clone, or a reporting group).
@@ -99,6 +101,28 @@ struct FioSegment<'a> {
     before: &'a Report,
     /// Each job's log files, per clone (`logs::write`).
     log_files: Vec<Vec<crate::plan::fio::output::LogFiles>>,
+    /// The token every worker doing I/O holds (cpuio's exit_on_io_done);
+    /// None when a later segment does I/O: fio counts a job yet to run.
+    io_alive: Option<Arc<()>>,
+}
+
+/// Whether a job does I/O, as fio's fio_running_or_pending_io_threads
+/// counts it (every engine but those without I/O).
+fn does_io(j: &FioJobPlan) -> bool {
+    !matches!(j.fio.engine, FioEngine::Cpu(_) | FioEngine::Exec(_))
+}
+
+/// The token of segment `seg`'s workers doing I/O, as fio 3.33's
+/// fio_running_or_pending_io_threads decides exit_on_io_done: a job of a
+/// later segment is pending whatever its engine (its engine is not set up
+/// yet), so it never ends then (None); nor when no job of the run does
+/// I/O (fio: "we only had cpuio threads"). With I/O jobs only in earlier
+/// segments, they have exited: the token is the segment's alone, and a
+/// cpuio job with exit_on_io_done ends at once, as fio's.
+fn io_token(plan: &FioPlan, seg: usize) -> Option<Arc<()>> {
+    let later = plan.jobs.iter().any(|j| j.segment > seg);
+    let io = plan.jobs.iter().any(|j| j.segment <= seg && does_io(j));
+    (!later && io).then(|| Arc::new(()))
 }
 
 fn jobs_of(plan: &FioPlan, seg: usize) -> Vec<&FioJobPlan> {
@@ -125,6 +149,7 @@ impl<'a> FioSegment<'a> {
             interrupted: false,
             before,
             log_files: crate::plan::fio::output::log_files(&jobs_of(plan, seg), &plan.jobs),
+            io_alive: io_token(plan, seg),
         }
     }
 
@@ -206,7 +231,7 @@ impl CellWork for FioSegment<'_> {
 
     fn worker(&self, _phase: usize, w: usize) -> Result<(Box<dyn Engine>, FioWorker), String> {
         let (k, c) = self.slots[w];
-        engines::worker(self.jobs[k], &self.prepared[k], c)
+        engines::worker(self.jobs[k], &self.prepared[k], c, self.io_alive.as_ref())
     }
 
     /// Every job as its own group, released together.

@@ -69,7 +69,7 @@ pub enum StatType {
 }
 
 /// What a job's ioengine does. `Default`: reads and writes (the io workload).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum FioEngine {
     /// Reads and writes through fslab's engine (sync, io_uring, null).
     #[default]
@@ -83,6 +83,51 @@ pub enum FioEngine {
         bytes_per_file: u64,
         write: bool,
     },
+    /// fio's cpuio: burns a CPU at a duty cycle, one counted read of no
+    /// bytes per burn.
+    Cpu(CpuLoad),
+    /// fio's exec: runs a program for the job's runtime.
+    Exec(ExecPlan),
+}
+
+/// fio's exec engine (engines/exec.c): the job's first operation starts
+/// `argv`; each later one sleeps 50 ms and, once the runtime is over,
+/// sends the program SIGTERM and waits `grace`; at the end it is killed
+/// (SIGKILL). Every operation is a counted read of no bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecPlan {
+    /// argv[0] as found (execvp's PATH search), checked before the run.
+    pub program: std::path::PathBuf,
+    /// fio's argv: `program arguments` after %r (the runtime in whole
+    /// seconds) and %n (the job's name), split at each space.
+    pub argv: Vec<String>,
+    /// grace_time, seconds.
+    pub grace_s: u32,
+    /// std_redirect: the program's stdout and stderr go to NAME.stdout and
+    /// NAME.stderr in the working directory (None: they are fslab's own).
+    pub redirect: Option<[std::path::PathBuf; 2]>,
+    /// --force-overwrite: the redirect files may replace existing ones.
+    pub overwrite: bool,
+    /// The job's runtime, after which the program is told to stop.
+    pub runtime: std::time::Duration,
+}
+
+/// fio's cpuio engine (engines/cpu.c): each operation burns the CPU for
+/// `chunk_us` (noop: spinning on the clock; qsort: four qsorts of 256 Ki
+/// integers, the burn then being however long they took), then the job
+/// sleeps `burn * (100 - load) / load`, so the thread is busy `load`% of
+/// the time. fio counts every burn as a read of no bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuLoad {
+    /// cpuload: percent, 1-100.
+    pub load: u32,
+    /// cpuchunks: the burn, in microseconds (fio's default 50000).
+    pub chunk_us: u32,
+    /// cpumode=qsort (else noop).
+    pub qsort: bool,
+    /// exit_on_io_done: the job ends once no job doing I/O is running or
+    /// yet to run.
+    pub exit_on_io_done: bool,
 }
 
 /// fio's engines fslab refuses, and why.

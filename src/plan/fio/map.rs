@@ -8,6 +8,7 @@ mod buffers;
 mod control;
 mod engines;
 mod latency;
+mod noio;
 mod output;
 mod pacing;
 mod placement;
@@ -33,6 +34,7 @@ type FinishFn = fn(&mut State, &Job, &FioArgs);
 /// The groups, in the order an option is offered to them.
 const GROUPS: &[(MapFn, FinishFn)] = &[
     (engines::map, engines::finish),
+    (noio::map, noio::finish),
     (region::map, region::finish),
     (buffers::map, buffers::finish),
     (pacing::map, pacing::finish),

@@ -128,9 +128,14 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
             "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0,
         })
     } else {
+        // fio keeps a direction's runtime only once it moved bytes
+        // (backend.c update_runtime): none, and its bw and iops are 0 (the
+        // operations of cpuio and exec, which move nothing, still counted)
+        let moved = d.bytes > 0;
         json!({
         "io_bytes": d.bytes, "io_kbytes": d.bytes / 1024, "bw_bytes": d.bytes_per_s as u64,
-        "bw": (d.bytes_per_s / 1024.0) as u64, "iops": d.iops, "runtime": c.elapsed_ns / 1_000_000,
+        "bw": (d.bytes_per_s / 1024.0) as u64, "iops": if moved { d.iops } else { 0.0 },
+        "runtime": if moved { c.elapsed_ns / 1_000_000 } else { 0 },
         "total_ios": d.ops, "drop_ios": 0,
         "slat_ns": lat_obj(slat, n(slat), show(r.slat_percentiles)),
         "clat_ns": lat_obj(clat, n(clat), show(r.clat_percentiles)),

@@ -35,19 +35,16 @@ fn lat4(s: &mut String, l: Option<&LatSummary>) {
 
 /// One direction's 41 fields (fio's show_ddir_status_terse, version 3).
 fn ddir(s: &mut String, all: &Report, c: &Cell, d: Option<&DirResult>, r: &LatReport, pcts: &[f64]) {
-    let runtime_ms = c.elapsed_ns / 1_000_000;
     let (bytes, ops) = d.map_or((0, 0), |d| (d.bytes, d.ops));
+    // fio keeps a direction's runtime only once it moved bytes (backend.c
+    // update_runtime): cpuio's and exec's operations have none
+    let runtime_ms = if bytes > 0 { c.elapsed_ns / 1_000_000 } else { 0 };
     let (bw, iops) = if runtime_ms > 0 && ops > 0 {
         (1000 * bytes / runtime_ms / 1024, 1000 * ops / runtime_ms)
     } else {
         (0, 0)
     };
-    let _ = write!(
-        s,
-        ";{};{bw};{iops};{}",
-        bytes >> 10,
-        if ops > 0 { runtime_ms } else { 0 }
-    );
+    let _ = write!(s, ";{};{bw};{iops};{}", bytes >> 10, runtime_ms);
     let d = d.filter(|d| d.ops > 0);
     let slat = d.and_then(|d| d.slat.as_ref()).filter(|_| !r.disable_slat);
     let clat = d.map(|d| d.clat.as_ref().unwrap_or(&d.lat)).filter(|_| !r.disable_clat);

@@ -5,7 +5,7 @@
 
 use super::State;
 use crate::cli::FioArgs;
-use crate::plan::fio::engines::{refused, MetaOp, StatType};
+use crate::plan::fio::engines::{refused, CpuLoad, MetaOp, StatType};
 use crate::plan::fio::FioEngine;
 use crate::plan::fiojob::{Job, Opt};
 
@@ -59,7 +59,7 @@ fn set_stat(st: &mut State, s: StatType) -> Result<(), String> {
             bytes_per_file,
             write,
         },
-        FioEngine::Io => FioEngine::Meta {
+        _ => FioEngine::Meta {
             // resolved in `finish` when the job's engine is not a stat one
             op: MetaOp::FileStat,
             stat: s,
@@ -75,7 +75,7 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
     // a later ioengine= replaces an earlier one (a job's over its globals)
     let stat = match st.m.fio.engine {
         FioEngine::Meta { stat, .. } => stat,
-        FioEngine::Io => StatType::Stat,
+        _ => StatType::Stat,
     };
     st.m.fio.engine = FioEngine::Io;
     st.refused_engine = None;
@@ -92,6 +92,11 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         st.m.flag_at.push(("--engine", o.at.clone(), "ioengine".into()));
         return Ok(());
     }
+    if v == "cpuio" || v == "exec" {
+        // its options are read in `noio::finish`; known here, so that the
+        // size and file rules (`settle`) see a job without files
+        st.m.fio.engine = FioEngine::Cpu(CpuLoad::default());
+    }
     if let Some(why) = refused(v) {
         st.refused_engine = Some((o.at.clone(), format!("ioengine={v}: fslab does not run it ({why})")));
         return Ok(());
@@ -103,9 +108,12 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         "mmap" => "mmap".into(),
         "posixaio" => "posixaio".into(),
         "null" => "null".into(),
+        "ftruncate" => "ftruncate".into(),
+        // no I/O: no files; the job's worker is fio's engine itself (`noio`)
+        "cpuio" | "exec" => "null".into(),
         other => {
             return Err(format!(
-                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, \
+                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, cpuio, exec, \
                  filecreate, filestat, filedelete, dircreate, dirstat, dirdelete)"
             ))
         }
@@ -175,6 +183,29 @@ fn settle_syncs(st: &mut State) {
     }
 }
 
+/// fio's ftruncate engine fails every io_u that is not a write with
+/// EINVAL (engines/ftruncate.c): a job that reads (rw=read, a mix,
+/// do_verify's read-back) or syncs (fsync=, fdatasync=, end_fsync) would
+/// end on its first such operation with err=22. fslab refuses it instead,
+/// at the ioengine's line, naming what fio would fail.
+fn ftruncate_checks(st: &mut State, job: &Job) {
+    let at = job.get("ioengine").map_or_else(|| job.at.clone(), |o| o.at.clone());
+    let why = |what: &str| {
+        format!("ioengine=ftruncate with {what}: fio's ftruncate engine fails it with EINVAL (it only truncates, on writes)")
+    };
+    let syncs = [&st.a.fsync, &st.a.fdatasync]
+        .iter()
+        .any(|o| o.as_deref().is_some_and(|v| v.trim() != "0"));
+    if !matches!(st.a.rw.as_str(), "write" | "randwrite") {
+        let rw = format!("rw={} (its reads)", st.a.rw);
+        st.m.bad.push((at, why(&rw)));
+    } else if syncs || st.a.end_fsync {
+        st.m.bad.push((at, why("fsync/fdatasync/end_fsync")));
+    } else if st.a.verify.is_some() && job.get("do_verify").is_none_or(|_| job.flag("do_verify")) {
+        st.m.bad.push((at, why("verify (its read-back)")));
+    }
+}
+
 /// After the job's last option: a refused engine is the job's one error;
 /// a metadata engine gets what fio counts per file and its direction.
 pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
@@ -186,6 +217,9 @@ pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
     }
     cap_sync_depth(st);
     settle_syncs(st);
+    if st.a.engine == "ftruncate" {
+        ftruncate_checks(st, job);
+    }
     let FioEngine::Meta { op, stat, .. } = st.m.fio.engine else {
         return;
     };

@@ -145,6 +145,14 @@ fn header(s: &mut String, r: &Report) {
         return;
     }
     for h in heads {
+        if matches!(h.ioengine.as_str(), "cpuio" | "exec") {
+            // fio's engines without I/O (FIO_NOIO) print no such line,
+            // only the "..." of their clones
+            if h.clones > 1 {
+                s.push_str("...\n");
+            }
+            continue;
+        }
         let i2p = h.kb_base != 1000;
         let b = |v: u64| num2str(v, 4, 1, i2p, Unit::Byte);
         let _ = writeln!(
@@ -187,6 +195,11 @@ fn header(s: &mut String, r: &Report) {
     };
     let _ = writeln!(s, "Starting {started}");
     for h in heads {
+        for _ in 0..h.clones {
+            h.engine_says.iter().for_each(|l| {
+                let _ = writeln!(s, "{l}");
+            });
+        }
         laid_out(s, h);
     }
 }
