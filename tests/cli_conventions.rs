@@ -230,6 +230,44 @@ fn every_listed_word_builds_a_plan() {
     }
 }
 
+/// fio's spellings of `fslab io`'s flags (--numjobs, --ioengine psync,
+/// --ramp_time, --rwmixwrite) build the very plan fslab's own spellings
+/// build; giving both of a pair, or a share over 100, is refused.
+#[test]
+fn fio_spellings_of_io_flags_build_the_same_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().to_str().unwrap();
+    let plan = |args: &[&str]| -> Result<serde_json::Value, String> {
+        let mut argv = vec!["fslab", "io", "--target", t, "--rw", "randrw", "--runtime", "5s"];
+        argv.extend_from_slice(args);
+        let cli = <Cli as clap::Parser>::try_parse_from(&argv).map_err(|e| e.to_string())?;
+        let fslab::cli::Command::Io(a) = &cli.command else {
+            unreachable!()
+        };
+        let p = fslab::plan::IoPlan::from_args(a).map_err(|e| e.to_string())?;
+        Ok(serde_json::to_value(p).unwrap())
+    };
+    let ours = plan(&["--jobs", "3", "--engine", "sync", "--ramp", "1s", "--rwmixread", "30"]).unwrap();
+    let fios = plan(&[
+        "--numjobs",
+        "3",
+        "--ioengine",
+        "psync",
+        "--ramp_time",
+        "1s",
+        "--rwmixwrite",
+        "70",
+    ])
+    .unwrap();
+    assert_eq!(ours, fios);
+    assert_ne!(ours, plan(&[]).unwrap(), "the flags changed the plan");
+    assert_eq!(fios["rwmixread"], 30, "{fios}");
+    let both = plan(&["--rwmixread", "30", "--rwmixwrite", "70"]).unwrap_err();
+    assert!(both.contains("--rwmixwrite") && both.contains("--rwmixread"), "{both}");
+    let over = plan(&["--rwmixwrite", "101"]).unwrap_err();
+    assert!(over.contains("--rwmixwrite"), "{over}");
+}
+
 #[test]
 fn examples_are_not_wrapped_at_80_columns() {
     let cmd = Cli::command();

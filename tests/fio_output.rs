@@ -297,7 +297,10 @@ fn terse_has_fios_fields() {
     ];
     let theirs = terse_fields(&fio(d.path(), &job));
     let ours = terse_fields(&fslab_fio(d.path(), &job));
-    assert!(theirs.len() > 121 && (theirs.len() - 121).is_multiple_of(9), "{theirs:?}");
+    assert!(
+        theirs.len() > 121 && (theirs.len() - 121).is_multiple_of(9),
+        "{theirs:?}"
+    );
     assert_eq!(ours.len(), theirs.len(), "{ours:?}");
     // the disks' names in fio's order; counts are each tool's own run
     let names = |f: &[String]| f[121..].iter().step_by(9).cloned().collect::<Vec<_>>();

@@ -43,6 +43,9 @@ pub struct IoArgs {
     /// Percentage of reads in rw/randrw.
     #[arg(long, value_name = "PCT", default_value = "50", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub rwmixread: String,
+    /// Percentage of writes in rw/randrw (fio's rwmixwrite: the reads are the rest).
+    #[arg(long, value_name = "PCT", conflicts_with = "rwmixread", allow_hyphen_values = true, help_heading = WORKLOAD)]
+    pub rwmixwrite: Option<String>,
     /// Block size (binary units: 4k = 4096), or a range MIN-MAX: each operation
     /// picks a size in it, a multiple of MIN or MAX, drawn as fio's bsrange.
     #[arg(long, value_name = "SIZE", default_value = "4k", allow_hyphen_values = true, help_heading = WORKLOAD)]
@@ -60,7 +63,7 @@ pub struct IoArgs {
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub size: Option<String>,
     /// Number of jobs (threads).
-    #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true, help_heading = WORKLOAD)]
+    #[arg(long, visible_alias = "numjobs", value_name = "N", default_value = "1", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub jobs: String,
     /// Each job has its own file (default).
     #[arg(long, conflicts_with = "shared_file", help_heading = WORKLOAD)]
@@ -72,7 +75,7 @@ pub struct IoArgs {
     #[arg(long, value_name = "DUR", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub runtime: Option<String>,
     /// Run this long before measuring; excluded from the statistics.
-    #[arg(long, value_name = "DUR", allow_hyphen_values = true, help_heading = WORKLOAD)]
+    #[arg(long, visible_alias = "ramp_time", value_name = "DUR", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub ramp: Option<String>,
     /// With --runtime: still move --size only once, ending at whichever comes
     /// first (fio's runtime without time_based).
@@ -106,8 +109,8 @@ pub struct IoArgs {
     /// Pace each job at N operations per second (latency is also measured from the scheduled start).
     #[arg(long, value_name = "N", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub rate_iops: Option<String>,
-    /// I/O engine.
-    #[arg(long, value_name = "ENGINE", default_value = "sync", value_parser = Word::<words::IoEngine>::one(), help_heading = ENGINE)]
+    /// I/O engine (fio's names are taken too: psync, io_uring).
+    #[arg(long, visible_alias = "ioengine", value_name = "ENGINE", default_value = "sync", value_parser = Word::<words::IoEngine>::one(), help_heading = ENGINE)]
     pub engine: String,
     /// Open with O_DIRECT (bypass the page cache).
     #[arg(long, help_heading = ENGINE)]

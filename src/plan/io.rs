@@ -215,7 +215,10 @@ impl IoPlan {
                 ),
             )
         })?;
-        let rwmixread = units::parse_percent(&a.rwmixread).map_err(|e| PlanError::new("--rwmixread", e))?;
+        let rwmixread = match &a.rwmixwrite {
+            Some(w) => 100 - units::parse_percent(w).map_err(|e| PlanError::new("--rwmixwrite", e))?,
+            None => units::parse_percent(&a.rwmixread).map_err(|e| PlanError::new("--rwmixread", e))?,
+        };
         let (bs, bs_max, bssplit) = block_sizes(a)?;
         let verify = verify(a, bs, bs_max, &bssplit)?;
         // --verify-only reads sequentially, whatever --rw says
