@@ -208,3 +208,53 @@ fn a_kernel_that_forbids_profiling_is_named() {
     assert!(err.contains("perf_event_paranoid"), "{err}");
     assert!(err.contains(&format!("is {paranoid}")), "{err}");
 }
+
+/// Without --profile-dir the folded stacks go beside the result file, not
+/// into the current directory; with the results on stdout only, they go
+/// there and a note on stderr says so.
+#[test]
+fn folded_stacks_go_beside_the_result_file() {
+    if !is_root() {
+        // perf_event_paranoid may refuse an unprivileged profile
+        return;
+    }
+    let cwd = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir_in("/var/tmp").unwrap();
+    let json = out.path().join("r.json");
+    let run = |output: &[&str]| {
+        Command::new(fslab_path())
+            .current_dir(cwd.path())
+            .args(["meta", "--target", target.path().to_str().unwrap(), "--files", "200"])
+            .args(["--order", "seq", "--quiet", "--profile"])
+            .args(output)
+            .output()
+            .unwrap()
+    };
+    let folded = |d: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".folded"))
+            .collect()
+    };
+    let o = run(&["--output", &format!("json:{}", json.display())]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(folded(out.path()).len(), 1, "beside r.json");
+    assert!(folded(cwd.path()).is_empty(), "nothing in the current directory");
+    let f = read_json(&json)["cells"][0]["profile"]["folded_file"].clone();
+    assert!(
+        f.as_str().is_some_and(|p| p.starts_with(out.path().to_str().unwrap())),
+        "{f}"
+    );
+    // stdout only: the current directory, said once on stderr
+    let o = run(&["--output", "json"]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(folded(cwd.path()).len(), 1);
+    assert!(
+        err.contains("current directory") && err.contains("--profile-dir"),
+        "{err}"
+    );
+}

@@ -34,7 +34,9 @@ pub fn run(cli: Cli) -> ExitCode {
     let telemetry = telemetry_args(&cli.command, fio_args.as_ref());
     // hooks first: `fslab run` installs its plan's own over these
     if let Some(t) = telemetry {
-        if let Err(e) = plan::TelemetryPlan::from_args(t).and_then(|t| super::telemetry::install(&t)) {
+        let result = result_file(&cli.command, fio_args.as_ref());
+        if let Err(e) = plan::TelemetryPlan::from_args(t).and_then(|t| super::telemetry::install(&t, result.as_deref()))
+        {
             return usage(e);
         }
     }
@@ -175,6 +177,31 @@ fn telemetry_args<'a>(
         | Command::Completions(_)
         | Command::Man(_) => None,
     }
+}
+
+/// The first result file the command line names (`--output FORMAT:PATH`,
+/// fio's `--output=PATH`), before validation: where --profile's folded
+/// stacks go by default. Not a path that exists as something other than a
+/// regular file (fio's --output=/dev/null).
+fn result_file(command: &Command, fio: Option<&crate::cli::FioArgs>) -> Option<std::path::PathBuf> {
+    let common = match command {
+        Command::Io(a) => &a.common,
+        Command::Meta(a) => &a.common,
+        Command::Probe(a) => &a.common,
+        Command::Replay(a) => &a.common,
+        Command::Run(a) => &a.common,
+        _ => {
+            let p = fio.and_then(|f| f.output.as_deref()).filter(|p| *p != "-")?;
+            return Some(std::path::PathBuf::from(p)).filter(|p| std::fs::metadata(p).map_or(true, |m| m.is_file()));
+        }
+    };
+    common
+        .output
+        .iter()
+        .filter_map(|s| s.split_once(':').map(|(_, p)| p))
+        .filter(|p| !p.is_empty() && *p != "-")
+        .map(std::path::PathBuf::from)
+        .find(|p| std::fs::metadata(p).map_or(true, |m| m.is_file()))
 }
 
 /// "rank 3 on host: " in a distributed run, nothing otherwise.

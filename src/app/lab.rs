@@ -142,7 +142,8 @@ struct LabRun<'a> {
 /// Runs the whole plan; returns the report with every cell.
 pub fn run_lab(lab: LabPlan, presentation: Presentation, stop: &AtomicBool) -> Result<Report, AppError> {
     // the plan's telemetry (its keys under the command line's flags)
-    crate::app::telemetry::install(&lab.telemetry)
+    let result_file = presentation.outputs.0.iter().find_map(|o| o.path.clone());
+    crate::app::telemetry::install(&lab.telemetry, result_file.as_deref())
         .map_err(|e| crate::app::refused(Box::leak(e.flag.into_boxed_str()), e.msg))?;
     let Presentation { outputs, quiet } = presentation;
     let mut r = Report::new("run", SystemTime::now());

@@ -62,7 +62,9 @@ pub struct TelemetryArgs {
     /// folded-stacks file per cell, a flame graph in the HTML report.
     #[arg(long)]
     pub profile: bool,
-    /// Where --profile writes its folded-stacks files [default: the current directory].
+    /// Where --profile writes its folded-stacks files [default: beside the
+    /// first result file; the current directory, with a note, when the
+    /// results go to stdout only].
     #[arg(long, value_name = "DIR")]
     pub profile_dir: Option<String>,
     /// Profile samples per second and CPU [default: 999].

@@ -23,8 +23,9 @@ pub struct TelemetryPlan {
     /// Profile each timed phase.
     pub profile: bool,
     pub profile_hz: u32,
-    /// Where folded-stacks files go.
-    pub profile_dir: PathBuf,
+    /// Where folded-stacks files go (--profile-dir); None: beside the
+    /// result file (`app::telemetry::install` decides).
+    pub profile_dir: Option<PathBuf>,
 }
 
 impl Default for TelemetryPlan {
@@ -34,7 +35,7 @@ impl Default for TelemetryPlan {
             disturbed_cpu_pct: DEFAULT_DISTURBED_CPU_PCT,
             profile: false,
             profile_hz: DEFAULT_PROFILE_HZ,
-            profile_dir: PathBuf::from("."),
+            profile_dir: None,
         }
     }
 }
@@ -65,7 +66,7 @@ impl TelemetryPlan {
             if d.is_empty() {
                 return Err(PlanError::new("--profile-dir", "is empty"));
             }
-            t.profile_dir = PathBuf::from(d);
+            t.profile_dir = Some(PathBuf::from(d));
         }
         if (a.profile_dir.is_some() || a.profile_hz.is_some()) && !a.profile {
             let flag = if a.profile_dir.is_some() {

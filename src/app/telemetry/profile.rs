@@ -8,10 +8,12 @@ use crate::model::Cell;
 use crate::plan::{PlanError, TelemetryPlan};
 use crate::telemetry::profile::{self as prof, Profiler};
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 pub struct ProfileHook {
-    plan: TelemetryPlan,
+    /// Where the folded stacks go (`super::profile_dir`).
+    dir: PathBuf,
     profiler: Profiler,
     cell: Mutex<CellProfile>,
     /// Folded-stacks files written by this process (a repeated cell name gets "-2"...).
@@ -39,43 +41,34 @@ struct CellProfile {
 impl ProfileHook {
     /// Probes the kernel once (exit 2 naming the flag when it refuses) and
     /// checks the profile directory.
-    pub fn new(t: &TelemetryPlan) -> Result<Self, PlanError> {
-        match std::fs::metadata(&t.profile_dir) {
+    pub fn new(t: &TelemetryPlan, dir: PathBuf) -> Result<Self, PlanError> {
+        match std::fs::metadata(&dir) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
                 return Err(PlanError::new(
                     "--profile-dir",
-                    format!("{} is not a directory", t.profile_dir.display()),
+                    format!("{} is not a directory", dir.display()),
                 ))
             }
-            Err(e) => {
-                return Err(PlanError::new(
-                    "--profile-dir",
-                    format!("{}: {e}", t.profile_dir.display()),
-                ))
-            }
+            Err(e) => return Err(PlanError::new("--profile-dir", format!("{}: {e}", dir.display()))),
         }
         let profiler = Profiler::new(t.profile_hz).map_err(|e| PlanError::new(e.flag, e.msg))?;
         // root passes permission bits, not a read-only mount, an immutable
         // directory or procfs: refused now, not after the run with the
         // stacks lost (the kernel's refusal, above, is the likelier news)
-        crate::plan::refuse_pseudo_fs("--profile-dir", &t.profile_dir)?;
-        rustix::fs::access(
-            &t.profile_dir,
-            rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK,
-        )
-        .map_err(|e| {
+        crate::plan::refuse_pseudo_fs("--profile-dir", &dir)?;
+        rustix::fs::access(&dir, rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK).map_err(|e| {
             PlanError::new(
                 "--profile-dir",
                 format!(
                     "'{}' is not a directory fslab can write its folded stacks into: {}",
-                    t.profile_dir.display(),
+                    dir.display(),
                     std::io::Error::from(e)
                 ),
             )
         })?;
         Ok(ProfileHook {
-            plan: t.clone(),
+            dir,
             profiler,
             cell: Mutex::new(CellProfile::default()),
             written: Mutex::new(HashSet::new()),
@@ -112,7 +105,7 @@ impl ProfileHook {
         }
         let mut folded_file = None;
         if !text.is_empty() {
-            match prof::write_folded(&self.plan.profile_dir, &self.file_name(cell_name), &text) {
+            match prof::write_folded(&self.dir, &self.file_name(cell_name), &text) {
                 Ok(p) => folded_file = Some(p.display().to_string()),
                 Err(e) => notes.push(format!("folded stacks not written: {e}")),
             }
