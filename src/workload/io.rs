@@ -336,8 +336,13 @@ impl IoWorkload {
     /// done with the file (its end reached, or every block of its map used).
     fn offset_in(&mut self, f: usize, len: &mut u64, read: bool) -> Option<u64> {
         let size = self.file_size;
+        // strided zones: offsets in the zone; one past the file's end ends
+        // the pass, as fio's get_next_offset fails there
+        let zone = self.region.zone_step(f, &mut self.seq[f], !read as usize, size);
+        let (zstart, span) = zone.unwrap_or((0, size));
         if self.region.maps.is_some() {
-            return self.mapped_offset(f, len, size);
+            let o = zstart + self.mapped_offset(f, len, span)?;
+            return (o + *len <= size).then_some(o);
         }
         if !self.random && self.bs_max != self.bs {
             // a drawn size that passes the file's end is drawn again until
@@ -362,7 +367,7 @@ impl IoWorkload {
         if len > size {
             return None;
         }
-        let last = (size - len) / align;
+        let last = (span.max(len) - len) / align;
         if !self.random {
             let mut o = self.seq[f][!read as usize];
             if self.seq_add != 0 && o != 0 && o < size {
@@ -381,7 +386,7 @@ impl IoWorkload {
                 };
             }
             if o + len > size {
-                if !self.region.wrap {
+                if !self.region.wrap || zone.is_some() {
                     return None;
                 }
                 o = 0;
@@ -401,7 +406,8 @@ impl IoWorkload {
             }
             None => self.rng.u64(0..=last),
         };
-        Some(align * b)
+        let o = zstart + align * b;
+        (o + len <= size).then_some(o)
     }
 
     /// fio's random map (io_u.c): a random block of the file in units of
@@ -443,6 +449,7 @@ impl IoWorkload {
             maps.iter_mut().for_each(|m| m.clear());
         }
         self.seq.iter_mut().for_each(|s| *s = [0, 0]);
+        self.region.restart_zones();
         for f in 0..self._files.len() {
             self.drop_cache(f);
         }

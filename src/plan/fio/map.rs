@@ -15,6 +15,7 @@ mod region;
 mod settle;
 mod steady;
 mod units;
+mod zones;
 
 use super::FioJobOpts;
 use crate::cli::{CommonArgs, FioArgs, IoArgs};
@@ -41,6 +42,7 @@ const GROUPS: &[(MapFn, FinishFn)] = &[
     (latency::map, latency::finish),
     (output::map, output::finish),
     (placement::map, placement::finish),
+    (zones::map, zones::finish),
 ];
 
 /// Options that shape the job list rather than a job.
@@ -196,6 +198,7 @@ struct State {
     directory: Option<(String, String)>,
     /// An ioengine fslab refuses: (file:line, why), the job's one error.
     refused_engine: Option<(String, String)>,
+    zones: zones::ZoneOpts,
 }
 
 pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
@@ -230,6 +233,7 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
         filename: None,
         directory: None,
         refused_engine: None,
+        zones: Default::default(),
     };
     let opts = units::as_fio_reads_all(job, &mut st.m);
     'opts: for o in &opts {

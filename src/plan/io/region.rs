@@ -181,6 +181,22 @@ pub struct RegionPlan {
     pub create_only: bool,
     #[serde(skip_serializing_if = "is_no_sync")]
     pub sync: SyncMode,
+    /// fio's zonemode=strided (zonesize, zonerange, zoneskip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
+}
+
+/// fio's strided zones (io_u.c `setup_strided_zone_mode`): the job works
+/// in a zone of `range` bytes from the zone's start until it has moved
+/// `size` bytes there (going round the zone again when `size` is larger),
+/// then moves its zone `range + skip` further on, back to the region's
+/// start past the file's end. The job's size still ends it: a zone that
+/// passes the file's end ends the pass, as in fio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Zones {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
 }
 
 fn is_default_service(s: &FileService) -> bool {
