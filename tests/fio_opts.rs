@@ -3,6 +3,9 @@
 //! what the job leaves behind or reports (not on speed):
 //! - zonemode=strided (examples/disk-zone-profile.fio): which blocks of a
 //!   zeroed file a zoned write job writes, and a zoned read's I/O count.
+//! - fill_device (examples/surface-scan.fio), on a private tmpfs: the
+//!   write phase fills it without an error, the verify phase reads and
+//!   checks what it wrote, a scribble in between fails both tools' check.
 //!
 //! Bad values of these options are refused in one line (exit 2) before
 //! anything is created.
@@ -139,4 +142,137 @@ fn bad_zone_options_are_refused() {
         .map(|(j, want)| refusal(&["fio", j], format!("{j}{want}")))
         .collect();
     expect_refusals(&rows, &[&work]);
+}
+
+/// examples/surface-scan.fio's shape on a small filesystem: a write phase
+/// with fill_device, then (create_serialize=0, no size) a verify phase of
+/// the same file; `middle`: a job between them.
+fn fill_job(dir: &Path, middle: &str) -> String {
+    format!(
+        "[global]\ndirectory={}\nthread\nbs=64k\nioengine=sync\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\n\
+         [write-phase]\nfilename=datafile.tmp\nrw=write\nfill_device=1\ndo_verify=0\n{middle}\
+         [verify-phase]\nstonewall\ncreate_serialize=0\nfilename=datafile.tmp\nrw=read\ndo_verify=1\n",
+        dir.display()
+    )
+}
+
+/// Free bytes of the filesystem at `p`.
+fn free(p: &Path) -> u64 {
+    let out = std::process::Command::new("stat")
+        .args(["-f", "-c", "%a %S"])
+        .arg(p)
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<u64> = t.split_whitespace().map(|x| x.parse().unwrap()).collect();
+    v[0] * v[1]
+}
+
+/// fill_device as fio 3.33 runs it: on a 32 MiB tmpfs the write phase
+/// writes until ENOSPC and ends without an error (fio's writes within a
+/// block or two of the filesystem's size, fslab's as many within 2%), the
+/// verify phase reads back every whole block fio's reads and finds them
+/// as written (fslab's headers: a phase that read a file of its own would
+/// find none). fslab's results file, written on the filesystem it filled
+/// (where fio's comes out empty), is whole, and fslab leaves nothing and
+/// the space free. A job between the
+/// phases that writes the file without verify makes both tools' check
+/// fail.
+#[test]
+fn fill_device_fills_then_the_verify_phase_reads_it() {
+    if !require_root_with(&["fio"]) {
+        return;
+    }
+    let m = Mount::new("fslab-fill-test", "tmpfs", "size=32m");
+    let dir = m.path();
+    let jobs_dir = tempfile::tempdir().unwrap();
+    let job = job_file(jobs_dir.path(), "fill.fio", &fill_job(dir, ""));
+    let empty = free(dir);
+    let mut got = Vec::new();
+    for tool in ["fio", "fslab"] {
+        // fio's own results on the filled filesystem come out empty; fslab
+        // removes its files first
+        let out = if tool == "fio" { jobs_dir.path() } else { dir }.join("out.json");
+        let r = fio_or_fslab(tool, true)
+            .arg(&job)
+            .arg("--output-format=json")
+            .arg(format!("--output={}", out.display()))
+            .output()
+            .unwrap();
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "{tool}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let text = std::fs::read_to_string(&out).unwrap();
+        // fio may write its notes before the JSON
+        let j: serde_json::Value = serde_json::from_str(text.trim_start_matches(|c| c != '{'))
+            .unwrap_or_else(|e| panic!("{tool}: the results on the filled filesystem: {e}"));
+        let jobs = j["jobs"].as_array().unwrap();
+        assert!(jobs.iter().all(|x| x["error"] == 0), "{tool}: {jobs:?}");
+        got.push((ios(&j, 0, "write"), ios(&j, 1, "read")));
+        std::fs::remove_file(&out).unwrap();
+        let _ = std::fs::remove_file(dir.join("datafile.tmp"));
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            // fio's verify state files
+            let _ = std::fs::remove_file(e.path());
+        }
+        assert!(leftovers(dir).is_empty(), "{tool} left {:?}", leftovers(dir));
+    }
+    assert_eq!(free(dir), empty, "the space is free again");
+    let ((fw, fr), (sw, sr)) = (got[0], got[1]);
+    let full = (32 << 20) / (64 << 10);
+    assert!(
+        fw + 2 >= full && fr + 2 >= full,
+        "fio filled 32 MiB: {fw} writes, {fr} reads"
+    );
+    assert!(sw.abs_diff(fw) * 50 <= fw, "writes: fio {fw}, fslab {sw}");
+    assert!(sr.abs_diff(fr) <= 2, "verified reads: fio {fr}, fslab {sr}");
+    // a scribble over the file between the phases: both checks fail
+    let middle = "[scribble]\nstonewall\ncreate_serialize=0\nfilename=datafile.tmp\nrw=write\nverify=0\n";
+    let job = job_file(jobs_dir.path(), "scribble.fio", &fill_job(dir, middle));
+    for tool in ["fio", "fslab"] {
+        let r = fio_or_fslab(tool, true).arg(&job).output().unwrap();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{tool}: the check fails: {err}");
+        assert!(err.contains("verify"), "{tool}: {err}");
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// fill_device's refusals, in one line before anything is written: a job
+/// that does not write, and an existing file, which filling would extend
+/// past its end (fslab never extends a file it did not create): left as
+/// it was.
+#[test]
+fn bad_fill_device_jobs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let existing = dir.path().join("existing.dat");
+    let work = dir.path().join("work");
+    let j1 = job_file(
+        dir.path(),
+        "r.fio",
+        &format!("[j]\ndirectory={}\nrw=read\nfill_device=1\n", dir.path().display()),
+    );
+    let j2 = job_file(
+        dir.path(),
+        "e.fio",
+        &format!("[j]\nfilename={}\nrw=write\nfill_fs=1\n", existing.display()),
+    );
+    let (j1, j2) = (j1.display().to_string(), j2.display().to_string());
+    let rows = vec![
+        refusal(
+            &["fio", &j1],
+            format!("{j1}:4: [j] fill_device=1: the job does not write"),
+        ),
+        refusal(
+            &["fio", "--force-overwrite", &j2],
+            format!("{j2}:4: [j] fill_device=1: '{}' exists", existing.display()),
+        ),
+    ];
+    expect_refusals_leaving(&rows, &[&existing]);
+    expect_refusals(&rows[..1], &[&work]);
 }

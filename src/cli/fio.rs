@@ -101,7 +101,7 @@ from fio):
             openfiles, filename_format, unique_filename, invalidate,
             pre_read, create_only, sync, fsync_on_close, fallocate,
             write_barrier, zonemode (none, strided), zonesize, zonerange,
-            zoneskip
+            zoneskip, fill_device/fill_fs
   buffers   scramble_buffers, refill_buffers, zero_buffers, buffer_pattern,
             buffer_compress_percentage/chunk, dedupe_percentage; verify
             (md5, crc64, sha256, crc32c, meta, pattern), verify_pattern,

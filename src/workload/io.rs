@@ -72,6 +72,10 @@ pub struct IoWorkload {
     end_error: Option<String>,
     /// A size-based job has issued its last read or write (`end_op`).
     issued_all: bool,
+    /// fio's fill_device: a write's ENOSPC (or EDQUOT) fills the target
+    /// (`full`), which ends the job as its size would, not as an error.
+    fill_device: bool,
+    full: bool,
     thinktime: Option<Duration>,
     last_done: Option<Instant>,
     /// --verify: stamp written blocks, check read ones.
@@ -173,6 +177,8 @@ impl IoWorkload {
             inflight: 0,
             end_error: None,
             issued_all: false,
+            fill_device: plan.region.fill,
+            full: false,
             thinktime: plan.shape.thinktime,
             last_done: None,
             verify: plan.shape.verify,
@@ -266,7 +272,7 @@ impl IoWorkload {
             return Some(op);
         }
         let mut len = self.next_len();
-        if !self.region.may_issue() {
+        if self.full || !self.region.may_issue() {
             return self.end_op(slot);
         }
         let read = self.next_read.take().unwrap_or_else(|| self.draw_read());
@@ -498,8 +504,14 @@ impl Workload for IoWorkload {
         self.bufs.iter().map(|b| (b.as_ptr(), b.len())).collect()
     }
 
-    fn on_complete(&mut self, op: &NextOp, result: i64) -> i64 {
+    fn on_complete(&mut self, op: &NextOp, mut result: i64) -> i64 {
         self.inflight -= 1;
+        let no_space = [-(libc::ENOSPC as i64), -(libc::EDQUOT as i64)].contains(&result);
+        if self.fill_device && no_space && matches!(op.op, Op::Write { .. }) {
+            // fio's fill_device end: counted as an I/O that moved nothing
+            self.full = true;
+            result = 0;
+        }
         if self.thinktime.is_some() {
             self.last_done = Some(Instant::now());
         }

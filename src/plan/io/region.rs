@@ -181,6 +181,18 @@ pub struct RegionPlan {
     pub create_only: bool,
     #[serde(skip_serializing_if = "is_no_sync")]
     pub sync: SyncMode,
+    /// fio's fill_device (fill_fs): the job writes until the filesystem
+    /// is full; ENOSPC (or EDQUOT) ends it without counting as an error.
+    /// Its size is the free space when planned (an upper bound), its file
+    /// is made empty (fio neither truncates nor fallocates it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fill: bool,
+    /// The job's file is one an earlier job of this run wrote (fio's jobs
+    /// naming one new filename=, the later one without a size): it is read
+    /// at its size when the job starts, its blocks checked against what
+    /// that job wrote.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reused: bool,
     /// fio's zonemode=strided (zonesize, zonerange, zoneskip).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<Zones>,
