@@ -103,7 +103,8 @@ from fio):
             write_barrier, zonemode (none, strided), zonesize, zonerange,
             zoneskip, fill_device/fill_fs
   buffers   scramble_buffers, refill_buffers, zero_buffers, buffer_pattern,
-            buffer_compress_percentage/chunk, dedupe_percentage; verify
+            buffer_compress_percentage/chunk, dedupe_percentage,
+            dedupe_mode, dedupe_working_set_percentage, dedupe_global; verify
             (md5, crc64, sha256, crc32c, meta, pattern), verify_pattern,
             do_verify, verify_backlog, verify_fatal, verify_only
   pacing    rate, rate_iops, rate_min, rate_iops_min, rate_process,

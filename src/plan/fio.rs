@@ -487,6 +487,14 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             _ => {}
         }
     }
+    // fio's thread numbers: each clone's data are its own, and
+    // dedupe_global spreads its working set over them all
+    let tds: u32 = out.iter().map(|j| j.plan.jobs).sum();
+    let mut td = 0;
+    for j in &mut out {
+        (j.plan.buffers.td, j.plan.buffers.tds) = (td, tds);
+        td += j.plan.jobs;
+    }
     Ok((out, unsupported))
 }
 
