@@ -5,6 +5,7 @@
 pub mod buffers;
 mod flags;
 pub mod pacing;
+pub mod prio;
 pub mod region;
 
 pub use buffers::BufferPlan;
@@ -164,6 +165,9 @@ pub struct IoEngine {
     /// io_uring setup (used with `engine = uring`).
     pub uring: UringOpts,
     pub direct: bool,
+    /// fio's cmdprio options: each I/O's own priority (libaio, io_uring).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio: Option<prio::CmdPrio>,
 }
 
 /// The run's limits: its time, its ramp, its rate, and when it stops.
@@ -264,6 +268,7 @@ impl IoPlan {
                 iodepth_batch: iodepth_batch as u32,
                 uring,
                 direct: a.direct,
+                cmdprio: None,
             },
             limits: IoLimits {
                 runtime,

@@ -4,6 +4,7 @@
 //! bssplit), an fsync or fdatasync every N writes, a final fsync of every
 //! file, and an optional think time between operations.
 
+mod prio;
 mod region;
 mod syncs;
 
@@ -72,6 +73,8 @@ pub struct IoWorkload {
     end_error: Option<String>,
     /// A size-based job has issued its last read or write (`end_op`).
     issued_all: bool,
+    /// fio's cmdprio: each read's and write's priority.
+    prio: prio::PrioDraw,
     /// fio's fill_device: a write's ENOSPC (or EDQUOT) fills the target
     /// (`full`), which ends the job as its size would, not as an error.
     fill_device: bool,
@@ -177,6 +180,7 @@ impl IoWorkload {
             inflight: 0,
             end_error: None,
             issued_all: false,
+            prio: prio::PrioDraw::new(plan.ioengine.cmdprio.as_ref(), plan.seed ^ job as u64),
             fill_device: plan.region.fill,
             full: false,
             thinktime: plan.shape.thinktime,
@@ -205,6 +209,7 @@ impl IoWorkload {
             },
             dir: OpKind::Read,
             len: len as u64,
+            prio: 0,
         })
     }
 
@@ -309,6 +314,7 @@ impl IoWorkload {
                 },
                 dir: OpKind::Read,
                 len,
+                prio: self.prio.pick(true, len),
             }
         } else {
             self.writes_since_fsync += 1;
@@ -326,6 +332,7 @@ impl IoWorkload {
                 },
                 dir: OpKind::Write,
                 len,
+                prio: self.prio.pick(false, len),
             }
         })
     }

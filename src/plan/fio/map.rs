@@ -5,6 +5,7 @@
 //! in turn before the table here.
 
 mod buffers;
+mod cmdprio;
 mod control;
 mod engines;
 mod latency;
@@ -43,6 +44,7 @@ const GROUPS: &[(MapFn, FinishFn)] = &[
     (output::map, output::finish),
     (placement::map, placement::finish),
     (zones::map, zones::finish),
+    (cmdprio::map, cmdprio::finish),
 ];
 
 /// Options that shape the job list rather than a job.
@@ -150,6 +152,8 @@ pub(super) struct Mapped {
     /// blockalign/ba: (bytes, file:line), checked against the block sizes
     /// once the job's last option is read.
     pub(super) blockalign: Option<(u64, String)>,
+    /// fio's cmdprio options: the io plan's engine part.
+    pub(super) cmdprio: Option<crate::plan::io::prio::CmdPrio>,
 }
 
 impl Mapped {
@@ -160,6 +164,7 @@ impl Mapped {
         plan.region = std::mem::take(&mut self.region);
         plan.buffers = std::mem::take(&mut self.buffers);
         plan.pacing = std::mem::take(&mut self.pacing);
+        plan.ioengine.cmdprio = self.cmdprio.take();
         if !self.percentiles.is_empty() {
             plan.lat_percentiles = std::mem::take(&mut self.percentiles);
         }
@@ -199,6 +204,7 @@ struct State {
     /// An ioengine fslab refuses: (file:line, why), the job's one error.
     refused_engine: Option<(String, String)>,
     zones: zones::ZoneOpts,
+    cmdprio: cmdprio::PrioOpts,
 }
 
 pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
@@ -224,6 +230,7 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
             pacing: PacingPlan::default(),
             fio: FioJobOpts::default(),
             blockalign: None,
+            cmdprio: None,
         },
         size: None,
         filesize: None,
@@ -234,6 +241,7 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
         directory: None,
         refused_engine: None,
         zones: Default::default(),
+        cmdprio: Default::default(),
     };
     let opts = units::as_fio_reads_all(job, &mut st.m);
     'opts: for o in &opts {
