@@ -417,7 +417,8 @@ fn prio_shares(log: &Path) -> std::collections::BTreeMap<(u64, String), f64> {
 /// log_prio the column is the ioprio value (cmdprio_class=1: 0x2000 for
 /// 20%, the job's prioclass=3 0x6000 for the rest; the advanced
 /// cmdprio_bssplit's 0x2001 and 0x6002 within the 4k reads, none for the
-/// 16k ones); without it, 1 for a realtime class.
+/// 16k ones); without it, 1 for a realtime class. A job without cmdprio
+/// logs its own prioclass/prio for every I/O, whatever its engine.
 #[test]
 fn cmdprio_shares_in_the_logs_match_fio() {
     if !require("fio", have("fio")) {
@@ -443,6 +444,9 @@ fn cmdprio_shares_in_the_logs_match_fio() {
             "bssplit=4k/40:16k/60\ncmdprio_bssplit=4k/25/1/1:4k/75/3/2:16k/0\nlog_prio=1\nnumber_ios=4096",
         ),
         ("libaio", "bs=4k\ncmdprio_percentage=30"),
+        // no cmdprio: every I/O logs the job's own priority (fio's td->ioprio)
+        ("psync", "bs=4k\nprioclass=1\nprio=2\nlog_prio=1\nnumber_ios=1024"),
+        ("psync", "bs=4k\nprioclass=1\nnumber_ios=1024"),
     ];
     for (engine, opts) in cases {
         let mut got = Vec::new();

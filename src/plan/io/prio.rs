@@ -18,7 +18,8 @@ pub struct PrioShare {
     pub prio: u16,
 }
 
-/// A job's per-I/O priorities.
+/// A job's per-I/O priorities (without shares: the job's own priority,
+/// carried by each I/O and logged as fio logs it).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CmdPrio {
     /// Read's shares, then write's.

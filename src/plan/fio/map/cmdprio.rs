@@ -61,11 +61,22 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
 /// refusals (another engine, both forms at once, a bad split).
 pub(super) fn finish(st: &mut State, _job: &Job, _fa: &FioArgs) {
     let p = std::mem::take(&mut st.cmdprio);
-    let Some(at) = p.at.clone() else { return };
+    let pl = &st.m.fio.placement;
+    // fio's io_u->ioprio is the job's own (td->ioprio), which its logs show
+    let default = match (pl.prioclass, pl.prio) {
+        (None, None) => 0,
+        (c, l) => prio::ioprio(c.unwrap_or(0) as u32, l.unwrap_or(0) as u32),
+    };
     let bssplit = p.bssplit.as_deref().filter(|s| !s.is_empty());
-    if p.pct == [0, 0] && bssplit.is_none() {
+    let Some(at) = p.at.clone().filter(|_| p.pct != [0, 0] || bssplit.is_some()) else {
+        if default != 0 {
+            st.m.cmdprio = Some(CmdPrio {
+                dirs: [Vec::new(), Vec::new()],
+                default,
+            });
+        }
         return;
-    }
+    };
     if !matches!(st.a.engine.as_str(), "libaio" | "uring") {
         st.m.bad.push((
             at,
@@ -83,13 +94,9 @@ pub(super) fn finish(st: &mut State, _job: &Job, _fa: &FioArgs) {
     }
     // fio: the class defaults to the highest (realtime) when not given
     let implicit = |d: usize| prio::ioprio(if p.class[d] == 0 { 1 } else { p.class[d] }, p.level[d]);
-    let pl = &st.m.fio.placement;
     let mut plan = CmdPrio {
         dirs: [Vec::new(), Vec::new()],
-        default: match (pl.prioclass, pl.prio) {
-            (None, None) => 0,
-            (c, l) => prio::ioprio(c.unwrap_or(0) as u32, l.unwrap_or(0) as u32),
-        },
+        default,
     };
     for d in 0..2 {
         plan.dirs[d] = match bssplit {
