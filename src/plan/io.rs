@@ -130,6 +130,10 @@ pub struct IoShape {
     pub bs_max: u64,
     /// (size, percent of operations), summing to 100; empty = bs..=bs_max.
     pub bssplit: Vec<(u64, u32)>,
+    /// Write's split when it differs from read's (fio's bssplit=R,W);
+    /// empty: `bssplit`. `bs` and `bs_max` span both.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bssplit_write: Vec<(u64, u32)>,
     /// Files per job (or shared), each of size / nrfiles bytes.
     pub nrfiles: u32,
     /// Bytes per job; None = the size of the device or existing file (or 256 MiB).
@@ -205,6 +209,11 @@ pub struct IoConsent {
 /// (its layout: `workload::verify`).
 pub const VERIFY_HEADER: usize = 36;
 
+/// A `--bssplit` value (`SIZE/PCT:...`), checked as the flag's.
+pub fn parse_bssplit(t: &str) -> Result<Vec<(u64, u32)>> {
+    flags::parse_bssplit(t)
+}
+
 /// Default bytes per job for a directory target.
 pub const DEFAULT_SIZE: u64 = 256 << 20;
 
@@ -247,6 +256,7 @@ impl IoPlan {
                 bs,
                 bs_max,
                 bssplit,
+                bssplit_write: Vec::new(),
                 nrfiles: nrfiles as u32,
                 size,
                 file_mode: if a.shared_file {

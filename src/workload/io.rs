@@ -6,6 +6,7 @@
 
 mod prio;
 mod region;
+mod sizes;
 mod syncs;
 
 use super::{AlignedBuf, NextOp, Workload};
@@ -45,8 +46,8 @@ pub struct IoWorkload {
     /// Random offsets are multiples of this: fio's blockalign, else `bs`.
     align: u64,
     bs_max: u64,
-    /// Cumulative (percent, size) for bssplit.
-    split: Vec<(u32, u64)>,
+    /// Each read's and write's length (bs, bsrange, bssplit).
+    sizes: sizes::Sizes,
     /// Bytes of each file.
     file_size: u64,
     /// Added to every offset: a rank's region of a file all ranks share.
@@ -140,16 +141,6 @@ impl IoWorkload {
                 b
             })
             .collect();
-        let mut acc = 0;
-        let split = plan
-            .shape
-            .bssplit
-            .iter()
-            .map(|&(size, pct)| {
-                acc += pct;
-                (acc, size)
-            })
-            .collect();
         let n = fds.len();
         let region = Region::new(plan, n, file_size.max(plan.shape.bs_max), &mut rng);
         let start = if plan.region.fio { 0 } else { start };
@@ -165,7 +156,7 @@ impl IoWorkload {
             bs: plan.shape.bs,
             align: plan.shape.blockalign.unwrap_or(plan.shape.bs),
             bs_max: plan.shape.bs_max,
-            split,
+            sizes: sizes::Sizes::new(&plan.shape),
             file_size: file_size.max(plan.shape.bs_max),
             base: 0,
             invalidate_passes: plan.region.invalidate && !plan.ioengine.direct,
@@ -223,28 +214,10 @@ impl IoWorkload {
         }
     }
 
-    /// This operation's length: fixed, from the split, or drawn in the range
-    /// as fio draws it (io_u.c `get_next_buflen`): the smallest size plus a
-    /// uniform fraction of the largest, down to a multiple of the smallest,
-    /// at most the largest. That is every multiple of the smallest alike
-    /// when the largest is one; when it is not (4k-10k), the largest takes
-    /// the draws above it (4k and 8k 40% each, 10k 20%, as in fio).
+    /// This operation's length (`sizes::Sizes::next`).
     #[inline]
-    fn next_len(&mut self) -> u64 {
-        if !self.split.is_empty() {
-            let r = self.rng.u32(0..100);
-            return self
-                .split
-                .iter()
-                .find(|(c, _)| r < *c)
-                .map(|x| x.1)
-                .unwrap_or(self.bs_max);
-        }
-        if self.bs_max == self.bs {
-            return self.bs;
-        }
-        let v = self.bs + self.rng.u64(0..self.bs_max);
-        (v - v % self.bs).min(self.bs_max)
+    fn next_len(&mut self, read: bool) -> u64 {
+        self.sizes.next(&mut self.rng, read)
     }
 
     /// The end of a size-based job: the final fsyncs (end_fsync), then
@@ -276,11 +249,14 @@ impl IoWorkload {
         if let Some(op) = self.read_back(slot, false) {
             return Some(op);
         }
-        let mut len = self.next_len();
+        let mut len = self.next_len(true);
         if self.full || !self.region.may_issue() {
             return self.end_op(slot);
         }
         let read = self.next_read.take().unwrap_or_else(|| self.draw_read());
+        if !read && self.sizes.own_write() {
+            len = self.next_len(false);
+        }
         let (f, offset) = loop {
             let Some(f) = self.pick_file() else {
                 // every file done: the pass is over
@@ -353,9 +329,10 @@ impl IoWorkload {
         // the pass, as fio's get_next_offset fails there
         let zone = self.region.zone_step(f, &mut self.seq[f], !read as usize, size);
         let (zstart, span) = zone.unwrap_or((0, size));
+        let min = self.sizes.min(read);
         if self.region.maps.is_some() {
             let o = zstart + self.mapped_offset(f, len, span)?;
-            return (o + *len <= size).then_some(o);
+            return (o + (*len).max(min) <= size).then_some(o);
         }
         if !self.random && self.bs_max != self.bs {
             // a drawn size that passes the file's end is drawn again until
@@ -364,7 +341,7 @@ impl IoWorkload {
             let o = self.seq[f][!read as usize];
             if o + *len > size && o + self.bs <= size {
                 for _ in 0..64 {
-                    *len = self.next_len();
+                    *len = self.next_len(read);
                     if o + *len <= size {
                         break;
                     }
@@ -420,7 +397,7 @@ impl IoWorkload {
             None => self.rng.u64(0..=last),
         };
         let o = zstart + align * b;
-        (o + len <= size).then_some(o)
+        (o + len.max(min) <= size).then_some(o)
     }
 
     /// fio's random map (io_u.c): a random block of the file in units of
