@@ -11,7 +11,8 @@
 //!   duplicate share per file and of both files together.
 //! - cmdprio (examples/cmdprio-percentage.fio, cmdprio_bssplit's advanced
 //!   form), libaio and io_uring: the priority column of both tools'
-//!   per-I/O latency logs, with log_prio and without.
+//!   per-I/O latency logs, with log_prio and without; and the kernel's
+//!   refusal of a realtime priority without the capabilities for it.
 //! - bssplit=READ,WRITE: the shares of (direction, block size) in both
 //!   tools' per-I/O logs, and the I/O counts.
 //!
@@ -593,4 +594,46 @@ fn per_direction_bssplit_matches_fio() {
         ],
         &[&work],
     );
+}
+
+/// The priority reaches the kernel with each I/O: without CAP_SYS_NICE and
+/// CAP_SYS_ADMIN the kernel refuses a realtime ioprio (EPERM, errno 1), so
+/// with cmdprio_class=1 both tools' jobs end in that error, on libaio and
+/// on io_uring, and without a cmdprio share neither does.
+#[test]
+fn cmdprio_reaches_the_kernel() {
+    if !require_root_with(&["fio", "capsh"]) {
+        return;
+    }
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = dir.path().join("d.dat");
+    std::fs::write(&file, vec![5u8; 4 << 20]).unwrap();
+    for engine in ["libaio", "io_uring"] {
+        for (pct, want) in [(100, 1), (0, 0)] {
+            let text = format!(
+                "[p]\nfilename={}\nrw=randread\nbs=4k\nioengine={engine}\niodepth=4\ncmdprio_percentage={pct}\ncmdprio_class=1\nnumber_ios=64\n",
+                file.display()
+            );
+            let job = job_file(dir.path(), "p.fio", &text);
+            for tool in ["fio", "fslab"] {
+                let cmd = match tool {
+                    "fio" => format!("fio {} --output-format=json", job.display()),
+                    _ => format!(
+                        "{} fio --quiet {} --output-format=json",
+                        fslab_path().display(),
+                        job.display()
+                    ),
+                };
+                let out = std::process::Command::new("capsh")
+                    .args(["--drop=cap_sys_nice,cap_sys_admin", "--", "-c", &cmd])
+                    .env_remove("RUST_LOG")
+                    .output()
+                    .unwrap();
+                let text = String::from_utf8_lossy(&out.stdout);
+                let j: serde_json::Value = serde_json::from_str(text.trim_start_matches(|c| c != '{'))
+                    .unwrap_or_else(|e| panic!("{tool} {engine}: {e}: {text}"));
+                assert_eq!(j["jobs"][0]["error"], want, "{tool} {engine} cmdprio_percentage={pct}");
+            }
+        }
+    }
 }
