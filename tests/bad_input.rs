@@ -226,7 +226,7 @@ fn every_command_refuses_bad_input_in_one_line() {
         ),
         (
             vec!["fio", &job_unsupported],
-            format!("{job_unsupported}:3: zonemode is not supported"),
+            format!("{job_unsupported}:3: zonemode=zbd"),
         ),
         (vec!["fio", "/nonexistent/job.fio"], "/nonexistent/job.fio".into()),
         (

@@ -18,6 +18,7 @@ mod fio_engines;
 mod fio_latency;
 mod fio_noio;
 mod fio_normal;
+mod fio_opts;
 mod fio_output;
 mod fio_pacing;
 mod fio_parser;

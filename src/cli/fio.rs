@@ -94,15 +94,18 @@ from fio):
             time_based, ramp_time, randseed, randrepeat
   engines   sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio,
             mmap, null; filecreate, filestat, filedelete,
-            dircreate, dirstat, dirdelete
+            dircreate, dirstat, dirdelete; cmdprio_percentage,
+            cmdprio_class, cmdprio, cmdprio_bssplit (libaio, io_uring)
   region    offset, offset_increment, size=N%, io_size/io_limit, number_ios,
             loops, random_distribution (zipf, pareto, normal, zoned,
             zoned_abs), norandommap, random_generator, file_service_type,
             openfiles, filename_format, unique_filename, invalidate,
             pre_read, create_only, sync, fsync_on_close, fallocate,
-            write_barrier
+            write_barrier, zonemode (none, strided), zonesize, zonerange,
+            zoneskip, fill_device/fill_fs
   buffers   scramble_buffers, refill_buffers, zero_buffers, buffer_pattern,
-            buffer_compress_percentage/chunk, dedupe_percentage; verify
+            buffer_compress_percentage/chunk, dedupe_percentage,
+            dedupe_mode, dedupe_working_set_percentage, dedupe_global; verify
             (md5, crc64, sha256, crc32c, meta, pattern), verify_pattern,
             do_verify, verify_backlog, verify_fatal, verify_only
   pacing    rate, rate_iops, rate_min, rate_iops_min, rate_process,
@@ -113,7 +116,7 @@ from fio):
             new_group, group_reporting
   output    write_bw_log, write_lat_log, write_iops_log, write_hist_log,
             log_avg_msec, log_max_value, log_hist_msec, per_job_logs,
-            log_offset, clat/lat/slat_percentiles, percentile_list,
+            log_offset, log_prio, clat/lat/slat_percentiles, percentile_list,
             disable_lat/clat/slat/bw_measurement, gtod_reduce;
             --output-format normal, json, json+, terse (comma lists),
             --minimal

@@ -56,6 +56,8 @@ compile_error!("the libaio engine's iocb layout is the little-endian one");
 
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+/// linux/aio_abi.h: aio_reqprio is set.
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 pub struct LibaioEngine {
     /// The kernel's `aio_context_t`.
@@ -70,6 +72,8 @@ pub struct LibaioEngine {
     events: Vec<IoEvent>,
     /// io_submit's array of iocb pointers, kept to not allocate per commit.
     ptrs: Vec<*mut Iocb>,
+    /// The next reads' and writes' aio_reqprio (`Engine::set_prio`).
+    prio: u16,
 }
 
 fn ret(r: libc::c_long) -> io::Result<usize> {
@@ -108,6 +112,7 @@ impl LibaioEngine {
             ready: Vec::new(),
             events: vec![IoEvent::default(); depth],
             ptrs: Vec::with_capacity(depth),
+            prio: 0,
         })
     }
 
@@ -123,6 +128,9 @@ impl LibaioEngine {
             aio_buf: buf,
             aio_nbytes: len as u64,
             aio_offset: offset as i64,
+            // fio's libaio: the priority travels with IOCB_FLAG_IOPRIO
+            aio_reqprio: self.prio as i16,
+            aio_flags: if self.prio != 0 { IOCB_FLAG_IOPRIO } else { 0 },
             ..Default::default()
         });
         Submit::Queued
@@ -150,6 +158,10 @@ impl Engine for LibaioEngine {
             max_depth: self.depth,
             xattr_at: SyncEngine.caps().xattr_at,
         }
+    }
+
+    fn set_prio(&mut self, prio: u16) {
+        self.prio = prio;
     }
 
     /// # Safety

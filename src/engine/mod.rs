@@ -202,6 +202,11 @@ pub trait Engine {
     /// valid (a bad one is EBADF), but `Close` only of an fd the caller owns.
     unsafe fn submit(&mut self, op: &Op, token: u64) -> Submit;
 
+    /// The priority (ioprio value; 0: the thread's own) of the reads and
+    /// writes submitted next: fio's cmdprio, which only the libaio and
+    /// io_uring engines carry per I/O.
+    fn set_prio(&mut self, _prio: u16) {}
+
     /// Pushes queued operations to the kernel.
     fn commit(&mut self) -> std::io::Result<()> {
         Ok(())

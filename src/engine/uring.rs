@@ -118,6 +118,8 @@ pub struct UringEngine {
     fixed_fds: Vec<RawFd>,
     fixed_bufs: bool,
     want_fixed_files: bool,
+    /// The next reads' and writes' sqe ioprio (`Engine::set_prio`).
+    prio: u16,
 }
 
 impl UringEngine {
@@ -129,6 +131,7 @@ impl UringEngine {
             fixed_fds: Vec::new(),
             fixed_bufs: o.fixed_bufs,
             want_fixed_files: o.fixed_files,
+            prio: 0,
         })
     }
 
@@ -139,12 +142,20 @@ impl UringEngine {
                 match (read, self.fixed_bufs && bi != NO_BUF_INDEX) {
                     (true, true) => opcode::ReadFixed::new($t, buf, len as u32, bi)
                         .offset(offset)
+                        .ioprio(self.prio)
                         .build(),
-                    (true, false) => opcode::Read::new($t, buf, len as u32).offset(offset).build(),
+                    (true, false) => opcode::Read::new($t, buf, len as u32)
+                        .offset(offset)
+                        .ioprio(self.prio)
+                        .build(),
                     (false, true) => opcode::WriteFixed::new($t, buf, len as u32, bi)
                         .offset(offset)
+                        .ioprio(self.prio)
                         .build(),
-                    (false, false) => opcode::Write::new($t, buf, len as u32).offset(offset).build(),
+                    (false, false) => opcode::Write::new($t, buf, len as u32)
+                        .offset(offset)
+                        .ioprio(self.prio)
+                        .build(),
                 }
             };
         }
@@ -240,6 +251,10 @@ impl Engine for UringEngine {
             max_depth: self.depth,
             xattr_at: false,
         }
+    }
+
+    fn set_prio(&mut self, prio: u16) {
+        self.prio = prio;
     }
 
     /// # Safety

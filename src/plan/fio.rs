@@ -70,6 +70,12 @@ pub struct FioJobPlan {
     /// that a refusal of the target checks names the fio option and its
     /// line (`locate`); an empty option is a flag of fslab fio's own.
     pub flag_at: Vec<(&'static str, String, String)>,
+    /// The earlier job (its index in the run's jobs) whose new file this
+    /// job works on: both name one new filename=, this one in a later
+    /// segment, without a size and with create_serialize=0: fio sizes it
+    /// from the file as the job starts (examples/surface-scan.fio's
+    /// verify phase).
+    pub reuse: Option<usize>,
 }
 
 impl FioJobPlan {
@@ -420,9 +426,9 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             group += 1;
         }
         let mut mapped = map_job(job, ".", fa);
-        if let Some(n) = new_file_shared(job, &mut new_files) {
-            mapped.notes.push(n);
-        }
+        let new_file = new_file_path(job);
+        let (note, mut reuse) = new_file_shared(job, new_file.as_deref(), segment, fa, &new_files);
+        mapped.notes.extend(note);
         for n in std::mem::take(&mut mapped.notes) {
             if !notes.contains(&n) {
                 notes.push(n);
@@ -443,6 +449,9 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
             }
         }
         let mut plan = job_plan(job, &mapped, fa)?;
+        if plan.jobs != 1 || plan.shape.nrfiles != 1 {
+            reuse = None;
+        }
         mapped
             .apply_parts(&mut plan)
             .map_err(|(at, why)| PlanError::new(at.as_str(), format!("[{}] {why}", excerpt(&job.name))))?;
@@ -469,36 +478,71 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
                 }
                 f
             },
+            reuse,
         });
+        match new_file {
+            Some(p) if !new_files.iter().any(|(q, ..)| *q == p) => {
+                new_files.push((p, job.name.clone(), out.len() - 1, segment))
+            }
+            _ => {}
+        }
+    }
+    // fio's thread numbers: each clone's data are its own, and
+    // dedupe_global spreads its working set over them all
+    let tds: u32 = out.iter().map(|j| j.plan.jobs).sum();
+    let mut td = 0;
+    for j in &mut out {
+        (j.plan.buffers.td, j.plan.buffers.tds) = (td, tds);
+        td += j.plan.jobs;
     }
     Ok((out, unsupported))
 }
 
-/// A note when `job` names with `filename=` a file that does not exist yet
-/// and an earlier job named it too: in fio the jobs share that file, in
-/// fslab each job works in a file of its own. `seen`: (path, first job).
-fn new_file_shared(job: &fiojob::Job, seen: &mut Vec<(std::path::PathBuf, String)>) -> Option<String> {
+/// The file `job` names with `filename=` when it does not exist yet.
+fn new_file_path(job: &fiojob::Job) -> Option<PathBuf> {
     let f = job.get("filename")?.value.as_deref()?;
     let path = match job.get("directory").and_then(|d| d.value.as_deref()) {
-        Some(d) => std::path::Path::new(d).join(f),
-        None => std::path::PathBuf::from(f),
+        Some(d) => Path::new(d).join(f),
+        None => PathBuf::from(f),
     };
-    if path.exists() {
-        return None;
+    (!path.exists()).then_some(path)
+}
+
+/// When `job` names a new file (`path`) an earlier job named too
+/// (`seen`: path, job name, index, segment): in fio the jobs share it. A
+/// job in a later segment without a size and with create_serialize=0
+/// works on the earlier one's file at its size then, as fio's (the reuse:
+/// that job's index); else each job works in a file of its own, said in
+/// a note.
+fn new_file_shared(
+    job: &fiojob::Job,
+    path: Option<&Path>,
+    segment: usize,
+    fa: &FioArgs,
+    seen: &[(PathBuf, String, usize, usize)],
+) -> (Option<String>, Option<usize>) {
+    let Some((_, first, idx, seg)) = path.and_then(|p| seen.iter().find(|(q, ..)| q == p)) else {
+        return (None, None);
+    };
+    if *first == job.name {
+        return (None, None);
     }
-    match seen.iter().find(|(p, _)| *p == path) {
-        Some((_, first)) if *first != job.name => Some(format!(
-            "filename={}: jobs '{}' and '{}' share this file in fio; in fslab each job works in a file of its own",
-            crate::units::excerpt(f),
-            crate::units::excerpt(first),
-            crate::units::excerpt(&job.name)
-        )),
-        Some(_) => None,
-        None => {
-            seen.push((path, job.name.clone()));
-            None
-        }
+    let f = job.get("filename").and_then(|o| o.value.as_deref()).unwrap_or("");
+    let (f, first, name) = (excerpt(f), excerpt(first), excerpt(&job.name));
+    let sized = ["size", "filesize", "io_size", "io_limit"]
+        .iter()
+        .any(|k| job.get(k).is_some());
+    // with create_serialize (fio's default) fio sets every job's files up
+    // before the first runs, and refuses this one ("you need to specify size=")
+    let at_start = !job
+        .get("create_serialize")
+        .is_some_and(|o| matches!(o.value.as_deref().map(str::trim), Some("0" | "false")));
+    if *seg < segment && !sized && !at_start && fa.size.is_none() {
+        let n = format!("filename={f}: job '{name}' works on the file job '{first}' wrote, at its size when '{name}' starts, as in fio");
+        return (Some(n), Some(*idx));
     }
+    let n = format!("filename={f}: jobs '{first}' and '{name}' share this file in fio; in fslab each job works in a file of its own");
+    (Some(n), None)
 }
 
 /// The job's `IoPlan`, through `fslab io`'s validation; an error names the

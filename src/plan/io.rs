@@ -5,6 +5,7 @@
 pub mod buffers;
 mod flags;
 pub mod pacing;
+pub mod prio;
 pub mod region;
 
 pub use buffers::BufferPlan;
@@ -129,6 +130,10 @@ pub struct IoShape {
     pub bs_max: u64,
     /// (size, percent of operations), summing to 100; empty = bs..=bs_max.
     pub bssplit: Vec<(u64, u32)>,
+    /// Write's split when it differs from read's (fio's bssplit=R,W);
+    /// empty: `bssplit`. `bs` and `bs_max` span both.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bssplit_write: Vec<(u64, u32)>,
     /// Files per job (or shared), each of size / nrfiles bytes.
     pub nrfiles: u32,
     /// Bytes per job; None = the size of the device or existing file (or 256 MiB).
@@ -164,6 +169,9 @@ pub struct IoEngine {
     /// io_uring setup (used with `engine = uring`).
     pub uring: UringOpts,
     pub direct: bool,
+    /// fio's cmdprio options: each I/O's own priority (libaio, io_uring).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdprio: Option<prio::CmdPrio>,
 }
 
 /// The run's limits: its time, its ramp, its rate, and when it stops.
@@ -200,6 +208,11 @@ pub struct IoConsent {
 /// Bytes of the header every block written with `--verify` starts with
 /// (its layout: `workload::verify`).
 pub const VERIFY_HEADER: usize = 36;
+
+/// A `--bssplit` value (`SIZE/PCT:...`), checked as the flag's.
+pub fn parse_bssplit(t: &str) -> Result<Vec<(u64, u32)>> {
+    flags::parse_bssplit(t)
+}
 
 /// Default bytes per job for a directory target.
 pub const DEFAULT_SIZE: u64 = 256 << 20;
@@ -246,6 +259,7 @@ impl IoPlan {
                 bs,
                 bs_max,
                 bssplit,
+                bssplit_write: Vec::new(),
                 nrfiles: nrfiles as u32,
                 size,
                 file_mode: if a.shared_file {
@@ -267,6 +281,7 @@ impl IoPlan {
                 iodepth_batch: iodepth_batch as u32,
                 uring,
                 direct: a.direct,
+                cmdprio: None,
             },
             limits: IoLimits {
                 runtime,

@@ -50,6 +50,9 @@ pub struct LogSpec {
     /// log_offset: per-I/O entries carry their file offset (written as
     /// fio's fifth column).
     pub offset: bool,
+    /// log_prio: the last column is the I/O's whole ioprio value (0x%04x)
+    /// instead of whether its class is realtime (fio's iolog.c).
+    pub prio: bool,
     /// Where the logs' spool files are made (unnamed): the directory of the
     /// job's first log file; None: the system's temporary directory.
     pub spool_dir: Option<PathBuf>,
@@ -72,6 +75,8 @@ pub struct Sample {
     pub bs: u64,
     /// The I/O's file offset; 0 in a window's entry (as fio's).
     pub offset: u64,
+    /// The I/O's priority (ioprio value); 0 in a window's entry.
+    pub prio: u16,
 }
 
 /// One histogram entry: the window's clat counts per fio bin (sparse).
@@ -93,12 +98,18 @@ const HIST: usize = 5;
 
 /// fio 3.33's lines: `time, value, direction, bs, prio`, with log_offset
 /// `time, value, direction, bs, offset, prio` (fio's own output, checked).
-/// The priority is 0: fslab sets none.
-pub fn sample_line(out: &mut String, s: &Sample, offset: bool) {
+/// The priority column is 1 for a realtime class (ioprio class 1), else
+/// 0; with log_prio the whole ioprio value, as `0x%04x`.
+pub fn sample_line(out: &mut String, s: &Sample, offset: bool, log_prio: bool) {
     let _ = if offset {
-        writeln!(out, "{}, {}, {}, {}, {}, 0", s.t_ms, s.val, s.dir, s.bs, s.offset)
+        write!(out, "{}, {}, {}, {}, {}, ", s.t_ms, s.val, s.dir, s.bs, s.offset)
     } else {
-        writeln!(out, "{}, {}, {}, {}, 0", s.t_ms, s.val, s.dir, s.bs)
+        write!(out, "{}, {}, {}, {}, ", s.t_ms, s.val, s.dir, s.bs)
+    };
+    let _ = if log_prio {
+        writeln!(out, "0x{:04x}", s.prio)
+    } else {
+        writeln!(out, "{}", u8::from(s.prio >> 13 == 1))
     };
 }
 
@@ -203,6 +214,8 @@ pub struct OpLog {
     hist_bs: [u64; 2],
     /// The offset of the operation `record` saw last (`split` follows it).
     last_offset: u64,
+    /// The last I/O's priority, for its latency entries.
+    last_prio: u16,
 }
 
 fn dir_of(d: OpKind) -> Option<usize> {
@@ -237,6 +250,7 @@ impl OpLog {
             hist_last: [0; 2],
             hist_bs: [0; 2],
             last_offset: 0,
+            last_prio: 0,
         };
         let dir = spec.spool_dir.clone().unwrap_or_else(std::env::temp_dir);
         for (k, keep) in kept.into_iter().enumerate() {
@@ -267,7 +281,7 @@ impl OpLog {
     fn push(&mut self, k: usize, s: Sample) {
         let Some(sp) = &mut self.spools[k] else { return };
         self.line.clear();
-        sample_line(&mut self.line, &s, self.spec.offset);
+        sample_line(&mut self.line, &s, self.spec.offset, self.spec.prio);
         if let Err(e) = sp.w.write_all(self.line.as_bytes()) {
             self.fail(k, format!("writing the {} log: {e}", KINDS[k]));
         }
@@ -287,6 +301,7 @@ impl OpLog {
                 dir: d as u8,
                 bs,
                 offset: self.last_offset,
+                prio: self.last_prio,
             };
             self.push(LAT + k, s);
             return;
@@ -304,6 +319,7 @@ impl OpLog {
             dir: d as u8,
             bs: 0,
             offset: 0,
+            prio: 0,
         };
         *w = Window {
             last_ms: t_ms - t_ms % avg,
@@ -342,6 +358,7 @@ impl OpLog {
                         dir: d as u8,
                         bs: 0,
                         offset: 0,
+                        prio: 0,
                     },
                 );
             }
@@ -354,6 +371,7 @@ impl OpLog {
                         dir: d as u8,
                         bs: 0,
                         offset: 0,
+                        prio: 0,
                     },
                 );
             }
@@ -406,12 +424,13 @@ impl OpLog {
     /// A completed operation: `result` bytes (or a negated errno), total
     /// latency `lat` ns, completed at `end`.
     #[inline(never)]
-    pub fn record(&mut self, dir: OpKind, result: i64, offset: u64, lat: u64, end: Instant) {
+    pub fn record(&mut self, dir: OpKind, result: i64, (offset, prio): (u64, u16), lat: u64, end: Instant) {
         let Some(d) = dir_of(dir) else { return };
         if result < 0 {
             return;
         }
         self.last_offset = offset;
+        self.last_prio = prio;
         let bs = result as u64;
         let t = self.ms(end);
         if self.spec.avg_ms == 0 {
@@ -426,6 +445,7 @@ impl OpLog {
                         dir: d as u8,
                         bs,
                         offset,
+                        prio: self.last_prio,
                     },
                 );
             }
@@ -438,6 +458,7 @@ impl OpLog {
                         dir: d as u8,
                         bs,
                         offset,
+                        prio: self.last_prio,
                     },
                 );
             }
@@ -483,6 +504,7 @@ impl OpLog {
                             dir: d as u8,
                             bs: 0,
                             offset: 0,
+                            prio: 0,
                         };
                         self.push_lat(k, s);
                     }
@@ -529,6 +551,7 @@ mod tests {
                     dir: v[2] as u8,
                     bs: v[3],
                     offset: if offset { v[4] } else { 0 },
+                    prio: 0,
                 }
             })
             .collect()
@@ -542,12 +565,13 @@ mod tests {
             dir: 0,
             bs: 4096,
             offset: 12288,
+            prio: 0,
         };
         let mut l = String::new();
-        sample_line(&mut l, &s, false);
+        sample_line(&mut l, &s, false, false);
         assert_eq!(l, "86, 47, 0, 4096, 0\n");
         l.clear();
-        sample_line(&mut l, &s, true);
+        sample_line(&mut l, &s, true, false);
         assert_eq!(l, "86, 47, 0, 4096, 12288, 0\n");
         let mut h = String::new();
         hist_line(
@@ -579,7 +603,7 @@ mod tests {
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
         let n = 20 * SPOOL_BUF as u64;
         for i in 0..n {
-            l.record(OpKind::Read, 4096, 0, 1_000 + i, t0);
+            l.record(OpKind::Read, 4096, (0, 0), 1_000 + i, t0);
         }
         // far more lines than a buffer holds went out: the buffers stay bounded
         let on_disk = |sp: &Option<Spool>| sp.as_ref().map_or(0, |s| s.w.get_ref().metadata().unwrap().len());
@@ -606,8 +630,8 @@ mod tests {
             ..Default::default()
         };
         let mut l = OpLog::new(&spec, t0, false);
-        l.record(OpKind::Read, 4096, 8192, 1_000_000, t0 + Duration::from_millis(3));
-        l.record(OpKind::Fsync, 0, 0, 1_000, t0 + Duration::from_millis(4));
+        l.record(OpKind::Read, 4096, (8192, 0), 1_000_000, t0 + Duration::from_millis(3));
+        l.record(OpKind::Fsync, 0, (0, 0), 1_000, t0 + Duration::from_millis(4));
         let r = l.finish(t0 + Duration::from_millis(5));
         let (bw, iops, lat, clat, slat) = (
             entries(&r, "bw", true),
@@ -624,6 +648,7 @@ mod tests {
                 dir: 0,
                 bs: 4096,
                 offset: 8192,
+                prio: 0,
             }]
         );
         assert_eq!(iops[0].val, 1);
@@ -643,7 +668,13 @@ mod tests {
         let mut l = OpLog::new(&spec, t0, false);
         for i in 0..300u64 {
             // 1 ms apart, 4 KiB writes of 10 us
-            l.record(OpKind::Write, 4096, i * 4096, 10_000, t0 + Duration::from_millis(i));
+            l.record(
+                OpKind::Write,
+                4096,
+                (i * 4096, 0),
+                10_000,
+                t0 + Duration::from_millis(i),
+            );
         }
         let r = l.finish(t0 + Duration::from_millis(300));
         let (bw, iops, lat) = (
@@ -670,7 +701,7 @@ mod tests {
         };
         let mut l = OpLog::new(&spec, t0, true);
         for i in 1..=200u64 {
-            l.record(OpKind::Read, 4096, 0, 2_000, t0 + Duration::from_millis(i));
+            l.record(OpKind::Read, 4096, (0, 0), 2_000, t0 + Duration::from_millis(i));
             l.split(OpKind::Read, 4096, 100, 1_900, t0 + Duration::from_millis(i));
         }
         let r = l.finish(t0 + Duration::from_millis(201));

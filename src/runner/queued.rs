@@ -235,6 +235,7 @@ impl<L: LatencyHook> Queue<'_, L> {
                 }
             }
             let t_prep = Instant::now();
+            engine.set_prio(next.prio);
             // SAFETY: `next.op` names slot `slot`'s buffer, which the
             // workload does not reuse until that slot's completion went
             // through `on_complete` (Workload::next_op's contract); the loop

@@ -241,7 +241,7 @@ impl<'a> Recorder<'a> {
             }
         }
         if let Some(l) = &mut self.log {
-            l.record(dir, result, step.offset, lat, end);
+            l.record(dir, result, (step.offset, step.prio), lat, end);
         }
         self.ops += 1;
         self.counter.ops.store(self.ops, Ordering::Relaxed);

@@ -94,6 +94,7 @@ pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
     if plan.shape.verify
         && !plan.shape.verify_only
         && !plan.consent.precondition
+        && !plan.region.reused
         && !matches!(kind, Kind::Dir)
         && plan.shape.rw.read_pct(plan.shape.rwmixread) > 0
     {
@@ -119,7 +120,8 @@ pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
             ),
         ));
     }
-    if matches!(kind, Kind::Dir) {
+    // a fill_device job's size is the free space: it stops at ENOSPC
+    if matches!(kind, Kind::Dir) && !plan.region.fill {
         dir_space(plan)?;
     }
     Ok(kind)

@@ -19,7 +19,8 @@
 //!   the block), the first (100 - N)% random and the rest zeros (or the
 //!   pattern), so a compressor takes the data to about N% less.
 //! - dedupe_percentage: that share of the writes repeats the previous
-//!   buffer exactly (fio's dedupe_mode=repeat).
+//!   buffer exactly (fio's dedupe_mode=repeat), or one drawn from the
+//!   working set (dedupe_mode=working_set: `WorkingSet`).
 //! - verify: the block gets its header and checksum (`verify`), or the
 //!   verify_pattern; as in fio, it is then not scrambled.
 
@@ -66,6 +67,8 @@ pub struct Fill {
     rng: fastrand::Rng,
     dedupe_rng: fastrand::Rng,
     last_seed: Option<u64>,
+    /// fio's dedupe_mode=working_set.
+    ws: Option<WorkingSet>,
     job: u32,
     seed: u64,
     /// The kind of each block's check; None without verify.
@@ -99,7 +102,9 @@ impl Fill {
         } else {
             1
         };
-        let seed = plan.seed ^ (job as u64 + 1).wrapping_mul(0xA24B_AED4_963E_E407);
+        // each fio thread's data are its own (fio seeds each buf_state)
+        let td = b.td as u64 + job as u64;
+        let seed = plan.seed ^ (td + 1).wrapping_mul(0xA24B_AED4_963E_E407);
         Fill {
             mode,
             refill: b.refill,
@@ -118,6 +123,19 @@ impl Fill {
             rng: fastrand::Rng::with_seed(seed),
             dedupe_rng: fastrand::Rng::with_seed(seed ^ 0x5851_F42D_4C95_7F2D),
             last_seed: None,
+            ws: b.working_set.map(|w| {
+                let pages = plan.shape.size.unwrap_or(0) * w.pct as u64 / 100 / plan.shape.bs.max(1);
+                let tds = (b.tds as u64).max(td + 1);
+                WorkingSet {
+                    pages,
+                    share: if w.global { (pages / tds).max(1) } else { pages.max(1) },
+                    tds,
+                    td,
+                    unique: 0,
+                    rng: fastrand::Rng::with_seed(seed ^ 0x2545_F491_4F6C_DD1D),
+                    base: plan.seed,
+                }
+            }),
             job,
             seed: plan.seed,
             verify: plan.shape.verify.then_some(v.kind),
@@ -147,20 +165,31 @@ impl Fill {
                 self.rng.fill(&mut buf[head..]);
             }
             _ => {
-                for s in buf.chunks_mut(self.slice) {
+                // one fill per slice, as fio fills each io_u's buffer once
+                // (a buffered reader's skew bytes after them are not one)
+                for s in buf.chunks_exact_mut(self.slice) {
                     self.fill(s);
                 }
             }
         }
     }
 
-    /// This write's seed: a new one, or the last one for a repeated buffer.
+    /// This write's seed: a new one, or the last one for a repeated buffer
+    /// (one of the working set's with dedupe_mode=working_set; at 100%
+    /// fio repeats one buffer in either mode).
     fn buffer_seed(&mut self) -> u64 {
         let repeat = match self.dedupe_pct {
             0 => false,
             100 => true,
             p => self.dedupe_rng.u32(1..=100) <= p,
         };
+        if let Some(ws) = self.ws.as_mut().filter(|_| self.dedupe_pct < 100) {
+            return if repeat && ws.pages > 0 {
+                ws.repeat()
+            } else {
+                ws.unique()
+            };
+        }
         match self.last_seed {
             Some(s) if repeat => s,
             _ => {
@@ -279,6 +308,42 @@ fn scramble(block: &mut [u8], offset: u64, stamp: u64) {
         c[48..56].copy_from_slice(&a.to_le_bytes());
         c[56..64].copy_from_slice(&b.to_le_bytes());
         o += 512;
+    }
+}
+
+/// fio's dedupe working set in progress (dedupe.c, io_u.c
+/// get_buf_state): a page is a seed of the job's data stream, the k-th
+/// of thread `td`'s being `page(td, k)`; the job's own new buffers are its
+/// pages in turn, and a repeated one is a page of the set: the job's first
+/// `pages`, or with dedupe_global `share` first pages of each thread from
+/// the job's own on.
+struct WorkingSet {
+    pages: u64,
+    share: u64,
+    tds: u64,
+    td: u64,
+    /// The job's new pages so far.
+    unique: u64,
+    rng: fastrand::Rng,
+    base: u64,
+}
+
+impl WorkingSet {
+    fn page(&self, td: u64, k: u64) -> u64 {
+        mix(self.base ^ mix((td + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) ^ k)
+    }
+
+    fn unique(&mut self) -> u64 {
+        self.unique += 1;
+        self.page(self.td, self.unique - 1)
+    }
+
+    /// A page drawn uniformly from the set (fio's
+    /// dedupe_working_set_index_state draw).
+    fn repeat(&mut self) -> u64 {
+        let i = self.rng.u64(0..self.pages);
+        let owner = (self.td + i / self.share) % self.tds;
+        self.page(owner, i % self.share)
     }
 }
 

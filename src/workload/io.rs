@@ -4,7 +4,9 @@
 //! bssplit), an fsync or fdatasync every N writes, a final fsync of every
 //! file, and an optional think time between operations.
 
+mod prio;
 mod region;
+mod sizes;
 mod syncs;
 
 use super::{AlignedBuf, NextOp, Workload};
@@ -44,8 +46,8 @@ pub struct IoWorkload {
     /// Random offsets are multiples of this: fio's blockalign, else `bs`.
     align: u64,
     bs_max: u64,
-    /// Cumulative (percent, size) for bssplit.
-    split: Vec<(u32, u64)>,
+    /// Each read's and write's length (bs, bsrange, bssplit).
+    sizes: sizes::Sizes,
     /// Bytes of each file.
     file_size: u64,
     /// Added to every offset: a rank's region of a file all ranks share.
@@ -72,6 +74,12 @@ pub struct IoWorkload {
     end_error: Option<String>,
     /// A size-based job has issued its last read or write (`end_op`).
     issued_all: bool,
+    /// fio's cmdprio: each read's and write's priority.
+    prio: prio::PrioDraw,
+    /// fio's fill_device: a write's ENOSPC (or EDQUOT) fills the target
+    /// (`full`), which ends the job as its size would, not as an error.
+    fill_device: bool,
+    full: bool,
     thinktime: Option<Duration>,
     last_done: Option<Instant>,
     /// --verify: stamp written blocks, check read ones.
@@ -133,16 +141,6 @@ impl IoWorkload {
                 b
             })
             .collect();
-        let mut acc = 0;
-        let split = plan
-            .shape
-            .bssplit
-            .iter()
-            .map(|&(size, pct)| {
-                acc += pct;
-                (acc, size)
-            })
-            .collect();
         let n = fds.len();
         let region = Region::new(plan, n, file_size.max(plan.shape.bs_max), &mut rng);
         let start = if plan.region.fio { 0 } else { start };
@@ -158,7 +156,7 @@ impl IoWorkload {
             bs: plan.shape.bs,
             align: plan.shape.blockalign.unwrap_or(plan.shape.bs),
             bs_max: plan.shape.bs_max,
-            split,
+            sizes: sizes::Sizes::new(&plan.shape),
             file_size: file_size.max(plan.shape.bs_max),
             base: 0,
             invalidate_passes: plan.region.invalidate && !plan.ioengine.direct,
@@ -173,6 +171,9 @@ impl IoWorkload {
             inflight: 0,
             end_error: None,
             issued_all: false,
+            prio: prio::PrioDraw::new(plan.ioengine.cmdprio.as_ref(), plan.seed ^ job as u64),
+            fill_device: plan.region.fill,
+            full: false,
             thinktime: plan.shape.thinktime,
             last_done: None,
             verify: plan.shape.verify,
@@ -199,6 +200,7 @@ impl IoWorkload {
             },
             dir: OpKind::Read,
             len: len as u64,
+            prio: 0,
         })
     }
 
@@ -212,28 +214,10 @@ impl IoWorkload {
         }
     }
 
-    /// This operation's length: fixed, from the split, or drawn in the range
-    /// as fio draws it (io_u.c `get_next_buflen`): the smallest size plus a
-    /// uniform fraction of the largest, down to a multiple of the smallest,
-    /// at most the largest. That is every multiple of the smallest alike
-    /// when the largest is one; when it is not (4k-10k), the largest takes
-    /// the draws above it (4k and 8k 40% each, 10k 20%, as in fio).
+    /// This operation's length (`sizes::Sizes::next`).
     #[inline]
-    fn next_len(&mut self) -> u64 {
-        if !self.split.is_empty() {
-            let r = self.rng.u32(0..100);
-            return self
-                .split
-                .iter()
-                .find(|(c, _)| r < *c)
-                .map(|x| x.1)
-                .unwrap_or(self.bs_max);
-        }
-        if self.bs_max == self.bs {
-            return self.bs;
-        }
-        let v = self.bs + self.rng.u64(0..self.bs_max);
-        (v - v % self.bs).min(self.bs_max)
+    fn next_len(&mut self, read: bool) -> u64 {
+        self.sizes.next(&mut self.rng, read)
     }
 
     /// The end of a size-based job: the final fsyncs (end_fsync), then
@@ -265,11 +249,14 @@ impl IoWorkload {
         if let Some(op) = self.read_back(slot, false) {
             return Some(op);
         }
-        let mut len = self.next_len();
-        if !self.region.may_issue() {
+        let mut len = self.next_len(true);
+        if self.full || !self.region.may_issue() {
             return self.end_op(slot);
         }
         let read = self.next_read.take().unwrap_or_else(|| self.draw_read());
+        if !read && self.sizes.own_write() {
+            len = self.next_len(false);
+        }
         let (f, offset) = loop {
             let Some(f) = self.pick_file() else {
                 // every file done: the pass is over
@@ -303,6 +290,7 @@ impl IoWorkload {
                 },
                 dir: OpKind::Read,
                 len,
+                prio: self.prio.pick(true, len),
             }
         } else {
             self.writes_since_fsync += 1;
@@ -320,6 +308,7 @@ impl IoWorkload {
                 },
                 dir: OpKind::Write,
                 len,
+                prio: self.prio.pick(false, len),
             }
         })
     }
@@ -336,8 +325,14 @@ impl IoWorkload {
     /// done with the file (its end reached, or every block of its map used).
     fn offset_in(&mut self, f: usize, len: &mut u64, read: bool) -> Option<u64> {
         let size = self.file_size;
+        // strided zones: offsets in the zone; one past the file's end ends
+        // the pass, as fio's get_next_offset fails there
+        let zone = self.region.zone_step(f, &mut self.seq[f], !read as usize, size);
+        let (zstart, span) = zone.unwrap_or((0, size));
+        let min = self.sizes.min(read);
         if self.region.maps.is_some() {
-            return self.mapped_offset(f, len, size);
+            let o = zstart + self.mapped_offset(f, len, span)?;
+            return (o + (*len).max(min) <= size).then_some(o);
         }
         if !self.random && self.bs_max != self.bs {
             // a drawn size that passes the file's end is drawn again until
@@ -346,7 +341,7 @@ impl IoWorkload {
             let o = self.seq[f][!read as usize];
             if o + *len > size && o + self.bs <= size {
                 for _ in 0..64 {
-                    *len = self.next_len();
+                    *len = self.next_len(read);
                     if o + *len <= size {
                         break;
                     }
@@ -362,7 +357,7 @@ impl IoWorkload {
         if len > size {
             return None;
         }
-        let last = (size - len) / align;
+        let last = (span.max(len) - len) / align;
         if !self.random {
             let mut o = self.seq[f][!read as usize];
             if self.seq_add != 0 && o != 0 && o < size {
@@ -381,7 +376,7 @@ impl IoWorkload {
                 };
             }
             if o + len > size {
-                if !self.region.wrap {
+                if !self.region.wrap || zone.is_some() {
                     return None;
                 }
                 o = 0;
@@ -401,7 +396,8 @@ impl IoWorkload {
             }
             None => self.rng.u64(0..=last),
         };
-        Some(align * b)
+        let o = zstart + align * b;
+        (o + len.max(min) <= size).then_some(o)
     }
 
     /// fio's random map (io_u.c): a random block of the file in units of
@@ -443,6 +439,7 @@ impl IoWorkload {
             maps.iter_mut().for_each(|m| m.clear());
         }
         self.seq.iter_mut().for_each(|s| *s = [0, 0]);
+        self.region.restart_zones();
         for f in 0..self._files.len() {
             self.drop_cache(f);
         }
@@ -491,8 +488,14 @@ impl Workload for IoWorkload {
         self.bufs.iter().map(|b| (b.as_ptr(), b.len())).collect()
     }
 
-    fn on_complete(&mut self, op: &NextOp, result: i64) -> i64 {
+    fn on_complete(&mut self, op: &NextOp, mut result: i64) -> i64 {
         self.inflight -= 1;
+        let no_space = [-(libc::ENOSPC as i64), -(libc::EDQUOT as i64)].contains(&result);
+        if self.fill_device && no_space && matches!(op.op, Op::Write { .. }) {
+            // fio's fill_device end: counted as an I/O that moved nothing
+            self.full = true;
+            result = 0;
+        }
         if self.thinktime.is_some() {
             self.last_done = Some(Instant::now());
         }

@@ -25,6 +25,8 @@ pub struct NextOp {
     pub dir: OpKind,
     /// Bytes the op moves when it fully succeeds.
     pub len: u64,
+    /// The I/O's priority (ioprio value; 0: none): fio's cmdprio.
+    pub prio: u16,
 }
 
 /// One unit of work done by `Workload::step`: its kind and its result
@@ -38,6 +40,8 @@ pub struct Step {
     /// A read or write that succeeded moving fewer bytes than it asked
     /// for (fio's short_ios).
     pub short: bool,
+    /// The I/O's priority (`NextOp::prio`), for fio's logs.
+    pub prio: u16,
 }
 
 impl Step {
@@ -48,6 +52,7 @@ impl Step {
             result,
             offset: 0,
             short: false,
+            prio: 0,
         }
     }
 
@@ -60,6 +65,7 @@ impl Step {
             result,
             offset: next.op.offset(),
             short: rw && result >= 0 && (result as u64) < next.len,
+            prio: next.prio,
         }
     }
 }
@@ -179,6 +185,7 @@ mod tests {
             },
             dir: OpKind::Read,
             len: 4096,
+            prio: 0,
         };
         let short = |r: i64| Step::of(&read, r).short;
         assert!(short(2048) && short(0));
@@ -188,6 +195,7 @@ mod tests {
             op: Op::Fsync { fd: -1 },
             dir: OpKind::Fsync,
             len: 4096,
+            prio: 0,
         };
         assert!(!Step::of(&sync, 0).short);
         assert!(!Step::new(OpKind::Read, 10).short);

@@ -30,6 +30,7 @@ pub(super) fn spec(j: &FioJobPlan, files: &[LogFiles]) -> LogSpec {
         max_value: l.max_value,
         hist_ms: l.hist_msec,
         offset: l.offset,
+        prio: l.prio,
         spool_dir: files
             .iter()
             .flatten()

@@ -125,13 +125,33 @@ fn io_token(plan: &FioPlan, seg: usize) -> Option<Arc<()>> {
     (!later && io).then(|| Arc::new(()))
 }
 
-fn jobs_of(plan: &FioPlan, seg: usize) -> Vec<&FioJobPlan> {
-    plan.jobs.iter().filter(|j| j.segment == seg).collect()
+/// The jobs of segment `seg` that work on an earlier job's file
+/// (`FioJobPlan::reuse`, kept in `kept` past its segment), by index: each
+/// with that file as its target, at its size now (fio sizes such a job
+/// from its file as it starts). The file is fslab's own, so writing it
+/// needs no --force-overwrite.
+fn reused_plans(plan: &FioPlan, seg: usize, kept: &[(usize, target::Prepared)]) -> Vec<(usize, FioJobPlan)> {
+    let mut out = Vec::new();
+    for (i, j) in plan.jobs.iter().enumerate().filter(|(_, j)| j.segment == seg) {
+        let Some(k) = j.reuse else { continue };
+        let Some(file) = kept.iter().find(|(x, _)| *x == k).and_then(|(_, p)| p.files.first()) else {
+            continue;
+        };
+        let mut j = j.clone();
+        j.plan.shape.size = Some(std::fs::metadata(file).map_or(0, |m| m.len()));
+        j.plan.target = file.clone();
+        j.plan.region.reused = true;
+        j.plan.region.fresh = None;
+        j.plan.consent.force_overwrite = true;
+        out.push((i, j));
+    }
+    out
 }
 
 impl<'a> FioSegment<'a> {
-    fn new(plan: &'a FioPlan, seg: usize, quiet: bool, before: &'a Report) -> Self {
-        let jobs: Vec<_> = plan.jobs.iter().filter(|j| j.segment == seg).collect();
+    /// The segment of `jobs` (its jobs, some with their target settled at
+    /// run time: `reused_plans`) among `plan`'s.
+    fn new(plan: &'a FioPlan, jobs: Vec<&'a FioJobPlan>, quiet: bool, before: &'a Report) -> Self {
         let slots = jobs
             .iter()
             .enumerate()
@@ -141,15 +161,15 @@ impl<'a> FioSegment<'a> {
         FioSegment {
             label: names.join(","),
             quiet,
-            jobs,
             slots,
             prepared: Vec::new(),
             runs: Mutex::new(Vec::new()),
             out: None,
             interrupted: false,
             before,
-            log_files: crate::plan::fio::output::log_files(&jobs_of(plan, seg), &plan.jobs),
-            io_alive: io_token(plan, seg),
+            log_files: crate::plan::fio::output::log_files(&jobs, &plan.jobs),
+            io_alive: io_token(plan, jobs.first().map_or(0, |j| j.segment)),
+            jobs,
         }
     }
 
@@ -333,9 +353,11 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
     let Presentation { mut outputs, quiet } = presentation;
     // every job's target, before the first segment runs; a refusal names
     // the fio option and line the target (or size) came from
-    for j in &plan.jobs {
+    for j in plan.jobs.iter().filter(|j| j.reuse.is_none()) {
         target::check_plan(&j.plan).map_err(|e| located(j, e))?;
     }
+    // the files later jobs work on (`FioJobPlan::reuse`), past their segment
+    let mut kept: Vec<(usize, target::Prepared)> = Vec::new();
     // after the refusals: a refused run says one line
     for n in &plan.notes {
         eprintln!("fslab fio: note: {}", crate::units::shown(n));
@@ -352,7 +374,12 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
             r.interrupted = true;
             break;
         }
-        let mut work = FioSegment::new(&plan, seg, quiet, &r);
+        let reused = reused_plans(&plan, seg, &kept);
+        let idxs: Vec<usize> = (0..plan.jobs.len()).filter(|&i| plan.jobs[i].segment == seg).collect();
+        let jobs = (idxs.iter())
+            .map(|&i| reused.iter().find(|(k, _)| *k == i).map_or(&plan.jobs[i], |(_, j)| j))
+            .collect();
+        let mut work = FioSegment::new(&plan, jobs, quiet, &r);
         let cells = run_cell(&mut work, stop, &installed_hooks());
         let interrupted = work.interrupted;
         let ends_later = control::ends_later(&work.jobs);
@@ -360,7 +387,12 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
         let laid: Vec<(Option<usize>, Vec<crate::model::LaidOut>)> = (work.prepared.iter().zip(&work.jobs))
             .map(|(p, j)| (plan.jobs.iter().position(|o| std::ptr::eq(o, *j)), head::laid_out(p)))
             .collect();
-        // the segment's files go
+        // the segment's files go, but for those a later job works on
+        for (p, i) in std::mem::take(&mut work.prepared).into_iter().zip(&idxs) {
+            if plan.jobs.iter().any(|j| j.reuse == Some(*i)) {
+                kept.push((*i, p));
+            }
+        }
         drop(work);
         for (i, l) in laid {
             if let Some(h) = i.and_then(|i| r.fio_jobs.get_mut(i)) {
@@ -386,7 +418,9 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
             Ok(None) => r.interrupted = true,
             Err(e) if r.cells.is_empty() => return Err(e),
             Err(e) => {
-                // earlier segments measured something: keep it
+                // earlier segments measured something: keep it (after the
+                // kept files go: they may have filled the filesystem)
+                kept.clear();
                 write(&mut r, &mut outputs)?;
                 return Err(e);
             }
@@ -396,6 +430,9 @@ pub fn run_fio(plan: FioPlan, presentation: Presentation, stop: &AtomicBool) -> 
             break;
         }
     }
+    // a fill_device job's file may have filled the filesystem the
+    // results go to: it is removed first
+    drop(kept);
     write(&mut r, &mut outputs)?;
     Ok(r)
 }

@@ -5,6 +5,7 @@
 //! in turn before the table here.
 
 mod buffers;
+mod cmdprio;
 mod control;
 mod engines;
 mod latency;
@@ -16,6 +17,7 @@ mod region;
 mod settle;
 mod steady;
 mod units;
+mod zones;
 
 use super::FioJobOpts;
 use crate::cli::{CommonArgs, FioArgs, IoArgs};
@@ -43,6 +45,8 @@ const GROUPS: &[(MapFn, FinishFn)] = &[
     (latency::map, latency::finish),
     (output::map, output::finish),
     (placement::map, placement::finish),
+    (zones::map, zones::finish),
+    (cmdprio::map, cmdprio::finish),
 ];
 
 /// Options that shape the job list rather than a job.
@@ -150,6 +154,10 @@ pub(super) struct Mapped {
     /// blockalign/ba: (bytes, file:line), checked against the block sizes
     /// once the job's last option is read.
     pub(super) blockalign: Option<(u64, String)>,
+    /// bssplit's write part when it differs from the read one: (value, file:line).
+    pub(super) bssplit_write: Option<(String, String)>,
+    /// fio's cmdprio options: the io plan's engine part.
+    pub(super) cmdprio: Option<crate::plan::io::prio::CmdPrio>,
 }
 
 impl Mapped {
@@ -160,6 +168,28 @@ impl Mapped {
         plan.region = std::mem::take(&mut self.region);
         plan.buffers = std::mem::take(&mut self.buffers);
         plan.pacing = std::mem::take(&mut self.pacing);
+        plan.ioengine.cmdprio = self.cmdprio.take();
+        if let Some((w, at)) = self.bssplit_write.take() {
+            let split = crate::plan::io::parse_bssplit(&w).map_err(|e| (at.clone(), format!("bssplit: {}", e.msg)))?;
+            let s = &mut plan.shape;
+            // fio aligns each direction's random offsets to its own
+            // smallest block and draws them in the random map's units
+            // (io_u.c): with unequal smallest blocks its writes land past
+            // the file's end and end the job early, which fslab does not do
+            let w_min = split.iter().map(|x| x.0).min().unwrap_or(s.bs);
+            if w_min != s.bs {
+                return Err((
+                    at,
+                    format!(
+                        "bssplit: a write split whose smallest block ({w_min}) is not the read one's ({}) is not supported",
+                        s.bs
+                    ),
+                ));
+            }
+            s.bs = split.iter().map(|x| x.0).fold(s.bs, u64::min);
+            s.bs_max = split.iter().map(|x| x.0).fold(s.bs_max, u64::max);
+            s.bssplit_write = split;
+        }
         if !self.percentiles.is_empty() {
             plan.lat_percentiles = std::mem::take(&mut self.percentiles);
         }
@@ -198,6 +228,8 @@ struct State {
     directory: Option<(String, String)>,
     /// An ioengine fslab refuses: (file:line, why), the job's one error.
     refused_engine: Option<(String, String)>,
+    zones: zones::ZoneOpts,
+    cmdprio: cmdprio::PrioOpts,
 }
 
 pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
@@ -223,6 +255,8 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
             pacing: PacingPlan::default(),
             fio: FioJobOpts::default(),
             blockalign: None,
+            cmdprio: None,
+            bssplit_write: None,
         },
         size: None,
         filesize: None,
@@ -232,6 +266,8 @@ pub(super) fn map_job(job: &Job, target_default: &str, fa: &FioArgs) -> Mapped {
         filename: None,
         directory: None,
         refused_engine: None,
+        zones: Default::default(),
+        cmdprio: Default::default(),
     };
     let opts = units::as_fio_reads_all(job, &mut st.m);
     'opts: for o in &opts {
@@ -380,13 +416,20 @@ fn map_option(st: &mut State, o: &Opt) {
                 set("--bs");
             }
             "bssplit" => {
+                // fio's READ,WRITE[,TRIM]: one part is every direction's
                 let v = val(o)?;
-                if v.contains(',') {
+                let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+                let (r, w) = (
+                    parts[0],
+                    parts.get(1).copied().filter(|w| !w.is_empty() && *w != parts[0]),
+                );
+                if parts.len() > 2 || r.is_empty() {
                     return Err(format!(
-                        "bssplit={v}: different read and write splits are not supported"
+                        "bssplit={v}: a trim split, or a write split without a read one, is not supported"
                     ));
                 }
-                a.bssplit = Some(v.to_string());
+                a.bssplit = Some(r.to_string());
+                m.bssplit_write = w.map(|w| (w.to_string(), at.clone()));
                 set("--bssplit");
             }
             "size" => {

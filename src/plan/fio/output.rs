@@ -125,6 +125,8 @@ pub struct LogOpts {
     pub shared: bool,
     /// log_offset: the offset column.
     pub offset: bool,
+    /// log_prio: the priority column holds the whole ioprio value.
+    pub prio: bool,
     /// How the job's latencies are reported.
     pub report: LatReport,
 }

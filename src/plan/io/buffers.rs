@@ -32,6 +32,17 @@ pub struct BufferPlan {
     pub compress_chunk: u64,
     /// Percent of writes whose buffer repeats an earlier one (mode repeat).
     pub dedupe_pct: u32,
+    /// fio's dedupe_mode=working_set: the repeated buffers are drawn from
+    /// a working set of pages instead of the last one (None: repeat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_set: Option<WorkingSet>,
+    /// fio's thread number of the job's first clone (0-based) and how many
+    /// the run has: each clone's data are its own, as each fio thread's
+    /// buf_state is, and dedupe_global spreads a working set over them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub td: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tds: u32,
     /// Verification beyond `IoPlan.verify`'s CRC32C header.
     pub verify: VerifyPlan,
     /// Options given explicitly while a fio job is mapped (fio's
@@ -50,10 +61,29 @@ impl Default for BufferPlan {
             compress_pct: 0,
             compress_chunk: 0,
             dedupe_pct: 0,
+            working_set: None,
+            td: 0,
+            tds: 0,
             verify: VerifyPlan::default(),
             given: Given::default(),
         }
     }
+}
+
+/// fio's dedupe working set (dedupe.c): `pct` percent of the job's size,
+/// in pages of its smallest block, are the first pages the job's own data
+/// would be (fio keeps their seeds); a repeated buffer is one of them,
+/// drawn uniformly. With `global` (dedupe_global) the set is spread evenly
+/// over the run's threads: its k-th share holds the first pages of the
+/// k-th thread from the job's own, so the jobs repeat each other's pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WorkingSet {
+    pub pct: u32,
+    pub global: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Which of fio's buffer options a job gave (they change others' defaults).
@@ -65,6 +95,11 @@ pub struct Given {
     pub compress: bool,
     /// do_verify (fio's default: 1).
     pub do_verify: Option<bool>,
+    /// dedupe_mode=working_set, dedupe_working_set_percentage (fio's
+    /// default 5) and dedupe_global, settled once the job is read.
+    pub working_set: bool,
+    pub ws_pct: Option<u32>,
+    pub dedupe_global: bool,
 }
 
 /// How a block's checksum is kept (fio's verify=).

@@ -181,6 +181,34 @@ pub struct RegionPlan {
     pub create_only: bool,
     #[serde(skip_serializing_if = "is_no_sync")]
     pub sync: SyncMode,
+    /// fio's fill_device (fill_fs): the job writes until the filesystem
+    /// is full; ENOSPC (or EDQUOT) ends it without counting as an error.
+    /// Its size is the free space when planned (an upper bound), its file
+    /// is made empty (fio neither truncates nor fallocates it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fill: bool,
+    /// The job's file is one an earlier job of this run wrote (fio's jobs
+    /// naming one new filename=, the later one without a size): it is read
+    /// at its size when the job starts, its blocks checked against what
+    /// that job wrote.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reused: bool,
+    /// fio's zonemode=strided (zonesize, zonerange, zoneskip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
+}
+
+/// fio's strided zones (io_u.c `setup_strided_zone_mode`): the job works
+/// in a zone of `range` bytes from the zone's start until it has moved
+/// `size` bytes there (going round the zone again when `size` is larger),
+/// then moves its zone `range + skip` further on, back to the region's
+/// start past the file's end. The job's size still ends it: a zone that
+/// passes the file's end ends the pass, as in fio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Zones {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
 }
 
 fn is_default_service(s: &FileService) -> bool {

@@ -444,6 +444,7 @@ mod tests {
                 },
                 dir: OpKind::Read,
                 len: 4096,
+                prio: 0,
             })
         }
     }

@@ -4,7 +4,7 @@
 //! file_service_type). Apart from `io.rs` because it is the job's
 //! bookkeeping across passes, not the making of one operation.
 
-use crate::plan::io::region::FileService;
+use crate::plan::io::region::{FileService, Zones};
 use crate::plan::IoPlan;
 use crate::workload::offsets::{BlockDist, BlockMap};
 
@@ -53,12 +53,26 @@ pub(super) struct Region {
     batch: u64,
     left_on_file: u64,
     first: bool,
+    /// fio's strided zones: the plan's, and where the job is in them.
+    zone: Option<Zone>,
+}
+
+/// Strided zones in progress (fio's td->zone_bytes and f->file_offset).
+struct Zone {
+    z: Zones,
+    /// Bytes moved in the current zone.
+    bytes: u64,
+    /// The current zone's start in the region.
+    start: u64,
 }
 
 impl Region {
     pub(super) fn new(plan: &IoPlan, files: usize, file_size: u64, rng: &mut fastrand::Rng) -> Region {
         let r = &plan.region;
         let blocks = (file_size / plan.shape.bs).max(1);
+        // a strided job draws its random blocks in its zone (fio's
+        // last_block and random map are zonerange's)
+        let span = r.zones.map_or(file_size, |z| z.range);
         let unit = blocks * plan.shape.bs * files as u64;
         let loops = r.loops();
         let random = plan.shape.rw.random();
@@ -76,16 +90,21 @@ impl Region {
             bytes: 0,
             ios: 0,
             done: vec![false; files],
-            maps: (random && r.random_map()).then(|| (0..files).map(|_| BlockMap::new(blocks)).collect()),
+            maps: (random && r.random_map()).then(|| {
+                (0..files)
+                    .map(|_| BlockMap::new((span / plan.shape.bs).max(1)))
+                    .collect()
+            }),
             // fio draws a distribution's blocks in blockalign's units (its
             // last_block divides by ba, which is the smallest size by default)
             dist: (random && !r.distribution.is_uniform()).then(|| {
                 let align = plan.shape.blockalign.unwrap_or(plan.shape.bs);
-                BlockDist::new(&r.distribution, (file_size / align).max(1), align, true, rng)
+                BlockDist::new(&r.distribution, (span / align).max(1), align, true, rng)
             }),
             batch: r.file_batch.max(1),
             left_on_file: 0,
             first: true,
+            zone: r.zones.filter(|_| files == 1).map(|z| Zone { z, bytes: 0, start: 0 }),
             service: match service {
                 FileService::Skewed(d) => {
                     Service::Skewed(BlockDist::new(&d, (files as u64) << FSERVICE_SHIFT, 1, false, rng))
@@ -113,6 +132,46 @@ impl Region {
     pub(super) fn issued(&mut self, len: u64) {
         self.bytes += len;
         self.ios += 1;
+        if let Some(z) = &mut self.zone {
+            z.bytes += len;
+        }
+    }
+
+    /// fio's setup_strided_zone_mode before an I/O in direction `dir` of
+    /// file `f` (of `size` bytes), whose next sequential offsets are
+    /// `seq`: the next zone once this one has had its bytes (back to the
+    /// start past the file's end), the zone's start again when its range
+    /// is done, and the random map cleared with each new round of the
+    /// range. Returns the zone's (start, range); None without zones.
+    pub(super) fn zone_step(&mut self, f: usize, seq: &mut [u64; 2], dir: usize, size: u64) -> Option<(u64, u64)> {
+        let zone = self.zone.as_mut()?;
+        let z = zone.z;
+        if zone.bytes >= z.size {
+            zone.bytes = 0;
+            zone.start = zone.start.saturating_add(z.range).saturating_add(z.skip);
+            if zone.start >= size {
+                zone.start = 0;
+            }
+            seq[dir] = zone.start;
+        }
+        if seq[dir] >= zone.start.saturating_add(z.range) {
+            seq[dir] = zone.start;
+        }
+        if zone.bytes % z.range == 0 {
+            *seq = [zone.start; 2];
+            if let Some(m) = self.maps.as_mut().and_then(|m| m.get_mut(f)) {
+                m.clear();
+            }
+        }
+        Some((zone.start, z.range))
+    }
+
+    /// A new pass starts the zones again from the region's start.
+    pub(super) fn restart_zones(&mut self) {
+        if let Some(z) = &mut self.zone {
+            z.bytes = 0;
+            z.start = 0;
+        }
     }
 
     /// Whether another pass starts once every file is done (keep_running).

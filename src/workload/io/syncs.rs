@@ -27,6 +27,7 @@ impl IoWorkload {
                 op: Op::Fsync { fd },
                 dir: OpKind::Fsync,
                 len: 0,
+                prio: 0,
             }
         } else {
             NextOp {
@@ -34,6 +35,7 @@ impl IoWorkload {
                 // counted with fsync, as fio's "sync" statistics are
                 dir: OpKind::Fsync,
                 len: 0,
+                prio: 0,
             }
         })
     }

@@ -75,11 +75,18 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 b.refill = true;
             }
         }
-        "dedupe_mode" => match val(o) {
-            Ok("repeat") => {}
-            Ok(v) => return Some(Err(format!("dedupe_mode={v} is not supported (repeat)"))),
+        "dedupe_mode" => match val(o).map(str::trim) {
+            Ok("repeat") => b.given.working_set = false,
+            Ok("working_set") => b.given.working_set = true,
+            Ok(v) => bad(st, format!("'{v}' is not repeat or working_set")),
             Err(e) => return Some(Err(e)),
         },
+        "dedupe_working_set_percentage" => {
+            if let Some(p) = pct(st) {
+                st.m.buffers.given.ws_pct = Some(p);
+            }
+        }
+        "dedupe_global" => b.given.dedupe_global = on(o),
         "verify" => match val(o) {
             Ok("0" | "none") => {
                 st.a.verify = None;
@@ -169,7 +176,7 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
 }
 
 /// After the job's last option: fio's fixup_options and init_flags.
-pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
+pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
     let verifying = st.a.verify.is_some();
     let b = &mut st.m.buffers;
     if b.compress_pct == 100 {
@@ -215,5 +222,37 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
                 .push("verify: do_verify=0, so fslab checks only the blocks the job reads".into());
         }
     }
-    b.given = Default::default();
+    working_set(st, job, fa);
+    st.m.buffers.given = Default::default();
+}
+
+/// dedupe_mode=working_set with fio's checks (init.c fixup_options): the
+/// set is a share of the job's size=, so it needs one, one file per job,
+/// and room for the unique pages the set's own take.
+fn working_set(st: &mut State, job: &Job, fa: &FioArgs) {
+    let b = &st.m.buffers;
+    if !b.given.working_set || b.dedupe_pct == 0 {
+        return;
+    }
+    let pct = b.given.ws_pct.unwrap_or(5);
+    let at = job.get("dedupe_mode").map_or_else(|| job.at.clone(), |o| o.at.clone());
+    let why = if job.get("size").is_none() && fa.size.is_none() {
+        Some("needs the job's size= (fio: \"pregenerated dedupe working set requires size to be set\")".to_string())
+    } else if st.nrfiles != 1 {
+        Some(format!("one file per job only, as in fio (nrfiles={})", st.nrfiles))
+    } else if pct + b.dedupe_pct > 100 {
+        Some(format!(
+            "dedupe_working_set_percentage={pct} and dedupe_percentage={} add up to more than 100 (fio: the set's pages are unique)",
+            b.dedupe_pct
+        ))
+    } else {
+        None
+    };
+    match why {
+        Some(w) => st.m.bad.push((at, format!("dedupe_mode=working_set: {w}"))),
+        None => {
+            let global = b.given.dedupe_global;
+            st.m.buffers.working_set = Some(crate::plan::io::buffers::WorkingSet { pct, global });
+        }
+    }
 }

@@ -62,11 +62,7 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                 )))
             }
         },
-        "log_prio" => {
-            if on(o) {
-                return Some(Err("log_prio=1: fslab has no I/O priorities to log".into()));
-            }
-        }
+        "log_prio" => logs.prio = on(o),
         "log_compression" | "log_store_compressed" | "log_unix_epoch" | "log_alternate_epoch" => {
             if on(o) && o.value.as_deref() != Some("0") {
                 return Some(Err(format!("{key} is not supported")));

@@ -271,6 +271,7 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
             Err(e) => bad = Some(e),
         },
         "unique_filename" => {}
+        "fill_device" | "fill_fs" => r.fill = on(o),
         "create_only" => r.create_only = on(o),
         "pre_read" => r.pre_read = on(o),
         "invalidate" => r.invalidate = on(o),
@@ -344,6 +345,58 @@ pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
         r.size_percent = None;
     }
     existing_formatted_files(st, job);
+    fill(st, job);
+}
+
+/// fio's fill_device (filesetup.c, backend.c): fio makes the job's size
+/// unlimited and stops it at ENOSPC. fslab needs a bound, and takes the
+/// free space of the filesystem the job writes on when planned (the job
+/// cannot pass it; ENOSPC still ends it, `workload::io`), rounded up to a
+/// block. Its new file is made empty: fio neither truncates nor
+/// fallocates it. An existing file would be written past its end until
+/// the filesystem is full: refused, as fslab never extends a file it did
+/// not create; a device is filled to its end (with the device consent).
+fn fill(st: &mut State, job: &Job) {
+    if !st.m.region.fill {
+        return;
+    }
+    let o = job.get("fill_device").or_else(|| job.get("fill_fs"));
+    let at = o.map_or_else(|| job.at.clone(), |o| o.at.clone());
+    if matches!(st.a.rw.as_str(), "read" | "randread") {
+        st.m.bad.push((
+            at,
+            "fill_device=1: the job does not write, so it cannot fill anything".into(),
+        ));
+        return;
+    }
+    let target = std::path::Path::new(&st.a.common.target);
+    match std::fs::metadata(target) {
+        Ok(m) if m.is_dir() => {
+            st.m.region.fresh = Some(crate::plan::io::region::FreshFile::Empty);
+            if st.a.size.is_some() {
+                return;
+            }
+            let bs = units::parse_size(&st.a.bs).unwrap_or(4096).max(1);
+            let Ok(fs) = rustix::fs::statvfs(target) else {
+                st.m.bad.push((at, format!("fill_device=1: cannot read the free space of '{}'", target.display())));
+                return;
+            };
+            let free = fs.f_bavail.saturating_mul(fs.f_frsize);
+            st.a.size = Some(free.div_ceil(bs).max(1).saturating_mul(bs).to_string());
+            st.m.notes.push(format!(
+                "fill_device=1: fslab writes until the filesystem is full (ENOSPC ends the job, not as an error), at most the {} free when planned",
+                units::Bytes(free)
+            ));
+        }
+        Ok(m) if m.is_file() => st.m.bad.push((
+            at,
+            format!(
+                "fill_device=1: '{}' exists, and fio would write past its end until the filesystem is full; fslab never extends a file it did not create (give a new filename=)",
+                target.display()
+            ),
+        )),
+        _ => {}
+    }
 }
 
 /// A note when `filename_format` names files already in the job's

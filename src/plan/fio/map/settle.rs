@@ -14,6 +14,7 @@ pub(super) fn settle(st: &mut State, job: &Job, fa: &FioArgs) {
     job_runtime(st, job, fa);
     let sizeless = st.a.size.is_none()
         && st.filename.is_none()
+        && !st.m.region.fill
         && ["size", "filesize", "io_size", "io_limit"]
             .iter()
             .all(|k| job.get(k).is_none());
