@@ -28,46 +28,42 @@
 # --force-overwrite for the prepared files (the consent the example's
 # device path stood for).
 #
-# The last run (fio 3.33, fio's examples at the mirror's HEAD, 2026-12-05):
+# The last run (fio 3.33 on the examples of its own tag: EXAMPLES= a `git archive fio-3.33
+# examples`, fslab at the commit that changed this block, 2026-12-05):
 # RESULTS-BEGIN
 #   1mbs_clients.fio                     agrees   timed: names and groups; notes: 1
-#   aio-read.fio                         agrees   names, groups, ops; notes: 2
-#   atomic-verify.fio                    (fio)    Bad option <verify_write_sequence=0>
+#   aio-read.fio                         agrees   names, groups, ops; notes: 5
 #   backwards-read.fio                   agrees   names, groups, ops; notes: 2
 #   basic-verify.fio                     agrees   names, groups, ops; notes: 1
-#   butterfly.fio                        agrees   names, groups, ops
-#   cmdprio-bssplit.fio                  refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): cmdprio-bssplit.fio:6: log_pr
-#   cmdprio-percentage.fio               refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): cmdprio-percentage.fio:8: log
+#   butterfly.fio                        agrees   names, groups, ops; notes: 2
+#   cmdprio-bssplit.fio                  refused  cmdprio-bssplit.fio:18: [cmdprio] bssplit: a write split whose smallest block (1048576) is not the read 
+#   cmdprio-percentage.fio               agrees   names, groups, ops; notes: 1
 #   cpp_null.fio                         (fio)    fio: engine cpp_null not loadable
-#   cpuio.fio                            refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): cpuio.fio:2: ioengine=cpuio i
+#   cpuio.fio                            agrees   timed: names and groups
 #   cross-stripe-verify.fio              (fio)    write-verify: you need to specify valid offset=
-#   dedupe-global.fio                    refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): dedupe-global.fio:47: dedupe_
+#   dedupe-global.fio                    agrees   names, groups, ops; notes: 1
 #   dev-dax.fio                          (fio)    exit 32
 #   dfs.fio                              (fio)    fio: engine dfs not loadable
-#   dircreate-ioengine.fio               (fio)    fio: engine dircreate not loadable
-#   dirdelete-ioengine.fio               (fio)    fio: engine dirdelete not loadable
-#   dirstat-ioengine.fio                 (fio)    fio: engine dirstat not loadable
-#   disk-zone-profile.fio                refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): disk-zone-profile.fio:10: zon
-#   e4defrag.fio                         (fio)    verify: bad header rand_seed 12603306337904688738, wanted 5403213822391342790 at file /var/tmp/fslab-ben
+#   disk-zone-profile.fio                agrees   names, groups, ops; notes: 1
+#   e4defrag.fio                         (fio)    verify: bad header rand_seed 4555188983882781496, wanted 238047683611267530 at file /var/tmp/fslab-bench
 #   e4defrag2.fio                        (fio)    fio: time_based requires a runtime/timeout setting
 #   enospc-pressure.fio                  (fio)    exit 1
-#   example_latency_steadystate.fio      (fio)    fio: failed parsing steadystate=lat:5%
-#   exec.fio                             refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): exec.fio:6: ioengine=exec is
-#   exitwhat.fio                         agrees   timed: names and groups; notes: 3
+#   exec.fio                             refused  exec.fio:7: [monitoring_noop] program: '/usr/sbin/turbostat' is not an executable file (nor found on PAT
+#   exitwhat.fio                         agrees   timed: names and groups; notes: 2
 #   falloc.fio                           refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): falloc.fio:2: ioengine=falloc
 #   filecreate-ioengine.fio              agrees   names, groups, ops; notes: 4
 #   filedelete-ioengine.fio              agrees   names, groups, ops; notes: 2
 #   filestat-ioengine.fio                agrees   names, groups, ops; notes: 2
-#   fio-rand-RW.fio                      agrees   timed: names and groups; notes: 3
-#   fio-rand-read.fio                    agrees   timed: names and groups; notes: 3
-#   fio-rand-write.fio                   agrees   timed: names and groups; notes: 3
-#   fio-seq-RW.fio                       agrees   timed: names and groups; notes: 3
+#   fio-rand-RW.fio                      agrees   timed: names and groups; notes: 2
+#   fio-rand-read.fio                    agrees   timed: names and groups; notes: 2
+#   fio-rand-write.fio                   agrees   timed: names and groups; notes: 2
+#   fio-seq-RW.fio                       agrees   timed: names and groups; notes: 2
 #   fio-seq-read.fio                     agrees   timed: names and groups; notes: 3
-#   fio-seq-write.fio                    agrees   timed: names and groups; notes: 3
+#   fio-seq-write.fio                    agrees   timed: names and groups; notes: 2
 #   fixed-rate-submission.fio            (fio)    still running after 60 s (stopped)
-#   flow.fio                             agrees   timed: names and groups; notes: 1
+#   flow.fio                             agrees   timed: names and groups; notes: 2
 #   fsx.fio                              agrees   names, groups, ops; notes: 2
-#   ftruncate.fio                        refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): ftruncate.fio:4: ioengine=ftr
+#   ftruncate.fio                        agrees   timed: names and groups; notes: 5
 #   gfapi.fio                            (fio)    glfs_init failed. Is glusterd running on brick?
 #   gpudirect-rdmaio-client.fio          (fio)    fio: failed parsing mem=cudamalloc
 #   gpudirect-rdmaio-server.fio          (fio)    fio: failed parsing mem=cudamalloc
@@ -80,64 +76,48 @@
 #   iometer-file-access-server.fio       agrees   names, groups, ops; notes: 2
 #   jesd219.fio                          agrees   names, groups, ops; notes: 1
 #   latency-profile.fio                  agrees   names, groups, ops; notes: 2
-#   libblkio-io_uring.fio                (fio)    still names /dev/ after the rewrite: skipped
-#   libblkio-virtio-blk-vfio-pci.fio     (fio)    fio: engine libblkio not loadable
 #   libcufile-cufile.fio                 (fio)    fio: engine libcufile not loadable
 #   libcufile-posix.fio                  (fio)    fio: engine libcufile not loadable
 #   libhdfs.fio                          (fio)    fio: engine libhdfs not loadable
-#   libhipfile-hipfile.fio               (fio)    fio: engine libhipfile not loadable
-#   libhipfile-posix.fio                 (fio)    fio: engine libhipfile not loadable
 #   libiscsi.fio                         (fio)    fio: engine libiscsi not loadable
 #   libpmem.fio                          (fio)    exit 2
+#   librpma_apm-client.fio               (fio)    fio: engine librpma_apm_client not loadable
+#   librpma_apm-server.fio               (fio)    fio: engine librpma_apm_server not loadable
+#   librpma_gpspm-client.fio             (fio)    fio: engine librpma_gpspm_client not loadable
+#   librpma_gpspm-server.fio             (fio)    fio: engine librpma_gpspm_server not loadable
 #   libzbc-rand-write.fio                (fio)    fio: engine libzbc not loadable
 #   libzbc-seq-read.fio                  (fio)    fio: engine libzbc not loadable
-#   mtd.fio                              (fio)    libmtd: error!: "/var/tmp/fslab-bench.rdGvUg/ex/mtd.fio/d/dev_dev_mtd0" is not a character device
-#   nbd.fio                              (fio)    fio: failed parsing uri
+#   mtd.fio                              (fio)    libmtd: error!: "/var/tmp/fslab-bench.4gIloS/ex/mtd.fio/d/dev_dev_mtd0" is not a character device
+#   nbd.fio                              (fio)    fio: nbd_connect_uri: nbd_connect_uri: connect: Connection refused
 #   netio.fio                            refused  netio.fio:3: [receiver] ioengine=net: fslab does not run it (it needs a network peer fslab does not driv
 #   netio_multicast.fio                  refused  netio_multicast.fio:3: [pingpong_reader] ioengine=net: fslab does not run it (it needs a network peer fs
-#   netio_vsock.fio                      (fio)    fio: failed parsing protocol
-#   netio_vsock_receiver.fio             (fio)    fio: failed parsing protocol
-#   netio_vsock_sender.fio               (fio)    fio: failed parsing protocol
 #   nfs.fio                              (fio)    fio: engine nfs not loadable
 #   null.fio                             agrees   names, groups, ops; notes: 1
 #   numa.fio                             (fio)    libnuma: Warning: node argument 1 out of range
-#   page_fault.fio                       (fio)    fio: engine page_fault not loadable
+#   pmemblk.fio                          (fio)    pmemblk: unable to open pmemblk pool file /var/tmp/fslab-bench.4gIloS/ex/pmemblk.fio/d/dev_pmem0_fio_tes
 #   poisson-rate-submission.fio          (fio)    still running after 60 s (stopped)
 #   rados.fio                            (fio)    rados_conf_read_file failed.
-#   rand-zones.fio                       agrees   names, groups, ops; notes: 1
+#   rand-zones.fio                       agrees   names, groups, ops; notes: 2
 #   rbd.fio                              (fio)    rados_conf_read_file failed.
 #   rdmaio-client.fio                    (fio)    fio: failed parsing port
 #   rdmaio-server.fio                    (fio)    fio: failed parsing port
-#   sequence-distribution.fio            (fio)    fio: failed parsing random_distribution=sequence:2,0,1
 #   sg_verify-fail.fio                   (fio)    ioengine sg only works on block or character devices
 #   sg_verify.fio                        (fio)    ioengine sg only works on block or character devices
 #   sg_write_same_ndob.fio               (fio)    ioengine sg only works on block or character devices
-#   sprandom.fio                         (fio)    fio: failed parsing bs=${FIO_BS}
-#   ssd-steadystate.fio                  agrees   names, groups, ops; notes: 1
-#   ssd-test.fio                         agrees   timed: names and groups; notes: 6
+#   ssd-steadystate.fio                  agrees   names, groups, ops; notes: 2
+#   ssd-test.fio                         agrees   timed: names and groups; notes: 9
 #   steadystate.fio                      agrees   timed: names and groups; notes: 1
-#   surface-scan.fio                     refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): surface-scan.fio:10: verify_i
-#   tiobench-example.fio                 agrees   names, groups, ops; notes: 1
-#   uring-cmd-bsg.fio                    (fio)    fio: failed parsing cmd_type
-#   uring-cmd-fdp.fio                    (fio)    Bad option <fdp=1>
+#   surface-scan.fio                     agrees   names, groups, ops; notes: 8
+#   tiobench-example.fio                 agrees   names, groups, ops; notes: 17
 #   uring-cmd-ng.fio                     (fio)    ioengine io_uring_cmd only works with nvme ns generic char devices (/dev/ngXnY)
-#   uring-cmd-pi-ext.fio                 (fio)    Bad option <pi_act=0>
-#   uring-cmd-pi-sb.fio                  (fio)    Bad option <md_per_io_size=64>
-#   uring-cmd-trim-multi-range.fio       (fio)    Bad option <num_range=8>
-#   uring-cmd-write-mode.fio             (fio)    Bad option <write_mode=write/40:zeroes/30:uncor/20:verify/10>
-#   uring-cmd-zoned-append.fio           (fio)    Bad option <write_mode=zone_append>
 #   uring-cmd-zoned.fio                  (fio)    ioengine io_uring_cmd only works with nvme ns generic char devices (/dev/ngXnY)
 #   waitfor.fio                          agrees   timed: names and groups; notes: 1
 #   xnvme-compare.fio                    (fio)    fio: failed parsing rw=${FIO_RW}
-#   xnvme-fdp.fio                        (fio)    Bad option <fdp=1>
-#   xnvme-pi.fio                         (fio)    Bad option <md_per_io_size=64>
 #   xnvme-zoned.fio                      (fio)    fio: failed parsing rw=${FIO_RW}
-#   zbd-rand-write-trim-gc.fio           (fio)    /var/tmp/fslab-bench.rdGvUg/ex/zbd-rand-write-trim-gc.fio/d/dev_dev_sdb: file/device size 16777216 is sm
-#   zbd-rand-write-zone-reset-gc.fio     (fio)    /var/tmp/fslab-bench.rdGvUg/ex/zbd-rand-write-zone-reset-gc.fio/d/dev_dev_sdb: file/device size 16777216
-#   zbd-rand-write.fio                   (fio)    /var/tmp/fslab-bench.rdGvUg/ex/zbd-rand-write.fio/d/dev_dev_sdj: file/device size 16777216 is smaller th
-#   zbd-seq-read.fio                     (fio)    /var/tmp/fslab-bench.rdGvUg/ex/zbd-seq-read.fio/d/dev_dev_sdd: file/device size 16777216 is smaller than
+#   zbd-rand-write.fio                   (fio)    /var/tmp/fslab-bench.4gIloS/ex/zbd-rand-write.fio/d/dev_dev_sdj: file/device size 16777216 is smaller th
+#   zbd-seq-read.fio                     (fio)    /var/tmp/fslab-bench.4gIloS/ex/zbd-seq-read.fio/d/dev_dev_sdd: file/device size 16777216 is smaller than
 #   zipf.fio                             agrees   names, groups, ops
-#   local examples: 39: 28 agree, 11 refused, 0 wrong; 68 fio cannot run here
+#   local examples: 39: 34 agree, 5 refused, 0 wrong; 47 fio cannot run here
 # RESULTS-END
 source "$(dirname "$0")/lib.sh"
 need fio python3 git mount
