@@ -371,15 +371,64 @@ fn the_man_page_renders() {
         );
     }
     // every subcommand has its page (`fslab man` lists them by hand)
-    // (hidden ones, as `fslab schema`, have none)
-    for sub in Cli::command().get_subcommands().filter(|s| !s.is_hide_set()) {
-        let out = fslab().args(["man", sub.get_name()]).output().unwrap();
+    // (hidden ones, as `fslab schema`, have none), renders without a
+    // warning, states the exit codes, and shows its --help examples as
+    // written: one command line per line, never reflowed at 80 columns
+    let top = Cli::command();
+    for sub in std::iter::once(&top).chain(top.get_subcommands().filter(|s| !s.is_hide_set())) {
+        let name = sub.get_name();
+        let args: Vec<&str> = if name == "fslab" {
+            vec!["man"]
+        } else {
+            vec!["man", name]
+        };
+        let out = fslab().args(&args).output().unwrap();
         let roff = String::from_utf8(out.stdout).unwrap();
+        if name != "fslab" {
+            assert!(roff.contains(&format!("fslab\\-{name}")), "{name}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("p.1");
+        std::fs::write(&page, &roff).unwrap();
+        let groff = Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .arg(&page)
+            .output()
+            .unwrap();
         assert!(
-            roff.contains(&format!("fslab\\-{}", sub.get_name())),
-            "{}",
-            sub.get_name()
+            groff.stderr.is_empty(),
+            "{name}: {}",
+            String::from_utf8_lossy(&groff.stderr)
         );
+        let shown = Command::new("man")
+            .arg("-l")
+            .arg(&page)
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "80")
+            .env_remove("MAN_KEEP_FORMATTING")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&shown.stdout);
+        let shown: Vec<&str> = text.lines().map(str::trim).collect();
+        assert!(shown.contains(&"EXIT STATUS"), "{name}:\n{text}");
+        let after = sub.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+        let examples: Vec<&str> = after
+            .lines()
+            .skip_while(|l| l.trim() != "Examples:")
+            .skip(1)
+            .take_while(|l| l.is_empty() || l.starts_with(' '))
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        if !examples.is_empty() {
+            assert!(shown.contains(&"EXAMPLES"), "{name}:\n{text}");
+        }
+        for e in examples {
+            assert!(
+                shown.contains(&e),
+                "{name}: the example line is not shown as written: {e}\n{text}"
+            );
+        }
     }
     expect_usage(&["man", "nosuch"], "invalid value 'nosuch'");
 }
