@@ -316,7 +316,29 @@ fn bash_accepts_the_completion_script() {
     for shell in ["zsh", "fish"] {
         let out = fslab().args(["completions", shell]).output().unwrap();
         assert!(out.status.success() && out.stdout.len() > 1000, "{shell}");
+        let t = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !t.contains("schema") && !t.contains("guest-"),
+            "{shell} offers hidden items"
+        );
     }
+    // nothing hidden: the schema command, a guest's own flags
+    assert!(!text.contains("schema") && !text.contains("guest-"), "{text}");
+    // --output offers its formats, each one the command takes, not file names
+    let io = text.split("fslab__subcmd__io)").nth(1).unwrap();
+    let line = io.lines().skip_while(|l| !l.contains("--output)")).nth(1).unwrap();
+    assert!(line.contains("json:") && line.contains("fio-json"), "{line}");
+    for command in ["run", "io", "meta", "probe", "replay", "calibrate"] {
+        let formats = fslab::plan::formats_of(command).unwrap();
+        for f in formats {
+            let parsed = fslab::plan::Outputs::parse(&[f.to_string()], false, command);
+            assert!(parsed.is_ok(), "{command} --output {f}: {:?}", parsed.err());
+        }
+    }
+    assert!(
+        fslab::plan::formats_of("report").is_none(),
+        "report's --output is a path"
+    );
 }
 
 #[test]

@@ -8,13 +8,36 @@ use std::process::ExitCode;
 /// `fslab completions SHELL`: the script on stdout.
 pub fn run_completions(a: &crate::cli::CompletionsArgs) -> ExitCode {
     let mut script = Vec::new();
-    clap_complete::generate(
-        a.shell,
-        &mut <Cli as clap::CommandFactory>::command(),
-        "fslab",
-        &mut script,
-    );
+    let cli = <Cli as clap::CommandFactory>::command();
+    let mut cmd = for_completion(&cli).propagate_version(true);
+    clap_complete::generate(a.shell, &mut cmd, "fslab", &mut script);
     print_bytes(&script)
+}
+
+/// The command line as a shell should complete it: without hidden
+/// subcommands and flags (clap_complete's bash script offered `schema`
+/// and a guest's `--guest-workload`), and `--output` offering its
+/// formats (`json`, `json:`...) instead of file names.
+fn for_completion(c: &clap::Command) -> clap::Command {
+    let name = c.get_name().to_string();
+    let formats = crate::plan::formats_of(&name);
+    let args = c.get_arguments().filter(|a| !a.is_hide_set()).map(|a| {
+        let Some(formats) = formats.as_ref().filter(|_| a.get_long() == Some("output")) else {
+            return a.clone();
+        };
+        let values: Vec<String> = formats.iter().flat_map(|f| [f.to_string(), format!("{f}:")]).collect();
+        a.clone().value_parser(clap::builder::PossibleValuesParser::new(values))
+    });
+    let mut v = clap::Command::new(name.clone())
+        .args(args)
+        .subcommands(c.get_subcommands().filter(|s| !s.is_hide_set()).map(for_completion));
+    if let Some(about) = c.get_about() {
+        v = v.about(about.clone());
+    }
+    if let Some(ver) = c.get_version() {
+        v = v.version(ver.to_string());
+    }
+    v
 }
 
 /// `fslab man [SUBCOMMAND]`: fslab(1), or fslab-SUBCOMMAND(1), as roff on stdout.

@@ -49,6 +49,22 @@ pub struct TextStyle {
     pub quiet_warnings: bool,
 }
 
+/// The `--output` formats `fslab COMMAND` writes (what `Outputs::parse`
+/// takes), for shell completion; None for a command whose --output is a
+/// plain path (report, fio) or that has none.
+pub fn formats_of(command: &str) -> Option<Vec<&'static str>> {
+    let mut f = vec!["text", "json", "csv", "html"];
+    match command {
+        "calibrate" => return Some(vec!["text", "json"]),
+        "meta" => f.push("bonnie-csv"),
+        "probe" => f.push("timeline-csv"),
+        "io" | "run" => f.push("fio-json"),
+        "replay" => {}
+        _ => return None,
+    }
+    Some(f)
+}
+
 #[derive(Debug, Clone)]
 pub struct OutputSpec {
     pub format: OutputFormat,
