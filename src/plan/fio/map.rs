@@ -387,10 +387,12 @@ fn map_option(st: &mut State, o: &Opt) {
                     "read" | "write" | "randread" | "randwrite" | "randrw" | "trim" | "randtrim" | "trimwrite"
                     | "randtrimwrite" => v.to_string(),
                     "rw" | "readwrite" => "rw".into(),
-                    other => return Err(format!(
+                    other => {
+                        return Err(format!(
                         "rw={other} is not supported (read, write, randread, randwrite, rw, randrw, trim, randtrim, \
                              trimwrite, randtrimwrite)"
-                    )),
+                    ))
+                    }
                 };
                 set("--rw");
             }

@@ -230,12 +230,18 @@ fn falloc_checks(st: &mut State, job: &Job) {
     st.m.bad.push((at, why));
 }
 
+/// What fio does with a trim job that fslab does not do the same way.
 /// fio 3.33's randtrimwrite with an offset= writes each pair's write the
 /// offset past its trim (get_next_offset adds the file's offset to the
 /// trim's start, which holds it already), and as that is never where the
 /// last trim was, keeps rewriting the one block (offset=1m, 2 MiB: 1 trim,
-/// 32 writes of one block). fslab writes where the trim went.
-fn randtrimwrite_note(st: &mut State, job: &Job) {
+/// 32 writes of one block): a note, fslab writes where the trim went.
+/// fio paces trims (rate's third value, or its one value for all three
+/// directions); fslab paces only reads and writes: refused.
+fn trim_checks(st: &mut State, job: &Job) {
+    if !matches!(st.a.rw.as_str(), "trim" | "randtrim" | "trimwrite" | "randtrimwrite") {
+        return;
+    }
     let offset = job.get("offset").and_then(|o| o.value.as_deref()).map(str::trim);
     if st.a.rw == "randtrimwrite" && offset.is_some_and(|v| crate::units::parse_size(v).ok() != Some(0)) {
         st.m.notes.push(
@@ -243,6 +249,20 @@ fn randtrimwrite_note(st: &mut State, job: &Job) {
              rewriting that block; fslab writes each trimmed range, once"
                 .into(),
         );
+    }
+    for key in ["rate", "rate_min", "ratemin", "rate_iops", "rate_iops_min"] {
+        if let Some(o) = job
+            .get(key)
+            .filter(|o| o.value.as_deref().is_some_and(|v| v.trim() != "0"))
+        {
+            let v = o.value.as_deref().unwrap_or("").trim();
+            let why = format!(
+                "{key}={v} with rw={}: fio paces the trims too; fslab does not pace trims",
+                st.a.rw
+            );
+            st.m.bad.push((o.at.clone(), why));
+            return;
+        }
     }
 }
 
@@ -254,7 +274,7 @@ fn engine_checks(st: &mut State, job: &Job) {
         "falloc" => falloc_checks(st, job),
         _ => {}
     }
-    randtrimwrite_note(st, job);
+    trim_checks(st, job);
 }
 
 /// After the job's last option: a refused engine is the job's one error;
