@@ -341,3 +341,34 @@ fn trims_need_the_device_consent() {
     );
     assert!(contents(&lo.dev).iter().all(|&b| b == FILL), "nothing discarded");
 }
+
+/// A falloc trim job (a hole punched in a file) on an existing file fslab
+/// did not create, directly or through a symlink, is refused without
+/// --force-overwrite, and the file is left byte for byte.
+#[test]
+fn falloc_trims_of_an_existing_file_need_consent() {
+    let work = tempfile::tempdir().unwrap();
+    let victim = work.path().join("theirs");
+    let link = work.path().join("link");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let job = |name: &str, target: &Path| {
+        job_file(
+            work.path(),
+            name,
+            &format!(
+                "[p]\nioengine=falloc\nfilename={}\nrw=randtrim\nbs=16\n",
+                target.display()
+            ),
+        )
+        .display()
+        .to_string()
+    };
+    let (direct, via) = (job("d.fio", &victim), job("l.fio", &link));
+    expect_refusals_leaving(
+        &[
+            refusal(&["fio", &direct], "add --force-overwrite"),
+            refusal(&["fio", &via], "add --force-overwrite"),
+        ],
+        &[&victim],
+    );
+}
