@@ -372,3 +372,42 @@ fn falloc_trims_of_an_existing_file_need_consent() {
         &[&victim],
     );
 }
+
+/// The per-I/O latency log of a trim job: one entry per trim, each with
+/// fio's direction 2 (DDIR_TRIM) and the block size, in fio's and fslab's.
+#[test]
+fn trims_are_in_the_per_io_logs_as_fios() {
+    if !require_root_with(&["losetup", "fio"]) {
+        return;
+    }
+    let lo = LoopDev::new(16);
+    let work = tempfile::tempdir().unwrap();
+    let job = job_file(
+        work.path(),
+        "l.fio",
+        &format!("[l]\nfilename={}\nrw=randtrim\nbs=64k\nsize=1m\n", lo.dev),
+    );
+    let mut seen = Vec::new();
+    for tool in ["fio", "fslab"] {
+        let prefix = work.path().join(tool);
+        let out = fio_or_fslab(tool, true)
+            .arg(&job)
+            .args(if tool == "fslab" { &["--allow-device"][..] } else { &[] })
+            .arg(format!("--write_lat_log={}", prefix.display()))
+            .arg("--log_avg_msec=0")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
+        let log = std::fs::read_to_string(format!("{}_lat.1.log", prefix.display())).unwrap();
+        let cols: Vec<(String, String)> = log
+            .lines()
+            .map(|l| {
+                let c: Vec<&str> = l.split(", ").collect();
+                (c[2].to_string(), c[3].to_string())
+            })
+            .collect();
+        seen.push(cols);
+    }
+    assert_eq!(seen[0], vec![("2".to_string(), "65536".to_string()); 16], "fio's log");
+    assert_eq!(seen[0], seen[1]);
+}
