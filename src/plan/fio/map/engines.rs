@@ -236,6 +236,8 @@ fn falloc_checks(st: &mut State, job: &Job) {
 /// trim's start, which holds it already), and as that is never where the
 /// last trim was, keeps rewriting the one block (offset=1m, 2 MiB: 1 trim,
 /// 32 writes of one block): a note, fslab writes where the trim went.
+/// fio 3.33's trimwrite never syncs (set_rw_ddir turns the sync's turn
+/// into a trim or a write): a note, fslab syncs every N writes as 3.38.
 /// fio paces trims (rate's third value, or its one value for all three
 /// directions); fslab paces only reads and writes: refused.
 fn trim_checks(st: &mut State, job: &Job) {
@@ -249,6 +251,16 @@ fn trim_checks(st: &mut State, job: &Job) {
              rewriting that block; fslab writes each trimmed range, once"
                 .into(),
         );
+    }
+    let syncs = [&st.a.fsync, &st.a.fdatasync]
+        .iter()
+        .any(|o| o.as_deref().is_some_and(|v| v.trim() != "0"));
+    if syncs && st.a.rw.ends_with("trimwrite") {
+        st.m.notes.push(format!(
+            "fsync/fdatasync with rw={}: fio 3.33 issues no sync (the sync's turn becomes a trim or a write; \
+             fixed in fio 3.38, \"io_u: Support fsync for --rw=trimwrite\"); fslab syncs every N writes, as fio 3.38",
+            st.a.rw
+        ));
     }
     for key in ["rate", "rate_min", "ratemin", "rate_iops", "rate_iops_min"] {
         if let Some(o) = job
