@@ -198,7 +198,12 @@ fn ftruncate_checks(st: &mut State, job: &Job) {
         .iter()
         .any(|o| o.as_deref().is_some_and(|v| v.trim() != "0"));
     if !matches!(st.a.rw.as_str(), "write" | "randwrite") {
-        let rw = format!("rw={} (its reads)", st.a.rw);
+        let what = if st.a.rw.contains("trim") {
+            "its trims"
+        } else {
+            "its reads"
+        };
+        let rw = format!("rw={} ({what})", st.a.rw);
         st.m.bad.push((at, why(&rw)));
     } else if syncs || st.a.end_fsync {
         st.m.bad.push((at, why("fsync/fdatasync/end_fsync")));
