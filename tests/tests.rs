@@ -25,6 +25,7 @@ mod fio_parser;
 mod fio_region;
 mod fio_steady;
 mod fio_text_truth;
+mod fio_trim;
 mod html;
 mod io;
 mod io_buffers;

@@ -102,6 +102,17 @@ pub enum Rw {
     /// random reads and writes, mixed by --rwmixread
     #[value(name = "randrw")]
     RandRw,
+    /// sequential discards of a block device's ranges (BLKDISCARD)
+    Trim,
+    /// random discards of a block device's ranges
+    #[value(name = "randtrim")]
+    RandTrim,
+    /// sequential discards, each followed by a write of its range
+    #[value(name = "trimwrite")]
+    TrimWrite,
+    /// random discards, each followed by a write of its range
+    #[value(name = "randtrimwrite")]
+    RandTrimWrite,
 }
 
 /// `fslab io --engine`.

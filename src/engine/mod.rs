@@ -5,8 +5,12 @@
 //! moves bytes. Sync engines (sync, mmap) complete inline (`Submit::Done`); a
 //! queueing engine (io_uring, libaio, posixaio) returns `Queued` and hands
 //! completions back from `reap`. ftruncate is fio's engine of that name: a
-//! write truncates its file to the write's offset.
+//! write truncates its file to the write's offset; falloc's reads, writes
+//! and trims are fallocate(2) calls. A trim (`Op::Trim`) is a discard that
+//! every engine runs inline, as fio's do (libaio and io_uring once their
+//! queue is empty).
 
+mod falloc;
 mod ftruncate;
 mod libaio;
 mod mmap;
@@ -15,12 +19,13 @@ mod posixaio;
 mod sync;
 pub mod uring;
 
+pub use falloc::FallocEngine;
 pub use ftruncate::FtruncateEngine;
 pub use libaio::LibaioEngine;
 pub use mmap::MmapEngine;
 pub use null::NullEngine;
 pub use posixaio::PosixAioEngine;
-pub use sync::{getxattrat_works, SyncEngine};
+pub use sync::{discard, getxattrat_works, SyncEngine};
 pub use uring::{probe_uring, UringEngine, UringOpts};
 
 use serde::{Deserialize, Serialize};
@@ -50,6 +55,16 @@ pub enum Op {
         buf: *const u8,
         len: usize,
         buf_index: u16,
+    },
+    /// fio's trim: a discard of `len` bytes at `offset` (BLKDISCARD, which
+    /// only a block device takes: a regular file's fd gets ENOTTY, as
+    /// fio's os_trim does), run inline by every engine that takes it, as
+    /// fio's do; the falloc engine punches a hole instead. The result is
+    /// `len`.
+    Trim {
+        fd: RawFd,
+        offset: u64,
+        len: usize,
     },
     Fsync {
         fd: RawFd,
@@ -112,11 +127,11 @@ pub enum Op {
 }
 
 impl Op {
-    /// The file offset of a read or write (fio's log_offset column), else 0.
+    /// The file offset of a read, write or trim (fio's log_offset column), else 0.
     #[inline]
     pub fn offset(&self) -> u64 {
         match *self {
-            Op::Read { offset, .. } | Op::Write { offset, .. } => offset,
+            Op::Read { offset, .. } | Op::Write { offset, .. } | Op::Trim { offset, .. } => offset,
             _ => 0,
         }
     }
@@ -247,6 +262,7 @@ pub enum EngineKind {
     Mmap,
     Posixaio,
     Ftruncate,
+    Falloc,
 }
 
 impl EngineKind {
@@ -259,6 +275,7 @@ impl EngineKind {
             "mmap" => Some(EngineKind::Mmap),
             "posixaio" => Some(EngineKind::Posixaio),
             "ftruncate" => Some(EngineKind::Ftruncate),
+            "falloc" => Some(EngineKind::Falloc),
             _ => None,
         }
     }
@@ -273,6 +290,7 @@ impl EngineKind {
             EngineKind::Mmap => "mmap",
             EngineKind::Posixaio => "posixaio",
             EngineKind::Ftruncate => "ftruncate",
+            EngineKind::Falloc => "falloc",
         }
     }
 
@@ -287,306 +305,10 @@ impl EngineKind {
             EngineKind::Mmap => Box::new(MmapEngine::new()),
             EngineKind::Posixaio => Box::new(PosixAioEngine::new(uring.depth)),
             EngineKind::Ftruncate => Box::new(FtruncateEngine),
+            EngineKind::Falloc => Box::new(FallocEngine),
         })
     }
 }
 
 #[cfg(test)]
-mod conformance {
-    //! The same checks against every engine: round trip, short reads at EOF,
-    //! errno propagation, Busy handling, completions matched by token, and the
-    //! metadata operations.
-    use super::*;
-    use std::ffi::CString;
-    use std::io::Write;
-    use std::os::fd::AsRawFd;
-
-    fn engines() -> Vec<Box<dyn Engine>> {
-        let o = UringOpts {
-            depth: 8,
-            ..Default::default()
-        };
-        [
-            EngineKind::Null,
-            EngineKind::Sync,
-            EngineKind::Uring,
-            EngineKind::Libaio,
-            EngineKind::Mmap,
-            EngineKind::Posixaio,
-        ]
-        .iter()
-        .map(|k| k.build(&o).expect("engine builds (io_uring enabled?)"))
-        .collect()
-    }
-
-    /// Runs one operation to completion on any engine.
-    ///
-    /// # Safety
-    /// As [`Engine::submit`] until this returns (it reaps the completion).
-    unsafe fn run(e: &mut dyn Engine, op: Op, token: u64) -> i64 {
-        // SAFETY: the caller's contract, and the completion is reaped below.
-        match unsafe { e.submit(&op, token) } {
-            Submit::Done(r) => r,
-            Submit::Queued => {
-                let mut out = Vec::new();
-                e.reap(1, &mut out).unwrap();
-                assert_eq!(out.len(), 1, "{}", e.name());
-                assert_eq!(out[0].token, token, "{}: completion carries its token", e.name());
-                out[0].result
-            }
-            Submit::Busy => panic!("{}: busy with nothing in flight", e.name()),
-        }
-    }
-
-    fn read(fd: RawFd, offset: u64, buf: &mut [u8]) -> Op {
-        Op::Read {
-            fd,
-            offset,
-            buf: buf.as_mut_ptr(),
-            len: buf.len(),
-            buf_index: NO_BUF_INDEX,
-        }
-    }
-
-    #[test]
-    // one SAFETY comment for the many calls of one kind below
-    #[allow(clippy::undocumented_unsafe_blocks)]
-    fn round_trip_short_read_and_errno() {
-        // SAFETY (each `run` below): the ops' buffers and paths are locals
-        // that outlive the call, which reaps the op's completion before it
-        // returns, and nothing else touches them meanwhile.
-        let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&[7u8; 8192]).unwrap();
-        let fd = f.as_raw_fd();
-        for mut e in engines() {
-            let e = e.as_mut();
-            let data = [9u8; 4096];
-            let mut back = [0u8; 4096];
-            let w = Op::Write {
-                fd,
-                offset: 4096,
-                buf: data.as_ptr(),
-                len: 4096,
-                buf_index: NO_BUF_INDEX,
-            };
-            assert_eq!(unsafe { run(e, w, 1) }, 4096, "{}", e.name());
-            assert_eq!(unsafe { run(e, read(fd, 4096, &mut back), 2) }, 4096, "{}", e.name());
-            assert_eq!(unsafe { run(e, Op::Fsync { fd }, 3) }, 0, "{}", e.name());
-            assert_eq!(unsafe { run(e, Op::Fdatasync { fd }, 4) }, 0, "{}", e.name());
-            if e.caps().real_io {
-                assert_eq!(back, data, "{}", e.name());
-                assert_eq!(
-                    unsafe { run(e, read(fd, 6144, &mut back), 5) },
-                    2048,
-                    "{}: short read at EOF",
-                    e.name()
-                );
-                assert_eq!(
-                    unsafe { run(e, read(fd, 8192, &mut back), 6) },
-                    0,
-                    "{}: read at EOF",
-                    e.name()
-                );
-                let bad = read(999_999, 0, &mut back);
-                assert_eq!(
-                    unsafe { run(e, bad, 7) },
-                    -(libc::EBADF as i64),
-                    "{}: errno propagates",
-                    e.name()
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn busy_when_full_and_completions_matched_by_token() {
-        let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&(0..32768u32).map(|i| (i / 512) as u8).collect::<Vec<_>>())
-            .unwrap();
-        let fd = f.as_raw_fd();
-        for mut e in engines() {
-            let e = e.as_mut();
-            let mut bufs = vec![[0u8; 512]; 64];
-            let mut results = std::collections::HashMap::new();
-            let mut queued = 0;
-            let mut saw_busy = false;
-            for (i, b) in bufs.iter_mut().enumerate() {
-                // token i reads block i: its first byte tells the block
-                let op = read(fd, i as u64 * 512, b);
-                loop {
-                    // SAFETY: `bufs` outlives every op, each op its own
-                    // buffer, and all are reaped before `bufs` is read.
-                    match unsafe { e.submit(&op, 1000 + i as u64) } {
-                        Submit::Done(r) => {
-                            results.insert(1000 + i as u64, r);
-                            break;
-                        }
-                        Submit::Queued => {
-                            queued += 1;
-                            break;
-                        }
-                        Submit::Busy => {
-                            saw_busy = true;
-                            assert!(queued >= 8, "{}: busy only when full", e.name());
-                            let mut out = Vec::new();
-                            e.reap(queued, &mut out).unwrap();
-                            queued -= out.len();
-                            results.extend(out.iter().map(|c| (c.token, c.result)));
-                        }
-                    }
-                }
-            }
-            let mut out = Vec::new();
-            if queued > 0 {
-                e.reap(queued, &mut out).unwrap();
-            }
-            results.extend(out.iter().map(|c| (c.token, c.result)));
-            assert_eq!(results.len(), 64, "{}: every token completes once", e.name());
-            assert!(results.values().all(|&r| r == 512), "{}", e.name());
-            assert_eq!(saw_busy, !e.caps().inline, "{}: a full ring says Busy", e.name());
-            if e.caps().real_io {
-                for (i, b) in bufs.iter().enumerate() {
-                    assert_eq!(b[0] as usize, i, "{}: token {} got its own data", e.name(), 1000 + i);
-                }
-            }
-        }
-    }
-
-    #[test]
-    // one SAFETY comment for the many calls of one kind below
-    #[allow(clippy::undocumented_unsafe_blocks)]
-    fn metadata_operations() {
-        // SAFETY (each `run` below): the ops' buffers and paths are locals
-        // that outlive the call, which reaps the op's completion before it
-        // returns, and nothing else touches them meanwhile.
-        let dir = tempfile::tempdir().unwrap();
-        let d = std::fs::File::open(dir.path()).unwrap();
-        let dfd = d.as_raw_fd();
-        let name = CString::new("f").unwrap();
-        for mut e in engines() {
-            let e = e.as_mut();
-            if !e.caps().real_io {
-                continue;
-            }
-            let open = Op::OpenAt {
-                dirfd: dfd,
-                path: name.as_ptr(),
-                flags: libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY,
-                mode: 0o644,
-            };
-            let fd = unsafe { run(e, open, 1) };
-            assert!(fd >= 0, "{}: openat {fd}", e.name());
-            assert_eq!(
-                unsafe { run(e, open, 2) },
-                -(libc::EEXIST as i64),
-                "{}: O_EXCL",
-                e.name()
-            );
-            let mut st: libc::statx = unsafe { std::mem::zeroed() };
-            let stat = Op::Statx {
-                dirfd: dfd,
-                path: name.as_ptr(),
-                buf: &mut st,
-            };
-            assert_eq!(unsafe { run(e, stat, 3) }, 0, "{}", e.name());
-            assert_eq!(st.stx_mode as u32 & libc::S_IFMT, libc::S_IFREG, "{}", e.name());
-            assert_eq!(unsafe { run(e, Op::Close { fd: fd as RawFd }, 4) }, 0, "{}", e.name());
-            let unlink = Op::UnlinkAt {
-                dirfd: dfd,
-                path: name.as_ptr(),
-                flags: 0,
-            };
-            assert_eq!(unsafe { run(e, unlink, 5) }, 0, "{}", e.name());
-            assert_eq!(unsafe { run(e, unlink, 6) }, -(libc::ENOENT as i64), "{}", e.name());
-            assert_eq!(unsafe { run(e, stat, 7) }, -(libc::ENOENT as i64), "{}", e.name());
-            let mkdir = Op::MkdirAt {
-                dirfd: dfd,
-                path: name.as_ptr(),
-                mode: 0o755,
-            };
-            assert_eq!(unsafe { run(e, mkdir, 8) }, 0, "{}", e.name());
-            assert_eq!(unsafe { run(e, mkdir, 9) }, -(libc::EEXIST as i64), "{}", e.name());
-            let rmdir = Op::UnlinkAt {
-                dirfd: dfd,
-                path: name.as_ptr(),
-                flags: libc::AT_REMOVEDIR,
-            };
-            assert_eq!(unsafe { run(e, rmdir, 10) }, 0, "{}", e.name());
-        }
-    }
-
-    #[test]
-    // one SAFETY comment for the many calls of one kind below
-    #[allow(clippy::undocumented_unsafe_blocks)]
-    fn ftruncate_truncates_on_write_and_refuses_the_rest() {
-        // SAFETY (each `run` below): the ops' buffers are locals that
-        // outlive the call, which completes inline.
-        let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&[7u8; 8192]).unwrap();
-        let fd = f.as_raw_fd();
-        let mut e = EngineKind::Ftruncate.build(&UringOpts::default()).unwrap();
-        let e = e.as_mut();
-        let data = [9u8; 4096];
-        let w = |offset| Op::Write {
-            fd,
-            offset,
-            buf: data.as_ptr(),
-            len: 4096,
-            buf_index: NO_BUF_INDEX,
-        };
-        // counted as the write's bytes; the file's size is the offset
-        assert_eq!(unsafe { run(e, w(12288), 1) }, 4096);
-        assert_eq!(f.metadata().unwrap().len(), 12288);
-        assert_eq!(unsafe { run(e, w(0), 2) }, 4096);
-        assert_eq!(f.metadata().unwrap().len(), 0);
-        let mut back = [0u8; 16];
-        let einval = -(libc::EINVAL as i64);
-        assert_eq!(
-            unsafe { run(e, read(fd, 0, &mut back), 3) },
-            einval,
-            "fio: reads are EINVAL"
-        );
-        assert_eq!(unsafe { run(e, Op::Fsync { fd }, 4) }, einval, "fio: no sync either");
-        let bad = Op::Write {
-            fd: 999_999,
-            offset: 0,
-            buf: data.as_ptr(),
-            len: 4096,
-            buf_index: NO_BUF_INDEX,
-        };
-        assert_eq!(unsafe { run(e, bad, 5) }, -(libc::EBADF as i64));
-    }
-
-    #[test]
-    fn uring_registered_files_and_buffers() {
-        // SAFETY (each `run` below): the ops' buffers and paths are locals
-        // that outlive the call, which reaps the op's completion before it
-        // returns, and nothing else touches them meanwhile.
-        let mut f = tempfile::tempfile().unwrap();
-        f.write_all(&[5u8; 8192]).unwrap();
-        let fd = f.as_raw_fd();
-        let o = UringOpts {
-            depth: 4,
-            fixed_files: true,
-            fixed_bufs: true,
-            ..Default::default()
-        };
-        let mut e = EngineKind::Uring.build(&o).unwrap();
-        let mut buf = crate::workload::AlignedBuf::new(4096, 4096);
-        // SAFETY: `buf` stays valid until `e` is dropped (explicitly, below)
-        // and is read only after the op's completion.
-        unsafe { e.register(&[fd], &[(buf.as_ptr(), 4096)]) }.unwrap();
-        let op = Op::Read {
-            fd,
-            offset: 0,
-            buf: buf.as_ptr(),
-            len: 4096,
-            buf_index: 0,
-        };
-        // SAFETY: `buf` is registered and outlives the op, reaped before `run` returns
-        assert_eq!(unsafe { run(e.as_mut(), op, 9) }, 4096);
-        assert!(buf.as_mut_slice().iter().all(|&b| b == 5));
-        drop(e);
-        drop(buf);
-    }
-}
+mod conformance;

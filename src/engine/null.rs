@@ -22,7 +22,7 @@ impl Engine for NullEngine {
     #[inline]
     unsafe fn submit(&mut self, op: &Op, _token: u64) -> Submit {
         Submit::Done(match *op {
-            Op::Read { len, .. } | Op::Write { len, .. } => len as i64,
+            Op::Read { len, .. } | Op::Write { len, .. } | Op::Trim { len, .. } => len as i64,
             Op::OpenAt { .. } => 1_000_000,
             _ => 0,
         })

@@ -69,6 +69,26 @@ unsafe fn stat_basic(dirfd: BorrowedFd<'_>, path: *const libc::c_char, out: &mut
     0
 }
 
+/// BLKDISCARD (linux/fs.h: `_IO(0x12, 119)`).
+const BLKDISCARD: libc::c_ulong = 0x1277;
+
+/// fio's os_trim: ioctl(BLKDISCARD) of `len` bytes at `offset`; `len` when
+/// done, else the negated errno. Only a block device takes it: a regular
+/// file (or a pipe, a socket) answers ENOTTY and nothing happens to it. The
+/// fd must be open for writing (the kernel refuses a read-only one, EBADF).
+/// Which fds reach here is the target layer's business: only a device the
+/// user consented to (--allow-device, claimed O_EXCL) is ever opened for
+/// writing, and a job that trims anything else is refused before it runs.
+pub fn discard(fd: libc::c_int, offset: u64, len: usize) -> i64 {
+    let range: [u64; 2] = [offset, len as u64];
+    // SAFETY: BLKDISCARD reads two u64s from the pointer, valid for the
+    // call; a bad fd is EBADF.
+    match unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) } {
+        0 => len as i64,
+        _ => -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64),
+    }
+}
+
 impl Engine for SyncEngine {
     fn name(&self) -> &'static str {
         "sync"
@@ -104,6 +124,7 @@ impl Engine for SyncEngine {
                     std::slice::from_raw_parts(buf, len),
                     offset,
                 )),
+                Op::Trim { fd, offset, len } => discard(fd, offset, len),
                 Op::Fsync { fd } => res(rustix::fs::fsync(BorrowedFd::borrow_raw(fd)).map(|_| 0)),
                 Op::Fdatasync { fd } => res(rustix::fs::fdatasync(BorrowedFd::borrow_raw(fd)).map(|_| 0)),
                 Op::OpenAt {

@@ -186,6 +186,7 @@ impl UringEngine {
                 len,
                 buf_index,
             } => self.sqe_rw(fd, false, offset, buf as *mut u8, len, buf_index),
+            Op::Trim { .. } => unreachable!("trims run inline (submit)"),
             Op::Fsync { fd } | Op::Fdatasync { fd } => {
                 let flags = if matches!(op, Op::Fdatasync { .. }) {
                     types::FsyncFlags::DATASYNC
@@ -262,6 +263,14 @@ impl Engine for UringEngine {
     /// completion is reaped.
     #[inline]
     unsafe fn submit(&mut self, op: &Op, token: u64) -> Submit {
+        if let Op::Trim { fd, offset, len } = *op {
+            // fio's io_uring: a trim waits for what is queued to be
+            // submitted, then runs inline (do_io_u_trim)
+            if !self.ring.submission().is_empty() {
+                return Submit::Busy;
+            }
+            return Submit::Done(super::discard(fd, offset, len));
+        }
         let sqe = self.sqe(op).user_data(token);
         // SAFETY: Engine's contract keeps buffers, paths and fds valid until
         // the completion for `token` has been reaped.

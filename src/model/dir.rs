@@ -166,7 +166,7 @@ impl DirResult {
             cpu_percent: None,
             ops: s.lat.count,
             bytes: s.bytes,
-            short_ops: matches!(dir, OpKind::Read | OpKind::Write).then_some(s.short),
+            short_ops: matches!(dir, OpKind::Read | OpKind::Write | OpKind::Trim).then_some(s.short),
             errors: s.errors.iter().map(|(e, c)| (errno_name(*e), *c)).collect(),
             iops: rate(s.lat.count),
             bytes_per_s: bps,
@@ -188,8 +188,10 @@ impl DirResult {
                 .collect(),
             ranks: None,
             stonewall: None,
-            bw_samples: matches!(dir, OpKind::Read | OpKind::Write).then(|| RateSamples::of(&s.bw_samples)),
-            iops_samples: matches!(dir, OpKind::Read | OpKind::Write).then(|| RateSamples::of(&s.iops_samples)),
+            bw_samples: matches!(dir, OpKind::Read | OpKind::Write | OpKind::Trim)
+                .then(|| RateSamples::of(&s.bw_samples)),
+            iops_samples: matches!(dir, OpKind::Read | OpKind::Write | OpKind::Trim)
+                .then(|| RateSamples::of(&s.iops_samples)),
         }
     }
 }

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 pub struct FioJobHead {
     pub name: String,
     pub groupid: usize,
-    /// fio's name of the pattern: read, write, randread, randwrite, rw, randrw.
+    /// fio's name of the pattern: read, write, randread, randwrite, rw, randrw,
+    /// trim, randtrim, trimwrite, randtrimwrite.
     pub rw: String,
     /// The smallest and largest block of reads, writes and trims, bytes.
     pub bs: [[u64; 2]; 3],

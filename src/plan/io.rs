@@ -33,6 +33,14 @@ pub enum Rw {
     RandWrite,
     Rw,
     RandRw,
+    // fio's trims: sequential or random discards (a hole punched with the
+    // falloc engine), and trimwrite's pairs: each range trimmed, then
+    // written (fio's td_trimwrite: the write goes where the trim went). A
+    // plain comment: a doc comment would make the schema's enum a oneOf.
+    Trim,
+    RandTrim,
+    TrimWrite,
+    RandTrimWrite,
 }
 
 impl Rw {
@@ -44,6 +52,10 @@ impl Rw {
             "randwrite" => Rw::RandWrite,
             "rw" | "readwrite" => Rw::Rw,
             "randrw" => Rw::RandRw,
+            "trim" => Rw::Trim,
+            "randtrim" => Rw::RandTrim,
+            "trimwrite" => Rw::TrimWrite,
+            "randtrimwrite" => Rw::RandTrimWrite,
             _ => return None,
         })
     }
@@ -56,18 +68,36 @@ impl Rw {
             Rw::RandWrite => "randwrite",
             Rw::Rw => "rw",
             Rw::RandRw => "randrw",
+            Rw::Trim => "trim",
+            Rw::RandTrim => "randtrim",
+            Rw::TrimWrite => "trimwrite",
+            Rw::RandTrimWrite => "randtrimwrite",
         }
     }
 
     pub fn random(self) -> bool {
-        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
+        matches!(
+            self,
+            Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim | Rw::RandTrimWrite
+        )
+    }
+
+    /// The job discards (trim, randtrim, trimwrite, randtrimwrite).
+    pub fn trims(self) -> bool {
+        matches!(self, Rw::Trim | Rw::RandTrim | Rw::TrimWrite | Rw::RandTrimWrite)
+    }
+
+    /// Each trim is followed by a write of its range (trimwrite, randtrimwrite).
+    pub fn trim_writes(self) -> bool {
+        matches!(self, Rw::TrimWrite | Rw::RandTrimWrite)
     }
 
     /// Percentage of reads given `rwmixread`.
     pub fn read_pct(self, rwmixread: u32) -> u32 {
         match self {
             Rw::Read | Rw::RandRead => 100,
-            Rw::Write | Rw::RandWrite => 0,
+            // a trim destroys data as a write does: `writes` holds
+            Rw::Write | Rw::RandWrite | Rw::Trim | Rw::RandTrim | Rw::TrimWrite | Rw::RandTrimWrite => 0,
             Rw::Rw | Rw::RandRw => rwmixread,
         }
     }
@@ -223,7 +253,7 @@ impl IoPlan {
             PlanError::new(
                 "--rw",
                 format!(
-                    "unknown pattern '{}' (known: read, write, randread, randwrite, rw, randrw)",
+                    "unknown pattern '{}' (known: read, write, randread, randwrite, rw, randrw, trim, randtrim, trimwrite, randtrimwrite)",
                     a.rw
                 ),
             )
@@ -234,6 +264,12 @@ impl IoPlan {
         };
         let (bs, bs_max, bssplit) = block_sizes(a)?;
         let verify = verify(a, bs, bs_max, &bssplit)?;
+        if verify && rw.trims() && !a.verify_only {
+            return Err(PlanError::new(
+                "--verify",
+                format!("rw={}: fslab does not verify what a trim job leaves", rw.name()),
+            ));
+        }
         // --verify-only reads sequentially, whatever --rw says
         let rw = if a.verify_only { Rw::Read } else { rw };
         let (nrfiles, size, jobs) = files_and_jobs(a, bs)?;

@@ -203,15 +203,15 @@ pub struct OpLog {
     /// The first spool error (the log it hit is no longer kept).
     error: Option<String>,
     /// lat, clat, slat windows per direction.
-    win: [[Window; 2]; 3],
+    win: [[Window; 3]; 3],
     /// bw/iops window: its end, bytes and I/Os per direction.
     rate_end: u64,
-    rate_bytes: [u64; 2],
-    rate_ios: [u64; 2],
+    rate_bytes: [u64; 3],
+    rate_ios: [u64; 3],
     /// clat histogram window per direction.
-    hist: [Vec<u64>; 2],
-    hist_last: [u64; 2],
-    hist_bs: [u64; 2],
+    hist: [Vec<u64>; 3],
+    hist_last: [u64; 3],
+    hist_bs: [u64; 3],
     /// The offset of the operation `record` saw last (`split` follows it).
     last_offset: u64,
     /// The last I/O's priority, for its latency entries.
@@ -222,6 +222,7 @@ fn dir_of(d: OpKind) -> Option<usize> {
     match d {
         OpKind::Read => Some(0),
         OpKind::Write => Some(1),
+        OpKind::Trim => Some(2),
         _ => None,
     }
 }
@@ -240,15 +241,15 @@ impl OpLog {
             error: None,
             win: Default::default(),
             rate_end: spec.avg_ms,
-            rate_bytes: [0; 2],
-            rate_ios: [0; 2],
+            rate_bytes: [0; 3],
+            rate_ios: [0; 3],
             hist: if hist {
-                [vec![0; PLAT_NR], vec![0; PLAT_NR]]
+                [vec![0; PLAT_NR], vec![0; PLAT_NR], vec![0; PLAT_NR]]
             } else {
-                [Vec::new(), Vec::new()]
+                [Vec::new(), Vec::new(), Vec::new()]
             },
-            hist_last: [0; 2],
-            hist_bs: [0; 2],
+            hist_last: [0; 3],
+            hist_bs: [0; 3],
             last_offset: 0,
             last_prio: 0,
         };
@@ -345,7 +346,7 @@ impl OpLog {
 
     fn emit_rate(&mut self, at: u64, spent: u64) {
         let spent = spent.max(1);
-        for d in 0..2 {
+        for d in 0..3 {
             if self.rate_ios[d] == 0 {
                 continue;
             }
@@ -376,8 +377,8 @@ impl OpLog {
                 );
             }
         }
-        self.rate_bytes = [0; 2];
-        self.rate_ios = [0; 2];
+        self.rate_bytes = [0; 3];
+        self.rate_ios = [0; 3];
     }
 
     fn clat_sample(&mut self, d: usize, t_ms: u64, ns: u64, bs: u64) {
@@ -495,7 +496,7 @@ impl OpLog {
         let t = self.ms(end);
         if self.spec.avg_ms > 0 {
             for k in 0..3 {
-                for d in 0..2 {
+                for d in 0..3 {
                     let w = self.win[k][d];
                     if w.n > 0 {
                         let s = Sample {

@@ -316,8 +316,8 @@ impl<L: LatencyHook> Queue<'_, L> {
     /// what it says: a new in-flight limit, the stats reset, the end.
     fn searched(&mut self, ctx: &Ctx, dir: crate::stats::OpKind, result: i64, lat: u64, end: Instant) {
         use crate::stats::OpKind;
-        // fio checks reads and writes; every completion counts for a drain
-        let counts = result >= 0 && matches!(dir, OpKind::Read | OpKind::Write);
+        // fio checks reads, writes and trims (ddir_rw); every completion counts for a drain
+        let counts = result >= 0 && matches!(dir, OpKind::Read | OpKind::Write | OpKind::Trim);
         match self.lat.complete(counts, lat, end, self.inflight) {
             Action::Keep => {}
             Action::Limit(n) => self.limit = n.min(self.depth),

@@ -21,7 +21,7 @@ pub(super) struct Sampler {
     base: Instant,
     last: Instant,
     /// Each direction's bytes (bw) or I/Os when the last was taken.
-    prev: [u64; 2],
+    prev: [u64; 3],
 }
 
 impl Sampler {
@@ -33,7 +33,7 @@ impl Sampler {
             period: if logged { log.avg_ms } else { SAMPLE_MS },
             base: start,
             last: start,
-            prev: [0; 2],
+            prev: [0; 3],
         }
     }
 
@@ -44,7 +44,7 @@ impl Sampler {
 
     /// Starts again at `now` (the statistics were reset).
     pub fn restart(&mut self, now: Instant) {
-        (self.base, self.last, self.prev) = (now, now, [0; 2]);
+        (self.base, self.last, self.prev) = (now, now, [0; 3]);
     }
 
     /// When the next window is taken (never for per-I/O samples).
@@ -86,7 +86,7 @@ impl Sampler {
     /// since the last gets its rate over the milliseconds since then.
     pub fn take(&mut self, now: Instant, stats: &mut KindStats) {
         let spent = now.saturating_duration_since(self.last).as_millis() as u64;
-        for (i, d) in [OpKind::Read, OpKind::Write].into_iter().enumerate() {
+        for (i, d) in [OpKind::Read, OpKind::Write, OpKind::Trim].into_iter().enumerate() {
             let st = &mut stats[d.idx()];
             let cur = if self.bw { st.bytes } else { st.lat.count };
             if spent > 0 && cur > self.prev[i] {
@@ -106,7 +106,7 @@ impl Sampler {
     /// (fio's rate of it: bytes * 10^6 / ns; an IOPS sample of 1).
     #[inline]
     pub fn per_io(&self, d: OpKind, bytes: u64, lat_ns: u64, stats: &mut KindStats) {
-        if self.period != 0 || !matches!(d, OpKind::Read | OpKind::Write) {
+        if self.period != 0 || !matches!(d, OpKind::Read | OpKind::Write | OpKind::Trim) {
             return;
         }
         let st = &mut stats[d.idx()];

@@ -81,7 +81,7 @@ impl<L: LatencyHook> Pace for Plain<L> {
         if !L::ON || !rec.recording {
             return ControlFlow::Continue(());
         }
-        let counts = d.step.result >= 0 && matches!(d.step.dir, OpKind::Read | OpKind::Write);
+        let counts = d.step.result >= 0 && matches!(d.step.dir, OpKind::Read | OpKind::Write | OpKind::Trim);
         match self.0.complete(counts, d.lat, d.end, 0) {
             Action::Keep | Action::Limit(_) => ControlFlow::Continue(()),
             Action::Reset(_) => {

@@ -40,6 +40,33 @@ pub(super) fn dir_extra(plan: &IoPlan) -> u64 {
     plan.region.max_start(plan.jobs, 0, plan.shape.bs)
 }
 
+/// A trim (fio's os_trim, ioctl BLKDISCARD) on anything but a block device
+/// fails with ENOTTY in fio, every one of them: fslab refuses the job
+/// instead, before it runs. The falloc engine punches holes in a file
+/// instead, and the null engine touches nothing.
+fn trim_refusal(plan: &IoPlan, kind: &Kind) -> Result<(), TargetError> {
+    use crate::engine::EngineKind;
+    let engine = plan.ioengine.engine;
+    if !plan.shape.rw.trims()
+        || matches!(kind, Kind::Device(_))
+        || matches!(engine, EngineKind::Falloc | EngineKind::Null)
+    {
+        return Ok(());
+    }
+    let what = match kind {
+        Kind::Dir => "files in a directory",
+        _ => "a regular file",
+    };
+    Err(refused(
+        "--rw",
+        format!(
+            "rw={}: a trim discards a block device's range (BLKDISCARD), and '{}' holds {what}: fio fails each such trim with ENOTTY (ioengine=falloc punches holes in files)",
+            plan.shape.rw.name(),
+            plan.target.display()
+        ),
+    ))
+}
+
 /// The refusals that need nothing made yet: what the target is, and whether
 /// the plan can run on it.
 pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
@@ -72,6 +99,7 @@ pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
             format!("'{}' is on {fs}, not a filesystem to measure", path.display()),
         ));
     }
+    trim_refusal(plan, &kind)?;
     if crate::dist::is_distributed() && !matches!(kind, Kind::Dir) {
         return Err(refused(
             "--target",

@@ -1,9 +1,11 @@
-//! The io workload: sequential or random reads and writes over a region of
+//! The io workload: sequential or random reads and writes (or fio's trims,
+//! alone or each followed by a write of its range) over a region of
 //! one or more files (`nrfiles`, used in turn), mixed by `rwmixread`, with a
 //! fixed block size, a range of sizes or a weighted split (fio's bsrange and
 //! bssplit), an fsync or fdatasync every N writes, a final fsync of every
 //! file, and an optional think time between operations.
 
+mod passes;
 mod prio;
 mod region;
 mod sizes;
@@ -41,6 +43,12 @@ pub struct IoWorkload {
     /// (`next_dir`) or set by the pacer.
     next_read: Option<bool>,
     random: bool,
+    /// fio's trim directions: every I/O the region hands out is a trim.
+    trims: bool,
+    /// trimwrite, randtrimwrite: each trim is followed by a write of its range.
+    trim_writes: bool,
+    /// That write, when the last I/O was its trim: (fd, offset, len).
+    paired: Option<(RawFd, u64, usize)>,
     /// Smallest block size: offsets are multiples of it.
     bs: u64,
     /// Random offsets are multiples of this: fio's blockalign, else `bs`.
@@ -144,15 +152,20 @@ impl IoWorkload {
         let n = fds.len();
         let region = Region::new(plan, n, file_size.max(plan.shape.bs_max), &mut rng);
         let start = if plan.region.fio { 0 } else { start };
+        // fio's should_fsync: only a job that writes data syncs (a trim-only one does not)
+        let syncs = plan.writes() && (!plan.shape.rw.trims() || plan.shape.rw.trim_writes());
         IoWorkload {
             _files: files,
             next_file: 0,
             region,
-            fsync_on_close: plan.region.fsync_on_close && plan.writes(),
+            fsync_on_close: plan.region.fsync_on_close && syncs,
             rng,
             read_pct: plan.shape.rw.read_pct(plan.shape.rwmixread),
             next_read: None,
             random: plan.shape.rw.random(),
+            trims: plan.shape.rw.trims(),
+            trim_writes: plan.shape.rw.trim_writes(),
+            paired: None,
             bs: plan.shape.bs,
             align: plan.shape.blockalign.unwrap_or(plan.shape.bs),
             bs_max: plan.shape.bs_max,
@@ -167,7 +180,7 @@ impl IoWorkload {
             fdatasync_every: plan.shape.fdatasync_every,
             writes_since_fsync: 0,
             writes_since_fdatasync: 0,
-            end_fsyncs: if plan.shape.end_fsync && plan.writes() { n } else { 0 },
+            end_fsyncs: if plan.shape.end_fsync && syncs { n } else { 0 },
             inflight: 0,
             end_error: None,
             issued_all: false,
@@ -249,6 +262,11 @@ impl IoWorkload {
         if let Some(op) = self.read_back(slot, false) {
             return Some(op);
         }
+        if let Some((fd, offset, len)) = self.paired.take() {
+            // the write of a trimwrite's pair, issued even when the trim
+            // was the region's last
+            return Some(self.write_op(slot, fd, offset, len));
+        }
         let mut len = self.next_len(true);
         if self.full || !self.region.may_issue() {
             return self.end_op(slot);
@@ -274,43 +292,61 @@ impl IoWorkload {
         self.region.issued(len);
         let fd = self.fds[f];
         let offset = self.base + offset;
-        let mut buf = self.bufs[slot].as_ptr();
-        let buf_index = slot as u16;
         let len_usize = len as usize;
-        Some(if read {
-            // within the slot's buffer: it has `read_skew` bytes more
-            buf = buf.wrapping_add(self.read_skew);
-            NextOp {
-                op: Op::Read {
+        if self.trims {
+            // fio's trimwrite: the write goes where the trim went (io_u.c
+            // get_next_offset, get_next_buflen); only the trims count
+            // toward the region's bytes, as fio doubles its total for them
+            if self.trim_writes {
+                self.paired = Some((fd, offset, len_usize));
+            }
+            return Some(NextOp {
+                op: Op::Trim {
                     fd,
                     offset,
-                    buf,
                     len: len_usize,
-                    buf_index,
                 },
-                dir: OpKind::Read,
+                dir: OpKind::Trim,
                 len,
-                prio: self.prio.pick(true, len),
-            }
-        } else {
-            self.writes_since_fsync += 1;
-            self.writes_since_fdatasync += 1;
-            buf = self
-                .fill
-                .before_write(&mut self.bufs[slot], slot, fd, offset, len_usize);
-            NextOp {
-                op: Op::Write {
-                    fd,
-                    offset,
-                    buf,
-                    len: len_usize,
-                    buf_index,
-                },
-                dir: OpKind::Write,
-                len,
-                prio: self.prio.pick(false, len),
-            }
+                prio: 0,
+            });
+        }
+        if !read {
+            return Some(self.write_op(slot, fd, offset, len_usize));
+        }
+        // within the slot's buffer: it has `read_skew` bytes more
+        let buf = self.bufs[slot].as_ptr().wrapping_add(self.read_skew);
+        Some(NextOp {
+            op: Op::Read {
+                fd,
+                offset,
+                buf,
+                len: len_usize,
+                buf_index: slot as u16,
+            },
+            dir: OpKind::Read,
+            len,
+            prio: self.prio.pick(true, len),
         })
+    }
+
+    /// A write of `len` bytes at `offset` of `fd` from slot `slot`'s buffer.
+    fn write_op(&mut self, slot: usize, fd: RawFd, offset: u64, len: usize) -> NextOp {
+        self.writes_since_fsync += 1;
+        self.writes_since_fdatasync += 1;
+        let buf = self.fill.before_write(&mut self.bufs[slot], slot, fd, offset, len);
+        NextOp {
+            op: Op::Write {
+                fd,
+                offset,
+                buf,
+                len,
+                buf_index: slot as u16,
+            },
+            dir: OpKind::Write,
+            len: len as u64,
+            prio: self.prio.pick(false, len as u64),
+        }
     }
 
     /// The file of the next I/O (`Region::pick_file`); None when this pass
@@ -398,63 +434,6 @@ impl IoWorkload {
         };
         let o = zstart + align * b;
         (o + len.max(min) <= size).then_some(o)
-    }
-
-    /// fio's random map (io_u.c): a random block of the file in units of
-    /// the smallest block size, the next free one from there, and the I/O
-    /// trimmed to the free run it lands in (`mark_random_map`), so a
-    /// bssplit's large blocks shrink as the map fills: fio 3.33 did 13,960
-    /// I/Os of 117 sizes where untrimmed blocks made 5,822 of 8. A block
-    /// that would pass the file's end is cut there too (fio draws its size
-    /// again until it fits).
-    fn mapped_offset(&mut self, f: usize, len: &mut u64, size: u64) -> Option<u64> {
-        if self.bs > size {
-            return None;
-        }
-        let maps = self.region.maps.as_mut().expect("a mapped region");
-        let m = &mut maps[f];
-        let blocks = m.blocks();
-        let mut wrapped = false;
-        let b = match m.next_free(self.rng.u64(0..blocks)) {
-            Some(b) => b,
-            None if self.region.size_based => return None,
-            None => {
-                m.clear();
-                wrapped = true;
-                self.rng.u64(0..blocks)
-            }
-        };
-        let run = m.mark_free_run(b, len.div_ceil(self.bs));
-        *len = (*len).min(run * self.bs).min(size - b * self.bs);
-        if wrapped {
-            self.drop_cache(f);
-        }
-        Some(self.bs * b)
-    }
-
-    /// A new pass: every file from its start, its map empty.
-    fn reset_files(&mut self) {
-        self.region.done.iter_mut().for_each(|d| *d = false);
-        if let Some(maps) = &mut self.region.maps {
-            maps.iter_mut().for_each(|m| m.clear());
-        }
-        self.seq.iter_mut().for_each(|s| *s = [0, 0]);
-        self.region.restart_zones();
-        for f in 0..self._files.len() {
-            self.drop_cache(f);
-        }
-    }
-
-    /// fio's loop_cache_invalidate of file `f`'s region, when the job has it.
-    #[cold]
-    fn drop_cache(&self, f: usize) {
-        if !self.invalidate_passes {
-            return;
-        }
-        if let Some(file) = self._files.get(f) {
-            let len = std::num::NonZeroU64::new(self.file_size);
-            let _ = rustix::fs::fadvise(file, self.base, len, rustix::fs::Advice::DontNeed);
-        }
     }
 }
 
@@ -546,6 +525,13 @@ impl Workload for IoWorkload {
     }
 
     fn next_dir(&mut self) -> Option<OpKind> {
+        if self.trims {
+            return Some(if self.paired.is_some() {
+                OpKind::Write
+            } else {
+                OpKind::Trim
+            });
+        }
         let read = match self.next_read {
             Some(r) => r,
             None => {
@@ -558,6 +544,10 @@ impl Workload for IoWorkload {
     }
 
     fn set_next_dir(&mut self, dir: OpKind) {
+        // a trim job's directions are its own (the pacer steers only a mix)
+        if self.trims {
+            return;
+        }
         self.next_read = Some(dir == OpKind::Read);
     }
 

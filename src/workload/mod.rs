@@ -59,7 +59,7 @@ impl Step {
     /// The step of `next`'s operation, which returned `result`.
     #[inline]
     pub fn of(next: &NextOp, result: i64) -> Self {
-        let rw = matches!(next.op, Op::Read { .. } | Op::Write { .. });
+        let rw = matches!(next.op, Op::Read { .. } | Op::Write { .. } | Op::Trim { .. });
         Step {
             dir: next.dir,
             result,

@@ -384,12 +384,14 @@ fn map_option(st: &mut State, o: &Opt) {
                     }
                 }
                 a.rw = match v {
-                    "read" | "write" | "randread" | "randwrite" | "randrw" => v.to_string(),
+                    "read" | "write" | "randread" | "randwrite" | "randrw" | "trim" | "randtrim" | "trimwrite"
+                    | "randtrimwrite" => v.to_string(),
                     "rw" | "readwrite" => "rw".into(),
                     other => {
                         return Err(format!(
-                            "rw={other} is not supported (read, write, randread, randwrite, rw, randrw)"
-                        ))
+                        "rw={other} is not supported (read, write, randread, randwrite, rw, randrw, trim, randtrim, \
+                             trimwrite, randtrimwrite)"
+                    ))
                     }
                 };
                 set("--rw");

@@ -72,7 +72,7 @@ pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
     for d in c
         .directions
         .iter()
-        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
+        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write | OpKind::Trim))
     {
         all.add(&LatHist::from_sparse(&d.lat.histogram));
     }
@@ -120,7 +120,10 @@ pub(crate) fn latency_maps(c: &Cell) -> (Value, Value, Value) {
 pub(crate) fn depth_levels(c: &Cell) -> Vec<(&'static str, f64)> {
     let issued = |k: OpKind| c.dir(k).map_or(0, |d| d.ops + d.errors.values().sum::<u64>());
     let syncs = issued(OpKind::Fsync);
-    let sync = [0, issued(OpKind::Read) + issued(OpKind::Write) + syncs];
+    let sync = [
+        0,
+        issued(OpKind::Read) + issued(OpKind::Write) + issued(OpKind::Trim) + syncs,
+    ];
     let counts: &[u64] = if c.inflight_depth.iter().any(|&n| n > 0) {
         &c.inflight_depth
     } else {

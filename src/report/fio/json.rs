@@ -207,14 +207,10 @@ fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
         j["majf"] = json!(ru.majf);
         j["minf"] = json!(ru.minf);
     }
-    for (key, dir) in [
-        ("read", OpKind::Read),
-        ("write", OpKind::Write),
-        ("trim", OpKind::Fsync),
-    ] {
-        j[key] = match (dir, c.dir(dir)) {
-            (OpKind::Fsync, _) | (_, None) => empty_dir(),
-            (_, Some(d)) => dir_obj(r, c, d, plus),
+    for (key, dir) in [("read", OpKind::Read), ("write", OpKind::Write), ("trim", OpKind::Trim)] {
+        j[key] = match c.dir(dir) {
+            None => empty_dir(),
+            Some(d) => dir_obj(r, c, d, plus),
         };
     }
     j["sync"] = sync_obj(c, plus);

@@ -109,11 +109,12 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         "posixaio" => "posixaio".into(),
         "null" => "null".into(),
         "ftruncate" => "ftruncate".into(),
+        "falloc" => "falloc".into(),
         // no I/O: no files; the job's worker is fio's engine itself (`noio`)
         "cpuio" | "exec" => "null".into(),
         other => {
             return Err(format!(
-                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, cpuio, exec, \
+                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, falloc, cpuio, exec, \
                  filecreate, filestat, filedelete, dircreate, dirstat, dirdelete)"
             ))
         }
@@ -154,7 +155,7 @@ fn cap_sync_depth(st: &mut State) {
 /// read/write mix, a read after the Nth write is preceded by another sync
 /// (fixed in fio 3.38, commit 704a8cfe). fslab issues one per N writes.
 fn settle_syncs(st: &mut State) {
-    if matches!(st.a.rw.as_str(), "read" | "randread") {
+    if matches!(st.a.rw.as_str(), "read" | "randread" | "trim" | "randtrim") {
         // fio's should_fsync: a job that does not write never syncs, and
         // its fsync=N is no error (a [global] fsync= over read jobs)
         st.a.fsync = None;
@@ -197,13 +198,100 @@ fn ftruncate_checks(st: &mut State, job: &Job) {
         .iter()
         .any(|o| o.as_deref().is_some_and(|v| v.trim() != "0"));
     if !matches!(st.a.rw.as_str(), "write" | "randwrite") {
-        let rw = format!("rw={} (its reads)", st.a.rw);
+        let what = if st.a.rw.contains("trim") {
+            "its trims"
+        } else {
+            "its reads"
+        };
+        let rw = format!("rw={} ({what})", st.a.rw);
         st.m.bad.push((at, why(&rw)));
     } else if syncs || st.a.end_fsync {
         st.m.bad.push((at, why("fsync/fdatasync/end_fsync")));
     } else if st.a.verify.is_some() && job.get("do_verify").is_none_or(|_| job.flag("do_verify")) {
         st.m.bad.push((at, why("verify (its read-back)")));
     }
+}
+
+/// fio's falloc engine makes a sync a fallocate of zero bytes (EINVAL,
+/// engines/falloc.c), and verifies nothing it could read back (no data is
+/// moved): such a job is refused at the ioengine's line. Its reads
+/// (fallocate with KEEP_SIZE) allocate, which fio does through a file it
+/// opens read-write whatever the job does; fslab opens a reading job's
+/// files read-only, and refuses it rather than change a file it only reads.
+fn falloc_checks(st: &mut State, job: &Job) {
+    let at = job.get("ioengine").map_or_else(|| job.at.clone(), |o| o.at.clone());
+    let syncs = [&st.a.fsync, &st.a.fdatasync]
+        .iter()
+        .any(|o| o.as_deref().is_some_and(|v| v.trim() != "0"));
+    let why = if st.a.rw.contains("read") || st.a.rw == "rw" {
+        format!("ioengine=falloc with rw={}: its reads allocate (fallocate KEEP_SIZE), which fslab does not do to a file it opens to read", st.a.rw)
+    } else if syncs || st.a.end_fsync {
+        "ioengine=falloc with fsync/fdatasync/end_fsync: fio's falloc engine fails a sync with EINVAL".into()
+    } else if st.a.verify.is_some() {
+        "ioengine=falloc with verify: it moves no data to verify".into()
+    } else {
+        return;
+    };
+    st.m.bad.push((at, why));
+}
+
+/// What fio does with a trim job that fslab does not do the same way.
+/// fio 3.33's randtrimwrite with an offset= writes each pair's write the
+/// offset past its trim (get_next_offset adds the file's offset to the
+/// trim's start, which holds it already), and as that is never where the
+/// last trim was, keeps rewriting the one block (offset=1m, 2 MiB: 1 trim,
+/// 32 writes of one block): a note, fslab writes where the trim went.
+/// fio 3.33's trimwrite never syncs (set_rw_ddir turns the sync's turn
+/// into a trim or a write): a note, fslab syncs every N writes as 3.38.
+/// fio paces trims (rate's third value, or its one value for all three
+/// directions); fslab paces only reads and writes: refused.
+fn trim_checks(st: &mut State, job: &Job) {
+    if !matches!(st.a.rw.as_str(), "trim" | "randtrim" | "trimwrite" | "randtrimwrite") {
+        return;
+    }
+    let offset = job.get("offset").and_then(|o| o.value.as_deref()).map(str::trim);
+    if st.a.rw == "randtrimwrite" && offset.is_some_and(|v| crate::units::parse_size(v).ok() != Some(0)) {
+        st.m.notes.push(
+            "rw=randtrimwrite with offset=: fio 3.33 writes past each trimmed block by the offset, then keeps \
+             rewriting that block; fslab writes each trimmed range, once"
+                .into(),
+        );
+    }
+    let syncs = [&st.a.fsync, &st.a.fdatasync]
+        .iter()
+        .any(|o| o.as_deref().is_some_and(|v| v.trim() != "0"));
+    if syncs && st.a.rw.ends_with("trimwrite") {
+        st.m.notes.push(format!(
+            "fsync/fdatasync with rw={}: fio 3.33 issues no sync (the sync's turn becomes a trim or a write; \
+             fixed in fio 3.38, \"io_u: Support fsync for --rw=trimwrite\"); fslab syncs every N writes, as fio 3.38",
+            st.a.rw
+        ));
+    }
+    for key in ["rate", "rate_min", "ratemin", "rate_iops", "rate_iops_min"] {
+        if let Some(o) = job
+            .get(key)
+            .filter(|o| o.value.as_deref().is_some_and(|v| v.trim() != "0"))
+        {
+            let v = o.value.as_deref().unwrap_or("").trim();
+            let why = format!(
+                "{key}={v} with rw={}: fio paces the trims too; fslab does not pace trims",
+                st.a.rw
+            );
+            st.m.bad.push((o.at.clone(), why));
+            return;
+        }
+    }
+}
+
+/// What an engine fails that fio would end the job on, and where fio does
+/// what its direction does not say.
+fn engine_checks(st: &mut State, job: &Job) {
+    match st.a.engine.as_str() {
+        "ftruncate" => ftruncate_checks(st, job),
+        "falloc" => falloc_checks(st, job),
+        _ => {}
+    }
+    trim_checks(st, job);
 }
 
 /// After the job's last option: a refused engine is the job's one error;
@@ -217,9 +305,7 @@ pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
     }
     cap_sync_depth(st);
     settle_syncs(st);
-    if st.a.engine == "ftruncate" {
-        ftruncate_checks(st, job);
-    }
+    engine_checks(st, job);
     let FioEngine::Meta { op, stat, .. } = st.m.fio.engine else {
         return;
     };

@@ -71,9 +71,8 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
                     };
                     *slot = rw;
                     if trim > 0 && v.contains(',') {
-                        st.m.notes.push(format!(
-                            "{key}={v}: the trim value is not used (fslab's fio jobs do no trims)"
-                        ));
+                        st.m.notes
+                            .push(format!("{key}={v}: the trim value is not used (the job does not trim)"));
                     }
                     Ok(())
                 }

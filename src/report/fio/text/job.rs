@@ -132,7 +132,11 @@ fn dir_block(s: &mut String, c: &Cell, d: &DirResult, g: &Group, pcts: &[f64]) {
     if runt == 0 {
         return;
     }
-    let name = if d.dir == OpKind::Read { "read" } else { "write" };
+    let name = match d.dir {
+        OpKind::Read => "read",
+        OpKind::Trim => "trim",
+        _ => "write",
+    };
     // fio's metadata engines: IOPS of their bs-sized fake I/Os, and no lat line
     let meta = super::super::common::meta_engine_bs(c);
     let ios = meta.map_or(d.ops, |bs| d.bytes / bs);
@@ -205,7 +209,7 @@ fn distribution(s: &mut String, c: &Cell) {
     for d in c
         .directions
         .iter()
-        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write))
+        .filter(|d| matches!(d.dir, OpKind::Read | OpKind::Write | OpKind::Trim))
     {
         total += d.ops + d.errors.values().sum::<u64>();
         let l = d.clat.as_ref().unwrap_or(&d.lat);
@@ -316,7 +320,7 @@ fn tail(s: &mut String, c: &Cell) {
         .collect::<Vec<_>>()
         .join(", ");
     let _ = writeln!(s, "  IO depths    : {depth}");
-    let all: u64 = [OpKind::Read, OpKind::Write, OpKind::Fsync]
+    let all: u64 = [OpKind::Read, OpKind::Write, OpKind::Trim, OpKind::Fsync]
         .iter()
         .map(|&d| issued(c, d))
         .sum();
@@ -325,12 +329,14 @@ fn tail(s: &mut String, c: &Cell) {
     let short = |d: OpKind| c.dir(d).and_then(|d| d.short_ops).unwrap_or(0);
     let _ = writeln!(
         s,
-        "     issued rwts: total={},{},0,{} short={},{},0,0 dropped=0,0,0,0",
+        "     issued rwts: total={},{},{},{} short={},{},{},0 dropped=0,0,0,0",
         issued(c, OpKind::Read),
         issued(c, OpKind::Write),
+        issued(c, OpKind::Trim),
         super::super::common::fsyncs(c, issued(c, OpKind::Fsync)),
         short(OpKind::Read),
         short(OpKind::Write),
+        short(OpKind::Trim),
     );
     if let Some((n, first)) = super::super::common::errors_if_continued(c) {
         let _ = writeln!(
@@ -352,7 +358,7 @@ fn tail(s: &mut String, c: &Cell) {
 /// The cell's block: fio prints nothing for a job that moved nothing.
 pub(super) fn job(s: &mut String, c: &Cell, g: &Group, when: &str) {
     let moved = |d: OpKind| c.dir(d).map_or(0, |d| d.bytes) + issued(c, d);
-    if moved(OpKind::Read) + moved(OpKind::Write) == 0 && c.job_errors.is_empty() {
+    if moved(OpKind::Read) + moved(OpKind::Write) + moved(OpKind::Trim) == 0 && c.job_errors.is_empty() {
         return;
     }
     let pcts = super::super::common::pcts_of(c);
@@ -374,7 +380,7 @@ pub(super) fn job(s: &mut String, c: &Cell, g: &Group, when: &str) {
     if let Some(d) = super::super::common::description(c) {
         let _ = writeln!(s, "  Description  : [{d}]");
     }
-    for dir in [OpKind::Read, OpKind::Write] {
+    for dir in [OpKind::Read, OpKind::Write, OpKind::Trim] {
         if let Some(d) = c.dir(dir).filter(|d| d.bytes > 0) {
             dir_block(s, c, d, g, &pcts);
         }

@@ -43,14 +43,18 @@ pub struct FioText;
 /// A reporting group's figures that its jobs' blocks use.
 pub(super) struct Group {
     pub kb_base: u64,
-    /// fio's aggregate bandwidth of reads and writes (bytes/s: the group's
-    /// bytes over its longest runtime).
-    agg: [u64; 2],
+    /// fio's aggregate bandwidth of reads, writes and trims (bytes/s: the
+    /// group's bytes over its longest runtime).
+    agg: [u64; 3],
 }
 
 impl Group {
     fn agg(&self, d: OpKind) -> u64 {
-        self.agg[usize::from(d != OpKind::Read)]
+        match d {
+            OpKind::Read => self.agg[0],
+            OpKind::Trim => self.agg[2],
+            _ => self.agg[1],
+        }
     }
 }
 
@@ -96,7 +100,7 @@ fn group_of(cells: &[&Cell]) -> Group {
     };
     Group {
         kb_base: cells.first().map_or(1024, |c| kb_base(c)),
-        agg: [agg(OpKind::Read), agg(OpKind::Write)],
+        agg: [agg(OpKind::Read), agg(OpKind::Write), agg(OpKind::Trim)],
     }
 }
 
@@ -105,7 +109,11 @@ fn group_of(cells: &[&Cell]) -> Group {
 fn run_status(s: &mut String, g: usize, cells: &[&Cell]) {
     let _ = writeln!(s, "\nRun status group {g} (all jobs):");
     let i2p = group_of(cells).kb_base != 1000;
-    for (label, d) in [("   READ", OpKind::Read), ("  WRITE", OpKind::Write)] {
+    for (label, d) in [
+        ("   READ", OpKind::Read),
+        ("  WRITE", OpKind::Write),
+        ("   TRIM", OpKind::Trim),
+    ] {
         let v = runs(cells, d);
         if v.is_empty() {
             continue;
