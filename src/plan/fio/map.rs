@@ -8,6 +8,7 @@ mod buffers;
 mod cmdprio;
 mod control;
 mod engines;
+pub(super) mod files;
 mod latency;
 mod noio;
 mod output;
@@ -224,7 +225,8 @@ struct State {
     nrfiles: u64,
     time_based: bool,
     runtime: Option<String>,
-    filename: Option<(String, String)>,
+    /// fio's filename=: its names (a:b:c is three) and file:line.
+    filename: Option<(Vec<String>, String)>,
     directory: Option<(String, String)>,
     /// An ioengine fslab refuses: (file:line, why), the job's one error.
     refused_engine: Option<(String, String)>,
@@ -455,22 +457,12 @@ fn map_option(st: &mut State, o: &Opt) {
                 }
                 Err(_) => bad = Some(format!("nrfiles: '{}' is not a whole number", val(o)?)),
             },
-            "filename" => {
-                let v = val(o)?;
-                if v.contains(':') {
-                    return Err(format!(
-                        "filename={v}: several files per job (':') are not supported; use nrfiles"
-                    ));
-                }
-                *filename = Some((v.to_string(), o.at.clone()));
-            }
-            "directory" => {
-                let v = val(o)?;
-                if v.contains(':') {
-                    return Err(format!("directory={v}: several directories are not supported"));
-                }
-                *directory = Some((v.to_string(), o.at.clone()));
-            }
+            "filename" => match files::names(val(o)?) {
+                n if n.is_empty() => bad = Some(format!("filename: '{}' names no file", val(o)?)),
+                n => *filename = Some((n, o.at.clone())),
+            },
+            // a list (a:b) is settled with the job's files (`files::directory`)
+            "directory" => *directory = Some((val(o)?.to_string(), o.at.clone())),
             "numjobs" => {
                 a.jobs = val(o)?.to_string();
                 set("--jobs");

@@ -193,6 +193,12 @@ pub struct RegionPlan {
     /// that job wrote.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reused: bool,
+    /// The existing files fio's `filename=a:b:c` names, in order: the
+    /// job's files, shared by its clones, each checked as an existing
+    /// target is (`target` is the first). Empty: one target, or fslab's
+    /// own files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named: Vec<std::path::PathBuf>,
     /// fio's zonemode=strided (zonesize, zonerange, zoneskip).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<Zones>,
