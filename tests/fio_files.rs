@@ -225,3 +225,58 @@ fn a_list_fslab_cannot_run_as_fio_would_is_refused() {
     assert_eq!(names, ["a", "b", "big", "link", "sub"], "nothing new made");
     assert!(leftovers(&d.join("sub")).is_empty());
 }
+
+/// allow_file_create=0: over an existing file the job runs as fio's (the
+/// same I/Os, the file as it was); where the file does not exist fio fails
+/// the job ("file creation disallowed by allow_file_create=0") and makes
+/// nothing, and fslab refuses it in one line before anything runs.
+#[test]
+fn allow_file_create_0_runs_only_on_files_that_exist() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let (dir, logs) = (tmp.path().join("d"), tmp.path().join("logs"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(dir.join("there"), vec![5u8; 256 << 10]).unwrap();
+    let before = files_in(&dir);
+    let job = |name: &str| {
+        format!(
+            "[j]\ndirectory={}\nfilename={name}\nrw=randread\nbs=4k\nsize=256k\nioengine=psync\nallow_file_create=0\n",
+            dir.display()
+        )
+    };
+    let fio = run("fio", &job("there"), tmp.path(), &logs, &[]);
+    let ours = run("fslab", &job("there"), tmp.path(), &logs, &[]);
+    assert_eq!(fio.jobs, [("j".to_string(), 64, 0)]);
+    assert_eq!(ours.jobs, fio.jobs, "(job, reads, writes) of fslab, then fio");
+    assert_eq!(files_in(&dir), before);
+    // a file that is not there: fio fails the job and creates nothing
+    let file = job_file(&logs, "new.fio", &job("new"));
+    let out = std::process::Command::new("fio").arg(&file).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "fio: {err}");
+    assert!(
+        err.contains("file creation disallowed by allow_file_create=0"),
+        "fio: {err}"
+    );
+    assert_eq!(files_in(&dir), before, "fio made nothing");
+    let file = file.display().to_string();
+    let bad = job_file(&logs, "bad.fio", "[j]\nsize=1m\nallow_file_create=maybe\n")
+        .display()
+        .to_string();
+    expect_refusals(
+        &[
+            refusal(&["fio", &file], "new.fio:8: [j] allow_file_create=0: "),
+            refusal(&["fio", &file], "file creation disallowed by allow_file_create=0"),
+            refusal(
+                &["fio", &bad],
+                "bad.fio:3: [j] allow_file_create: 'maybe' is not 0 or 1",
+            ),
+        ],
+        &[],
+    );
+    assert_eq!(files_in(&dir), before, "fslab made nothing");
+    assert!(leftovers(&dir).iter().all(|n| n == "there"));
+}

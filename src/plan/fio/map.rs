@@ -48,6 +48,7 @@ const GROUPS: &[(MapFn, FinishFn)] = &[
     (placement::map, placement::finish),
     (zones::map, zones::finish),
     (cmdprio::map, cmdprio::finish),
+    (files::map, files::finish),
 ];
 
 /// Options that shape the job list rather than a job.

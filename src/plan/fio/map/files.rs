@@ -14,7 +14,7 @@
 
 use super::State;
 use crate::cli::FioArgs;
-use crate::plan::fiojob::Job;
+use crate::plan::fiojob::{Job, Opt};
 use crate::units::excerpt;
 use std::path::{Path, PathBuf};
 
@@ -179,6 +179,58 @@ pub(super) fn list_target(st: &mut State, job: &Job, names: Vec<String>, at: Str
         "{shown}: fslab works in {n} files of its own directory in {} instead, shared by the job's clones (and removes them afterwards)",
         excerpt(&st.a.common.target)
     ));
+}
+
+/// fio's allow_file_create (a bool, 1 by default): read in `finish`.
+pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), String>> {
+    if key != "allow_file_create" {
+        return None;
+    }
+    let v = o.value.as_deref().map(str::trim).unwrap_or("1");
+    if !matches!(v, "0" | "1" | "true" | "false") {
+        st.m.bad
+            .push((o.at.clone(), format!("allow_file_create: '{v}' is not 0 or 1")));
+    }
+    Some(Ok(()))
+}
+
+/// fio's allow_file_create=0 (filesetup.c: the job's files are opened
+/// without O_CREAT, and a job whose file does not exist fails as it sets
+/// its files up: "fio: file creation disallowed by allow_file_create=0"):
+/// the job runs only on files that exist, as they are. A job fslab would
+/// run in files of its own (a directory target) would create them, so it
+/// is refused before anything runs, naming the file fio would not create.
+pub(super) fn finish(st: &mut State, job: &Job, _fa: &FioArgs) {
+    let Some(o) = job.get("allow_file_create") else {
+        return;
+    };
+    let io = matches!(st.m.fio.engine, crate::plan::fio::FioEngine::Io) && st.a.engine != "null";
+    if !io || !matches!(o.value.as_deref().map(str::trim), Some("0" | "false")) {
+        return;
+    }
+    let target = Path::new(&st.a.common.target);
+    if !std::fs::metadata(target).is_ok_and(|m| m.is_dir()) {
+        return;
+    }
+    // the file fio would have opened: the (first missing) named one, or its JOB.0.0
+    let dir = job.get("directory").and_then(|d| d.value.as_deref()).map(names);
+    let dir = dir.as_ref().and_then(|d| d.first()).map(String::as_str);
+    let named = job.get("filename").and_then(|f| f.value.as_deref()).map(names);
+    let file = match named {
+        Some(n) => n.iter().map(|n| joined(dir, n)).find(|p| !p.exists()),
+        None => Some(joined(dir, &format!("{}.0.0", job.name))),
+    };
+    let why = match file {
+        Some(f) if !f.exists() => format!(
+            "allow_file_create=0: {} does not exist, and fio does not create it (fio: \"file creation disallowed by allow_file_create=0\")",
+            excerpt(&f.display().to_string())
+        ),
+        _ => format!(
+            "allow_file_create=0: fslab would create the job's files in a directory of its own in {} instead of using fio's (give filename= the existing file)",
+            excerpt(&target.display().to_string())
+        ),
+    };
+    st.m.bad.push((o.at.clone(), why));
 }
 
 #[cfg(test)]
