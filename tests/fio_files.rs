@@ -280,3 +280,71 @@ fn allow_file_create_0_runs_only_on_files_that_exist() {
     assert_eq!(files_in(&dir), before, "fslab made nothing");
     assert!(leftovers(&dir).iter().all(|n| n == "there"));
 }
+
+/// rw=randread:8 (fio's ddir_seq_nr): a random offset every 8th I/O, the
+/// 7 between going on from it (past the file's end, a random block); with
+/// rw_sequencer=identical the 7 repeat its offset. fio's per-I/O offset
+/// log and fslab's have the same structure: the same counts, runs only
+/// broken at every 8th I/O (or after the file's last block), and as many
+/// distinct random offsets.
+#[test]
+fn random_offsets_every_n_ios_as_fio_draws_them() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let (dir, logs) = (tmp.path().join("d"), tmp.path().join("logs"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&logs).unwrap();
+    let size = 1u64 << 20;
+    for seqr in ["sequential", "identical"] {
+        let job = format!(
+            "[r]\ndirectory={}\nrw=randread:8\nrw_sequencer={seqr}\nbs=4k\nsize=1m\nioengine=psync\n",
+            dir.display()
+        );
+        for tool in ["fio", "fslab"] {
+            let r = run(tool, &job, tmp.path(), &logs, &[]);
+            assert_eq!(r.jobs, [("r".to_string(), 256, 0)], "{tool} {seqr}");
+            let ios = &r.logs[&1];
+            assert_eq!(ios.len(), 256, "{tool} {seqr}");
+            for (i, w) in ios.windows(2).enumerate().map(|(i, w)| (i + 1, w)) {
+                if i % 8 == 0 {
+                    continue;
+                }
+                let ok = match seqr {
+                    "identical" => w[1].0 == w[0].0,
+                    _ => w[1].0 == w[0].0 + 4096 || w[0].0 + 4096 == size,
+                };
+                assert!(ok, "{tool} {seqr}: I/O {i} at {} after {}", w[1].0, w[0].0);
+            }
+            // every 8th I/O is a new random block of the map: 32 distinct
+            let starts: std::collections::BTreeSet<u64> = ios.iter().step_by(8).map(|x| x.0).collect();
+            assert_eq!(
+                starts.len(),
+                32,
+                "{tool} {seqr}: the random offsets are distinct (the map)"
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+    }
+    let d = format!("--directory={}", dir.display());
+    expect_refusals(
+        &[
+            refusal(
+                &["fio", &d, "--name=j", "--size=1m", "--rw=randread:x"],
+                "rw: 'x' after 'randread:' is not a whole number",
+            ),
+            refusal(
+                &["fio", &d, "--name=j", "--size=1m", "--rw=randrw:-1"],
+                "rw: '-1' after 'randrw:' is not a whole number",
+            ),
+            refusal(
+                &["fio", &d, "--name=j", "--size=1m", "--rw_sequencer=backwards"],
+                "rw_sequencer: 'backwards' is not sequential or identical",
+            ),
+        ],
+        &[],
+    );
+    assert!(leftovers(&dir).is_empty());
+}

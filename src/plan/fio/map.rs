@@ -361,17 +361,19 @@ fn map_option(st: &mut State, o: &Opt) {
                 let written = val(o)?;
                 // fio's offset modifier: rw=read:8k adds 8k after each I/O
                 // (holes; negative: backwards); on random I/O it is a count
-                // of I/Os per new offset, which fslab does not do
+                // of I/Os per new random offset (fio's ddir_seq_nr)
                 let (v, modifier) = match written.split_once(':') {
                     Some((k, md)) => (k.trim(), Some(md.trim())),
                     None => (written, None),
                 };
-                if let Some(md) = modifier {
-                    if v.starts_with("rand") {
-                        return Err(format!(
-                            "rw={written}: an offset modifier on random I/O (a new offset every {md} I/Os) is not supported"
-                        ));
+                if let (Some(md), true) = (modifier, v.starts_with("rand")) {
+                    match md.parse::<u64>() {
+                        Ok(n) => m.region.rand_seq = (n != 1).then_some(n),
+                        Err(_) => bad = Some(format!(
+                            "rw: '{md}' after '{v}:' is not a whole number (I/Os per random offset, as in rw=randread:8)"
+                        )),
                     }
+                } else if let Some(md) = modifier {
                     let (neg, mag) = match md.strip_prefix('-') {
                         Some(x) => (true, x),
                         None => (false, md),

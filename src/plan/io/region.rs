@@ -156,6 +156,16 @@ pub struct RegionPlan {
     /// `get_next_seq_offset` does.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_add: i64,
+    /// fio's ddir_seq_nr (`rw=randread:N`): a random offset only every
+    /// N-th I/O (the first is one), the I/Os between going on from the
+    /// last one's end (io_u.c `get_next_offset`); 0: never, after the
+    /// first block. None: every I/O's offset is random (N = 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_seq: Option<u64>,
+    /// fio's rw_sequencer=identical: with `rand_seq`, the I/Os between
+    /// random ones repeat the last offset instead of going on from it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seq_identical: bool,
     /// fio's extend_file for a job that only writes, without overwrite: its
     /// new files are made as fio's fallocate says, not written, before the
     /// run (its writes then allocate, or convert unwritten extents, as
