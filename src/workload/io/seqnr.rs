@@ -6,7 +6,8 @@
 //! offset with `rw_sequencer=identical`. Those between are left out of
 //! the random map (fio marks them `IO_U_F_BUSY_OK`), so a later random
 //! draw may land on a block they read; one that would start past the
-//! file's end takes a random block instead, also unmarked. The count is
+//! file's end takes a random block instead, also unmarked (a timed job
+//! on one file starts again from the file's start). The count is
 //! the job's, across its files and directions; the last offsets are
 //! each file's and direction's, as fio's `last_pos` and `last_start`.
 
@@ -36,6 +37,11 @@ impl SeqNr {
         })
     }
 
+    /// A new pass: no last offsets (fio's fio_file_reset); the count goes on.
+    pub(super) fn new_pass(&mut self) {
+        self.last_start.iter_mut().for_each(|l| *l = [0, 0]);
+    }
+
     /// Whether this I/O draws a random offset (fio's `rw_seq_hit`).
     fn hit(&mut self) -> bool {
         if self.every == 0 {
@@ -62,7 +68,12 @@ impl IoWorkload {
         } else if identical {
             last
         } else {
-            let next = self.seq[f][d];
+            let mut next = self.seq[f][d];
+            // a timed job on one file starts again from its start (fio's
+            // get_next_seq_offset with time_based and nr_files=1)
+            if next >= self.file_size && !self.region.size_based && self.fds.len() == 1 {
+                next = 0;
+            }
             match next + *len <= self.file_size {
                 true => next,
                 false => match self.unmarked_block(f, *len) {
@@ -94,5 +105,63 @@ impl IoWorkload {
             None => self.rng.u64(0..=(size - len) / self.align) * self.align,
         };
         (o + len <= size).then_some(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Op;
+    use crate::workload::Workload;
+
+    /// The offsets of `ops` reads of a 16-block file with a random offset
+    /// every 4th I/O, size-based or timed (null engine: no file opened).
+    fn offsets(timed: bool, ops: usize) -> Vec<u64> {
+        let mut a = crate::cli::IoArgs {
+            rw: "randread".into(),
+            bs: "4k".into(),
+            jobs: "1".into(),
+            engine: "null".into(),
+            ..Default::default()
+        };
+        a.common.target = ".".into();
+        a.common.quiet = true;
+        if timed {
+            a.runtime = Some("1s".into());
+        }
+        let mut p = IoPlan::from_args(&a).unwrap();
+        p.region.fio = true;
+        p.region.rand_seq = Some(4);
+        let mut w = IoWorkload::new(&p, 0, vec![], 16 * 4096, false, 1);
+        let mut out = vec![];
+        while let Some(op) = w.next_op(0).filter(|_| out.len() < ops) {
+            if let Op::Read { offset, .. } = op.op {
+                out.push(offset / 4096);
+            }
+            let len = op.len as i64;
+            w.on_complete(&op, len);
+        }
+        out
+    }
+
+    /// Every 4th I/O (the first too) is a random block; the 3 between
+    /// follow on, past the end a random block (size-based) or the file's
+    /// start (timed, one file), as fio's get_next_seq_offset.
+    #[test]
+    fn every_nth_offset_is_random_and_the_rest_follow_on() {
+        let sized = offsets(false, 1000);
+        assert_eq!(sized.len(), 16, "{sized:?}");
+        let timed = offsets(true, 4000);
+        let mut wraps = 0;
+        for (i, w) in timed.windows(2).enumerate().map(|(i, w)| (i + 1, w)) {
+            if i % 4 != 0 {
+                assert!(w[1] == w[0] + 1 || (w[0] == 15 && w[1] == 0), "I/O {i}: {w:?}");
+                wraps += (w[0] == 15) as u32;
+            }
+        }
+        assert!(wraps > 0, "a run reached the file's end");
+        for (i, w) in sized.windows(2).enumerate().map(|(i, w)| (i + 1, w)) {
+            assert!(i % 4 == 0 || w[1] == w[0] + 1 || w[0] == 15, "I/O {i}: {w:?}");
+        }
     }
 }
