@@ -13,8 +13,9 @@ use std::path::Path;
 struct Run {
     /// (job name, read I/Os, write I/Os), in the report's order.
     jobs: Vec<(String, u64, u64)>,
-    /// log N -> (offset, size) of its I/Os in the order they were logged.
-    logs: BTreeMap<u64, Vec<(u64, u64)>>,
+    /// log N -> (offset, size, direction: 0 read, 1 write) of its I/Os in
+    /// the order they were logged.
+    logs: BTreeMap<u64, Vec<(u64, u64, u64)>>,
 }
 
 /// Runs `job` (a job file's text) under fio or fslab in `cwd`, with
@@ -57,12 +58,12 @@ fn run(tool: &str, job: &str, cwd: &Path, logs: &Path, extra: &[&str]) -> Run {
         let Some(n) = name.strip_prefix("lg_clat.").and_then(|r| r.strip_suffix(".log")) else {
             continue;
         };
-        let ios: Vec<(u64, u64)> = std::fs::read_to_string(e.path())
+        let ios: Vec<(u64, u64, u64)> = std::fs::read_to_string(e.path())
             .unwrap()
             .lines()
             .map(|l| {
                 let c: Vec<u64> = l.split(',').map(|v| v.trim().parse().unwrap()).collect();
-                (c[4], c[3])
+                (c[4], c[3], c[2])
             })
             .collect();
         logs_out.insert(n.parse().unwrap(), ios);
@@ -327,6 +328,32 @@ fn random_offsets_every_n_ios_as_fio_draws_them() {
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).unwrap();
         }
+    }
+    // randrw:4: the count is the job's, the runs each direction's own
+    // (fio's last_pos per direction: a direction's first run starts at 0)
+    let job = format!(
+        "[m]\ndirectory={}\nrw=randrw:4\nbs=4k\nsize=1m\nioengine=psync\n",
+        dir.display()
+    );
+    for tool in ["fio", "fslab"] {
+        let r = run(tool, &job, tmp.path(), &logs, &[]);
+        let ios = &r.logs[&1];
+        assert_eq!(ios.len(), 256, "{tool} randrw");
+        let mut last: [Option<u64>; 2] = [None, None];
+        for (i, io) in ios.iter().enumerate() {
+            let d = io.2 as usize;
+            if i % 4 != 0 {
+                let want = last[d].map_or(0, |o| o + 4096);
+                assert!(
+                    io.0 == want || want == size,
+                    "{tool} randrw: I/O {i} at {} where {want}",
+                    io.0
+                );
+            }
+            last[d] = Some(io.0);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
     }
     let d = format!("--directory={}", dir.display());
     expect_refusals(
