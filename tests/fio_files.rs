@@ -101,7 +101,8 @@ fn all_offsets(r: &Run) -> Vec<u64> {
 /// filename=a:b:c\:d over three existing files (one named with a colon):
 /// one job over all three, its clones sharing them, the size split among
 /// them or each file's own; the same I/O counts and offsets as fio's,
-/// and the files left byte for byte as they were.
+/// the files taken in fio's order (file_service_type), and the files left
+/// byte for byte as they were.
 #[test]
 fn a_list_of_existing_files_runs_over_them_as_fio_does() {
     if !require("fio", have("fio")) {
@@ -118,7 +119,8 @@ fn a_list_of_existing_files_runs_over_them_as_fio_does() {
     let job = format!(
         "[global]\ndirectory={}\nfilename=a:b:c\\:d\nbs=4k\nioengine=psync\n\
          [whole]\nrw=randread\nnumjobs=2\nfile_service_type=roundrobin\n\
-         [split]\nstonewall\nrw=read\nsize=384k\nfile_service_type=sequential\n",
+         [split]\nstonewall\nrw=read\nsize=384k\nfile_service_type=sequential\n\
+         [turns]\nstonewall\nrw=read\nsize=48k\n",
         dir.display()
     );
     let fio = run("fio", &job, tmp.path(), &logs, &[]);
@@ -126,7 +128,7 @@ fn a_list_of_existing_files_runs_over_them_as_fio_does() {
     let ours = run("fslab", &job, tmp.path(), &logs, &[]);
     assert_eq!(files_in(&dir), before, "fslab left the files as they were");
     // each clone reads every block of the three files; the split job 128k of each
-    let want = [("whole", 192), ("whole", 192), ("split", 96)];
+    let want = [("whole", 192), ("whole", 192), ("split", 96), ("turns", 12)];
     let counts = |r: &Run| r.jobs.iter().map(|(n, r, w)| (n.clone(), r + w)).collect::<Vec<_>>();
     let want: Vec<(String, u64)> = want.iter().map(|(n, c)| (n.to_string(), *c)).collect();
     assert_eq!(counts(&fio), want, "fio's (job, I/Os)");
@@ -134,7 +136,15 @@ fn a_list_of_existing_files_runs_over_them_as_fio_does() {
     // the same offsets in all: every block of each file once per clone,
     // and the first 128k of each file for the split job
     assert_eq!(all_offsets(&ours), all_offsets(&fio), "offsets of fslab, then fio");
-    assert_eq!(all_offsets(&fio).len(), 480);
+    assert_eq!(all_offsets(&fio).len(), 492);
+    // file_service_type picks the files in fio's order: sequential reads
+    // each file to its share's end in turn, roundrobin (the default)
+    // takes a block of each in turn
+    let order = |r: &Run, log: u64| r.logs[&log].iter().map(|x| x.0 / 4096).collect::<Vec<_>>();
+    let split: Vec<u64> = (0..3).flat_map(|_| 0..32).collect();
+    let turns: Vec<u64> = (0..4).flat_map(|b| [b; 3]).collect();
+    assert_eq!((order(&fio, 3), order(&fio, 4)), (split.clone(), turns.clone()), "fio");
+    assert_eq!((order(&ours, 3), order(&ours, 4)), (split, turns), "fslab");
 }
 
 /// A list of files that do not exist: fio creates them, each of size /
