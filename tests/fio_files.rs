@@ -120,7 +120,8 @@ fn a_list_of_existing_files_runs_over_them_as_fio_does() {
         "[global]\ndirectory={}\nfilename=a:b:c\\:d\nbs=4k\nioengine=psync\n\
          [whole]\nrw=randread\nnumjobs=2\nfile_service_type=roundrobin\n\
          [split]\nstonewall\nrw=read\nsize=384k\nfile_service_type=sequential\n\
-         [turns]\nstonewall\nrw=read\nsize=48k\n",
+         [turns]\nstonewall\nrw=read\nsize=48k\n\
+         [each]\nstonewall\nrw=randread\nfilesize=64k\n",
         dir.display()
     );
     let fio = run("fio", &job, tmp.path(), &logs, &[]);
@@ -128,7 +129,13 @@ fn a_list_of_existing_files_runs_over_them_as_fio_does() {
     let ours = run("fslab", &job, tmp.path(), &logs, &[]);
     assert_eq!(files_in(&dir), before, "fslab left the files as they were");
     // each clone reads every block of the three files; the split job 128k of each
-    let want = [("whole", 192), ("whole", 192), ("split", 96), ("turns", 12)];
+    let want = [
+        ("whole", 192),
+        ("whole", 192),
+        ("split", 96),
+        ("turns", 12),
+        ("each", 48),
+    ];
     let counts = |r: &Run| r.jobs.iter().map(|(n, r, w)| (n.clone(), r + w)).collect::<Vec<_>>();
     let want: Vec<(String, u64)> = want.iter().map(|(n, c)| (n.to_string(), *c)).collect();
     assert_eq!(counts(&fio), want, "fio's (job, I/Os)");
@@ -136,7 +143,7 @@ fn a_list_of_existing_files_runs_over_them_as_fio_does() {
     // the same offsets in all: every block of each file once per clone,
     // and the first 128k of each file for the split job
     assert_eq!(all_offsets(&ours), all_offsets(&fio), "offsets of fslab, then fio");
-    assert_eq!(all_offsets(&fio).len(), 492);
+    assert_eq!(all_offsets(&fio).len(), 540);
     // file_service_type picks the files in fio's order: sequential reads
     // each file to its share's end in turn, roundrobin (the default)
     // takes a block of each in turn

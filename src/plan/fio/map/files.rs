@@ -129,6 +129,17 @@ pub(super) fn list_target(st: &mut State, job: &Job, names: Vec<String>, at: Str
     }
     st.nrfiles = n;
     st.a.nrfiles = n.to_string();
+    // filesize= is each file's: the job's size is n of them (the job's
+    // size was settled before its files were counted)
+    if let (Some((fs, fs_at)), None) = (&st.filesize, &fa.size) {
+        match crate::units::parse_size(fs).ok().and_then(|v| v.checked_mul(n)) {
+            Some(t) if t <= crate::units::MAX_SIZE => st.a.size = Some(t.to_string()),
+            _ => {
+                st.m.bad
+                    .push((fs_at.clone(), format!("filesize={fs} × {n} files: more than 8 EiB")))
+            }
+        }
+    }
     st.m.flag_at.push(("--nrfiles", at.clone(), "filename".into()));
     st.m.flag_at.push(("--target", at.clone(), "filename".into()));
     let missing: Vec<&PathBuf> = paths.iter().filter(|p| !p.exists()).collect();
