@@ -184,6 +184,37 @@ fn a_list_of_new_files_splits_the_size_as_fio_does() {
     assert!(leftovers(&dir).is_empty(), "fslab removes its own files");
 }
 
+/// One filename= with nrfiles=4: fio's job has the one file it names
+/// (nr_files is cut to the names' count), of the whole size; so has
+/// fslab's (its own file, not four of a quarter each).
+#[test]
+fn nrfiles_beyond_the_named_files_is_cut_as_fio_cuts_it() {
+    if !require("fio", have("fio")) {
+        return;
+    }
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let (dir, logs) = (tmp.path().join("d"), tmp.path().join("logs"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&logs).unwrap();
+    let job = format!(
+        "[n]\ndirectory={}\nfilename=one\nnrfiles=4\nrw=read\nbs=4k\nsize=256k\nioengine=psync\n",
+        dir.display()
+    );
+    let fio = run("fio", &job, tmp.path(), &logs, &[]);
+    let sizes: Vec<u64> = files_in(&dir).values().map(|x| x.0).collect();
+    assert_eq!(sizes, [256 << 10], "fio's one file");
+    std::fs::remove_file(dir.join("one")).unwrap();
+    let ours = run("fslab", &job, tmp.path(), &logs, &[]);
+    assert_eq!(ours.jobs, fio.jobs);
+    let want: Vec<u64> = (0..64).map(|b| b * 4096).collect();
+    assert_eq!(all_offsets(&fio), want);
+    assert_eq!(
+        all_offsets(&ours),
+        want,
+        "fslab's offsets span one file of the whole size"
+    );
+}
+
 /// The filename= list's bad inputs and the files it must not touch: each
 /// refused in one line naming the list, exit 2, the files unchanged and
 /// nothing new made.

@@ -94,6 +94,24 @@ pub(super) fn directory(st: &mut State) -> bool {
     true
 }
 
+/// A job with filename= has as many files as it names (fio's nr_files
+/// is their count: a larger nrfiles is cut to it, init.c
+/// `fixup_options`). filesize= is each file's: the job's size is `n` of
+/// them (it was settled before the files were counted).
+pub(super) fn counted(st: &mut State, n: u64, fa: &FioArgs) {
+    st.nrfiles = n;
+    st.a.nrfiles = n.to_string();
+    if let (Some((fs, fs_at)), None) = (&st.filesize, &fa.size) {
+        match crate::units::parse_size(fs).ok().and_then(|v| v.checked_mul(n)) {
+            Some(t) if t <= crate::units::MAX_SIZE => st.a.size = Some(t.to_string()),
+            _ => {
+                st.m.bad
+                    .push((fs_at.clone(), format!("filesize={fs} × {n} files: more than 8 EiB")))
+            }
+        }
+    }
+}
+
 /// A filename= naming several files (`names`, the option at `at`): the
 /// job's files, its file count and its target.
 pub(super) fn list_target(st: &mut State, job: &Job, names: Vec<String>, at: String, fa: &FioArgs) {
@@ -127,19 +145,7 @@ pub(super) fn list_target(st: &mut State, job: &Job, names: Vec<String>, at: Str
             return;
         }
     }
-    st.nrfiles = n;
-    st.a.nrfiles = n.to_string();
-    // filesize= is each file's: the job's size is n of them (the job's
-    // size was settled before its files were counted)
-    if let (Some((fs, fs_at)), None) = (&st.filesize, &fa.size) {
-        match crate::units::parse_size(fs).ok().and_then(|v| v.checked_mul(n)) {
-            Some(t) if t <= crate::units::MAX_SIZE => st.a.size = Some(t.to_string()),
-            _ => {
-                st.m.bad
-                    .push((fs_at.clone(), format!("filesize={fs} × {n} files: more than 8 EiB")))
-            }
-        }
-    }
+    counted(st, n, fa);
     st.m.flag_at.push(("--nrfiles", at.clone(), "filename".into()));
     st.m.flag_at.push(("--target", at.clone(), "filename".into()));
     let missing: Vec<&PathBuf> = paths.iter().filter(|p| !p.exists()).collect();

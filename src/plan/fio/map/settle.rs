@@ -176,6 +176,9 @@ fn job_target(st: &mut State, job: &Job, fa: &FioArgs) {
         let (names, at) = st.filename.take().expect("a list of names");
         return super::files::list_target(st, job, names, at, fa);
     }
+    if st.filename.is_some() && st.nrfiles != 1 {
+        super::files::counted(st, 1, fa);
+    }
     let State {
         a,
         m,
