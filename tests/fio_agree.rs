@@ -575,10 +575,7 @@ fn offset_modifiers_it_does_not_do_are_refused() {
     let case = |rw: &str, want: &str| refusal(&["fio", &d, "--name=j", "--size=1m", rw], want);
     expect_refusals(
         &[
-            case(
-                "--rw=randread:8",
-                "rw=randread:8: an offset modifier on random I/O (a new offset every 8 I/Os) is not supported",
-            ),
+            case("--rw=randread:8k", "rw: '8k' after 'randread:' is not a whole number"),
             case("--rw=read:x8", "rw: 'x8' after 'read:' is not a size"),
             case("--rw=write:-", "rw: '-' after 'write:' is not a size"),
         ],

@@ -15,6 +15,7 @@ mod fio;
 mod fio_agree;
 mod fio_buffers;
 mod fio_engines;
+mod fio_files;
 mod fio_latency;
 mod fio_noio;
 mod fio_normal;

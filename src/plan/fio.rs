@@ -499,12 +499,16 @@ fn plan_jobs(jobs: &[fiojob::Job], fa: &FioArgs, notes: &mut Vec<String>) -> Res
 }
 
 /// The file `job` names with `filename=` when it does not exist yet.
+/// One name only: a list's files are never another job's (`map::files`).
 fn new_file_path(job: &fiojob::Job) -> Option<PathBuf> {
-    let f = job.get("filename")?.value.as_deref()?;
-    let path = match job.get("directory").and_then(|d| d.value.as_deref()) {
-        Some(d) => Path::new(d).join(f),
-        None => PathBuf::from(f),
+    let [f] = &map::files::names(job.get("filename")?.value.as_deref()?)[..] else {
+        return None;
     };
+    let dir = job
+        .get("directory")
+        .and_then(|d| d.value.as_deref())
+        .map(map::files::names);
+    let path = map::files::joined(dir.as_ref().and_then(|d| d.first()).map(String::as_str), f);
     (!path.exists()).then_some(path)
 }
 

@@ -15,6 +15,12 @@ pub(super) enum Kind {
     Dir,
     File(u64),
     Device(u64),
+    /// fio's filename=a:b:c over existing files (`RegionPlan::named`):
+    /// the bytes of each the job uses, and the smallest file's length.
+    Named {
+        size: u64,
+        len: u64,
+    },
 }
 
 fn device_size(path: &Path) -> std::io::Result<u64> {
@@ -70,6 +76,9 @@ fn trim_refusal(plan: &IoPlan, kind: &Kind) -> Result<(), TargetError> {
 /// The refusals that need nothing made yet: what the target is, and whether
 /// the plan can run on it.
 pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
+    if !plan.region.named.is_empty() {
+        return named(plan);
+    }
     let path = &plan.target;
     let meta = std::fs::metadata(path).map_err(|e| {
         refused(
@@ -153,6 +162,56 @@ pub(super) fn check(plan: &IoPlan) -> Result<Kind, TargetError> {
         dir_space(plan)?;
     }
     Ok(kind)
+}
+
+/// fio's filename=a:b:c over existing files: each is checked as a single
+/// existing file target is (what it is, its filesystem, the consent to
+/// write it, its share of the job's size within it: never extended), as
+/// the job's one file of `size / files` bytes. A device or directory among
+/// them is refused. fslab's workload gives every file of a job one size:
+/// files whose sizes give them different shares are refused, not cut.
+fn named(plan: &IoPlan) -> Result<Kind, TargetError> {
+    let mut seen: Option<(u64, u64)> = None;
+    for path in &plan.region.named {
+        let mut one = plan.clone();
+        one.target = path.clone();
+        one.region.named.clear();
+        one.shape.nrfiles = 1;
+        one.shape.size = plan.shape.size.map(|s| plan.file_size(s));
+        let len = match check(&one)? {
+            Kind::File(len) => len,
+            _ => {
+                return Err(refused(
+                    "--target",
+                    format!(
+                        "'{}' is not a regular file: a job runs over several named files only when each is one",
+                        path.display()
+                    ),
+                ))
+            }
+        };
+        let size = file_checks(&one, len)?;
+        let pct = matches!(plan.region.offset, Some(crate::plan::io::region::Amount::Percent(_)))
+            || matches!(
+                plan.region.offset_increment,
+                Some(crate::plan::io::region::Amount::Percent(_))
+            );
+        seen = match seen {
+            None => Some((size, len)),
+            Some((s, l)) if s == size && (l == len || !pct) => Some((s, l.min(len))),
+            Some((s, _)) => {
+                return Err(refused(
+                    "--size",
+                    format!(
+                        "'{}' gives the job {size} bytes where its first file gives {s}: fslab works on each file of a job over the same bytes (give size=)",
+                        path.display()
+                    ),
+                ))
+            }
+        };
+    }
+    let (size, len) = seen.expect("a named list has files");
+    Ok(Kind::Named { size, len })
 }
 
 /// A directory target must have room for the files fslab lays out in it

@@ -66,8 +66,17 @@ impl Prepared {
             .write(write)
             .custom_flags(flags)
             .open(path)?;
-        if let Some(c) = &self.claim {
-            c.check_same(&f)?;
+        match &self.claim {
+            Some(c) => c.check_same(&f)?,
+            // unclaimed: a regular file (fslab's, or one checked as the
+            // target); a path swapped for a device since is not used
+            None if !f.metadata()?.is_file() => {
+                return Err(std::io::Error::other(format!(
+                    "{} is no longer a regular file",
+                    path.display()
+                )))
+            }
+            None => {}
         }
         Ok(f)
     }
@@ -90,6 +99,16 @@ pub fn prepare(plan: &IoPlan, stop: &AtomicBool, progress: &dyn Fn(u64, u64)) ->
         Kind::Dir => dir_target(plan, &mut info)?,
         Kind::File(len) => file_target(plan, len, &mut info)?,
         Kind::Device(len) => device_target(plan, len, &mounts, &mut info, &mut warnings)?,
+        Kind::Named { size, len } => {
+            info.kind = "file".into();
+            Files {
+                files: plan.region.named.clone(),
+                size,
+                lay_out: plan.consent.precondition,
+                pct_base: len,
+                ..Files::default()
+            }
+        }
     };
     if info.kind != "block-device" {
         describe_mount(&mut info, &mounts);

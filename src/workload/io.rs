@@ -8,6 +8,7 @@
 mod passes;
 mod prio;
 mod region;
+mod seqnr;
 mod sizes;
 mod syncs;
 
@@ -70,6 +71,8 @@ pub struct IoWorkload {
     seq: Vec<[u64; 2]>,
     /// fio's sequential offset modifier (`RegionPlan::seq_add`).
     seq_add: i64,
+    /// fio's random one, `rw=randread:N` (`RegionPlan::rand_seq`).
+    seq_nr: Option<seqnr::SeqNr>,
     fsync_every: u64,
     fdatasync_every: u64,
     writes_since_fsync: u64,
@@ -176,6 +179,7 @@ impl IoWorkload {
             read_skew,
             seq: vec![[start, start]; n],
             seq_add: plan.region.seq_add,
+            seq_nr: seqnr::SeqNr::new(plan, n),
             fsync_every: plan.shape.fsync_every,
             fdatasync_every: plan.shape.fdatasync_every,
             writes_since_fsync: 0,
@@ -360,6 +364,14 @@ impl IoWorkload {
     /// Where in file `f` an I/O of `len` bytes goes; None when this pass is
     /// done with the file (its end reached, or every block of its map used).
     fn offset_in(&mut self, f: usize, len: &mut u64, read: bool) -> Option<u64> {
+        match self.seq_nr {
+            Some(_) => self.offset_seq_nr(f, len, read),
+            None => self.offset_drawn(f, len, read),
+        }
+    }
+
+    /// `offset_in` as drawn for this I/O alone (`seqnr` draws only some).
+    fn offset_drawn(&mut self, f: usize, len: &mut u64, read: bool) -> Option<u64> {
         let size = self.file_size;
         // strided zones: offsets in the zone; one past the file's end ends
         // the pass, as fio's get_next_offset fails there

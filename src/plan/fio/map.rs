@@ -8,6 +8,7 @@ mod buffers;
 mod cmdprio;
 mod control;
 mod engines;
+pub(super) mod files;
 mod latency;
 mod noio;
 mod output;
@@ -47,6 +48,7 @@ const GROUPS: &[(MapFn, FinishFn)] = &[
     (placement::map, placement::finish),
     (zones::map, zones::finish),
     (cmdprio::map, cmdprio::finish),
+    (files::map, files::finish),
 ];
 
 /// Options that shape the job list rather than a job.
@@ -224,7 +226,8 @@ struct State {
     nrfiles: u64,
     time_based: bool,
     runtime: Option<String>,
-    filename: Option<(String, String)>,
+    /// fio's filename=: its names (a:b:c is three) and file:line.
+    filename: Option<(Vec<String>, String)>,
     directory: Option<(String, String)>,
     /// An ioengine fslab refuses: (file:line, why), the job's one error.
     refused_engine: Option<(String, String)>,
@@ -358,17 +361,19 @@ fn map_option(st: &mut State, o: &Opt) {
                 let written = val(o)?;
                 // fio's offset modifier: rw=read:8k adds 8k after each I/O
                 // (holes; negative: backwards); on random I/O it is a count
-                // of I/Os per new offset, which fslab does not do
+                // of I/Os per new random offset (fio's ddir_seq_nr)
                 let (v, modifier) = match written.split_once(':') {
                     Some((k, md)) => (k.trim(), Some(md.trim())),
                     None => (written, None),
                 };
-                if let Some(md) = modifier {
-                    if v.starts_with("rand") {
-                        return Err(format!(
-                            "rw={written}: an offset modifier on random I/O (a new offset every {md} I/Os) is not supported"
-                        ));
+                if let (Some(md), true) = (modifier, v.starts_with("rand")) {
+                    match md.parse::<u64>() {
+                        Ok(n) => m.region.rand_seq = (n != 1).then_some(n),
+                        Err(_) => bad = Some(format!(
+                            "rw: '{md}' after '{v}:' is not a whole number (I/Os per random offset, as in rw=randread:8)"
+                        )),
                     }
+                } else if let Some(md) = modifier {
                     let (neg, mag) = match md.strip_prefix('-') {
                         Some(x) => (true, x),
                         None => (false, md),
@@ -457,22 +462,12 @@ fn map_option(st: &mut State, o: &Opt) {
                 }
                 Err(_) => bad = Some(format!("nrfiles: '{}' is not a whole number", val(o)?)),
             },
-            "filename" => {
-                let v = val(o)?;
-                if v.contains(':') {
-                    return Err(format!(
-                        "filename={v}: several files per job (':') are not supported; use nrfiles"
-                    ));
-                }
-                *filename = Some((v.to_string(), o.at.clone()));
-            }
-            "directory" => {
-                let v = val(o)?;
-                if v.contains(':') {
-                    return Err(format!("directory={v}: several directories are not supported"));
-                }
-                *directory = Some((v.to_string(), o.at.clone()));
-            }
+            "filename" => match files::names(val(o)?) {
+                n if n.is_empty() => bad = Some(format!("filename: '{}' names no file", val(o)?)),
+                n => *filename = Some((n, o.at.clone())),
+            },
+            // a list (a:b) is settled with the job's files (`files::directory`)
+            "directory" => *directory = Some((val(o)?.to_string(), o.at.clone())),
             "numjobs" => {
                 a.jobs = val(o)?.to_string();
                 set("--jobs");

@@ -156,6 +156,16 @@ pub struct RegionPlan {
     /// `get_next_seq_offset` does.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub seq_add: i64,
+    /// fio's ddir_seq_nr (`rw=randread:N`): a random offset only every
+    /// N-th I/O (the first is one), the I/Os between going on from the
+    /// last one's end (io_u.c `get_next_offset`); 0: never, after the
+    /// first block. None: every I/O's offset is random (N = 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rand_seq: Option<u64>,
+    /// fio's rw_sequencer=identical: with `rand_seq`, the I/Os between
+    /// random ones repeat the last offset instead of going on from it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seq_identical: bool,
     /// fio's extend_file for a job that only writes, without overwrite: its
     /// new files are made as fio's fallocate says, not written, before the
     /// run (its writes then allocate, or convert unwritten extents, as
@@ -193,6 +203,12 @@ pub struct RegionPlan {
     /// that job wrote.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reused: bool,
+    /// The existing files fio's `filename=a:b:c` names, in order: the
+    /// job's files, shared by its clones, each checked as an existing
+    /// target is (`target` is the first). Empty: one target, or fslab's
+    /// own files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named: Vec<std::path::PathBuf>,
     /// fio's zonemode=strided (zonesize, zonerange, zoneskip).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<Zones>,

@@ -43,6 +43,7 @@ impl IoWorkload {
             maps.iter_mut().for_each(|m| m.clear());
         }
         self.seq.iter_mut().for_each(|s| *s = [0, 0]);
+        self.seq_nr.iter_mut().for_each(super::seqnr::SeqNr::new_pass);
         self.region.restart_zones();
         for f in 0..self._files.len() {
             self.drop_cache(f);

@@ -244,6 +244,12 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
             Err(e) => bad = Some(e),
         },
         "norandommap" => r.norandommap = on(o),
+        // only rw=randread:N's I/Os between random ones differ (fio's default N is 1)
+        "rw_sequencer" => match o.value.as_deref().map(str::trim) {
+            Some("sequential") => r.seq_identical = false,
+            Some("identical") => r.seq_identical = true,
+            x => bad = Some(format!("'{}' is not sequential or identical", x.unwrap_or(""))),
+        },
         "file_service_type" => match v().map(file_service) {
             Ok(Ok((s, n))) => {
                 r.file_service = s;

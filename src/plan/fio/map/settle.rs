@@ -18,7 +18,7 @@ pub(super) fn settle(st: &mut State, job: &Job, fa: &FioArgs) {
         && ["size", "filesize", "io_size", "io_limit"]
             .iter()
             .all(|k| job.get(k).is_none());
-    job_target(st, fa);
+    job_target(st, job, fa);
     // after the job's other refusals, which say more
     let refused = !st.m.bad.is_empty() || !st.m.unsupported.is_empty() || st.refused_engine.is_some();
     if sizeless && !refused && matches!(st.m.fio.engine, crate::plan::fio::FioEngine::Io) {
@@ -166,8 +166,19 @@ fn existing_file(st: &mut State, job: &Job, fa: &FioArgs) {
     }
 }
 
-/// filename and directory: where the job runs.
-fn job_target(st: &mut State, fa: &FioArgs) {
+/// filename and directory: where the job runs (a list of names:
+/// `files::list_target`).
+fn job_target(st: &mut State, job: &Job, fa: &FioArgs) {
+    if !super::files::directory(st) {
+        return;
+    }
+    if st.filename.as_ref().is_some_and(|(n, _)| n.len() > 1) {
+        let (names, at) = st.filename.take().expect("a list of names");
+        return super::files::list_target(st, job, names, at, fa);
+    }
+    if st.filename.is_some() && st.nrfiles != 1 {
+        super::files::counted(st, 1, fa);
+    }
     let State {
         a,
         m,
@@ -175,11 +186,9 @@ fn job_target(st: &mut State, fa: &FioArgs) {
         directory,
         ..
     } = st;
-    if let Some((f, at)) = filename.take() {
-        let p = match &*directory {
-            Some((d, _)) => Path::new(d).join(&f),
-            None => PathBuf::from(&f),
-        };
+    if let Some((mut names, at)) = filename.take() {
+        let f = names.remove(0);
+        let p = super::files::joined(directory.as_ref().map(|(d, _)| d.as_str()), &f);
         if p.exists() {
             a.common.target = p.display().to_string();
             m.flag_at.push(("--target", at, "filename".into()));
