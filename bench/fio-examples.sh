@@ -45,12 +45,12 @@
 #   dev-dax.fio                          (fio)    exit 32
 #   dfs.fio                              (fio)    fio: engine dfs not loadable
 #   disk-zone-profile.fio                agrees   names, groups, ops; notes: 1
-#   e4defrag.fio                         (fio)    verify: bad header rand_seed 4555188983882781496, wanted 238047683611267530 at file /var/tmp/fslab-bench
+#   e4defrag.fio                         (fio)    verify: bad header rand_seed 10852588250958116562, wanted 5872374401756984430 at file /var/tmp/fslab-ben
 #   e4defrag2.fio                        (fio)    fio: time_based requires a runtime/timeout setting
 #   enospc-pressure.fio                  (fio)    exit 1
 #   exec.fio                             refused  exec.fio:7: [monitoring_noop] program: '/usr/sbin/turbostat' is not an executable file (nor found on PAT
 #   exitwhat.fio                         agrees   timed: names and groups; notes: 2
-#   falloc.fio                           refused  JOBFILE: options fslab does not support (--ignore-unsupported skips them): falloc.fio:2: ioengine=falloc
+#   falloc.fio                           agrees   timed: names and groups; notes: 7
 #   filecreate-ioengine.fio              agrees   names, groups, ops; notes: 4
 #   filedelete-ioengine.fio              agrees   names, groups, ops; notes: 2
 #   filestat-ioengine.fio                agrees   names, groups, ops; notes: 2
@@ -87,14 +87,14 @@
 #   librpma_gpspm-server.fio             (fio)    fio: engine librpma_gpspm_server not loadable
 #   libzbc-rand-write.fio                (fio)    fio: engine libzbc not loadable
 #   libzbc-seq-read.fio                  (fio)    fio: engine libzbc not loadable
-#   mtd.fio                              (fio)    libmtd: error!: "/var/tmp/fslab-bench.4gIloS/ex/mtd.fio/d/dev_dev_mtd0" is not a character device
+#   mtd.fio                              (fio)    libmtd: error!: "/var/tmp/fslab-bench.j7U3OZ/ex/mtd.fio/d/dev_dev_mtd0" is not a character device
 #   nbd.fio                              (fio)    fio: nbd_connect_uri: nbd_connect_uri: connect: Connection refused
 #   netio.fio                            refused  netio.fio:3: [receiver] ioengine=net: fslab does not run it (it needs a network peer fslab does not driv
 #   netio_multicast.fio                  refused  netio_multicast.fio:3: [pingpong_reader] ioengine=net: fslab does not run it (it needs a network peer fs
 #   nfs.fio                              (fio)    fio: engine nfs not loadable
 #   null.fio                             agrees   names, groups, ops; notes: 1
 #   numa.fio                             (fio)    libnuma: Warning: node argument 1 out of range
-#   pmemblk.fio                          (fio)    pmemblk: unable to open pmemblk pool file /var/tmp/fslab-bench.4gIloS/ex/pmemblk.fio/d/dev_pmem0_fio_tes
+#   pmemblk.fio                          (fio)    pmemblk: unable to open pmemblk pool file /var/tmp/fslab-bench.j7U3OZ/ex/pmemblk.fio/d/dev_pmem0_fio_tes
 #   poisson-rate-submission.fio          (fio)    still running after 60 s (stopped)
 #   rados.fio                            (fio)    rados_conf_read_file failed.
 #   rand-zones.fio                       agrees   names, groups, ops; notes: 2
@@ -114,10 +114,10 @@
 #   waitfor.fio                          agrees   timed: names and groups; notes: 1
 #   xnvme-compare.fio                    (fio)    fio: failed parsing rw=${FIO_RW}
 #   xnvme-zoned.fio                      (fio)    fio: failed parsing rw=${FIO_RW}
-#   zbd-rand-write.fio                   (fio)    /var/tmp/fslab-bench.4gIloS/ex/zbd-rand-write.fio/d/dev_dev_sdj: file/device size 16777216 is smaller th
-#   zbd-seq-read.fio                     (fio)    /var/tmp/fslab-bench.4gIloS/ex/zbd-seq-read.fio/d/dev_dev_sdd: file/device size 16777216 is smaller than
+#   zbd-rand-write.fio                   (fio)    /var/tmp/fslab-bench.j7U3OZ/ex/zbd-rand-write.fio/d/dev_dev_sdj: file/device size 16777216 is smaller th
+#   zbd-seq-read.fio                     (fio)    /var/tmp/fslab-bench.j7U3OZ/ex/zbd-seq-read.fio/d/dev_dev_sdd: file/device size 16777216 is smaller than
 #   zipf.fio                             agrees   names, groups, ops
-#   local examples: 39: 34 agree, 5 refused, 0 wrong; 47 fio cannot run here
+#   local examples: 39: 35 agree, 4 refused, 0 wrong; 47 fio cannot run here
 # RESULTS-END
 source "$(dirname "$0")/lib.sh"
 need fio python3 git mount
