@@ -166,6 +166,40 @@ fn ftruncate_refusals() {
     assert_eq!(left.len(), cases.len(), "only the job files: {left:?}");
 }
 
+/// ftruncate cuts files: on an existing file fslab did not make, named
+/// directly or through a symlink, the job is refused without
+/// --force-overwrite and the file keeps every byte.
+#[test]
+fn ftruncate_leaves_a_file_it_may_not_write() {
+    let work = tempfile::tempdir().unwrap();
+    let victim = work.path().join("victim");
+    std::fs::write(&victim, (0..1u32 << 20).map(|i| (i * 7 + 3) as u8).collect::<Vec<u8>>()).unwrap();
+    std::os::unix::fs::symlink(&victim, work.path().join("link")).unwrap();
+    let job = |name: &str| {
+        job_file(
+            work.path(),
+            &format!("{name}.fio"),
+            &format!(
+                "[j]\nioengine=ftruncate\nfilename={}\nrw=write\nbs=4k\n",
+                work.path().join(name).display()
+            ),
+        )
+        .display()
+        .to_string()
+    };
+    let before = std::fs::read(&victim).unwrap();
+    for j in [job("victim"), job("link")] {
+        let out = fio_or_fslab("fslab", true).arg(&j).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{j}: {err}");
+        assert!(
+            err.lines().count() == 1 && err.contains("add --force-overwrite"),
+            "{j}: {err}"
+        );
+        assert!(std::fs::read(&victim).unwrap() == before, "{j} changed the file");
+    }
+}
+
 /// `tool` on `job` in `dir` (stdout to a file): its JSON and the CPU time
 /// (user + system, seconds) of the process and everything it waited for,
 /// from wait4(2) of that one child.
