@@ -82,7 +82,8 @@ fn plain_is_ascii_within_80_columns_and_keeps_every_figure() {
     assert!(plain.contains("tmpfs (baseline)"), "{plain}");
     assert!(plain.contains("seq-create p99 v"), "{plain}");
     assert!(plain.contains("8.89 us +/- 8.13 us"), "{plain}");
-    assert!(plain.contains("2.81x*"), "{plain}");
+    // the verdict (regressed: a higher p99) where the star of significance was
+    assert!(plain.contains("2.81x[-]"), "{plain}");
     assert!(plain.contains("read IOPS ^"), "{plain}");
     assert!(
         plain.contains("+/-: mean +/- 95% confidence") || plain.contains("mean +/- 95% confidence"),
@@ -164,7 +165,11 @@ fn csv_has_a_row_per_workload_metric_and_filesystem() {
             "ratio",
             "p_value",
             "significant",
-            "flagged"
+            "flagged",
+            "verdict",
+            "change",
+            "change_lo",
+            "change_hi"
         ]
     );
     let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
@@ -184,6 +189,16 @@ fn csv_has_a_row_per_workload_metric_and_filesystem() {
         assert!((ratio - mean(&r) / mean(&base)).abs() < 1e-9, "{fs}: {r:?}");
         assert_eq!(&r[6], "2");
         assert!(&r[11] == "true" || &r[11] == "false");
+        // two repeats each: a verdict, with the change it is about
+        assert!(
+            ["regressed", "improved", "equivalent", "undecided"].contains(&&r[13]),
+            "{fs}: {r:?}"
+        );
+        let change: f64 = r[14].parse().unwrap();
+        let (lo, hi): (f64, f64) = (r[15].parse().unwrap(), r[16].parse().unwrap());
+        assert!(lo <= change && change <= hi, "{fs}: {r:?}");
+        // the change is the ratio of geometric means, close to the ratio of means
+        assert!((1.0 + change - ratio).abs() < 0.25 * ratio, "{fs}: {r:?}");
     }
     // a copy of ext4's cells has ext4's figures
     assert_eq!(

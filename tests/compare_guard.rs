@@ -253,7 +253,7 @@ fn compare_takes_a_tcg_baseline_only_when_named() {
     let mut rows = 0;
     for l in out.lines().skip(1) {
         let f: Vec<&str> = l.split(',').collect();
-        assert_eq!(f.len(), 13, "{l}");
+        assert_eq!(f.len(), 17, "{l}");
         let want = match f[4] {
             "tmpfs@host" => "",
             c if c.ends_with("@6.1") => "true",

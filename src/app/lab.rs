@@ -6,6 +6,7 @@
 //! refuses an option, no O_DIRECT) is recorded with its reason and the run
 //! goes on.
 
+use super::adaptive::Adaptive;
 use super::{run_one, AppError, IoCell, MetaCell, ProbeCell, ReplayCell};
 use crate::model::TargetInfo;
 use crate::model::{Cell, KernelTag, LabTag, Report};
@@ -110,7 +111,7 @@ fn lab_info(lab: &LabPlan, quiet: bool) -> crate::model::LabInfo {
     crate::model::LabInfo {
         name: lab.name.clone(),
         file: lab.file.as_ref().map(|f| f.display().to_string()),
-        repeat: lab.repeat,
+        repeat: lab.repeat.max,
         baseline: lab
             .baseline
             .clone()
@@ -120,6 +121,7 @@ fn lab_info(lab: &LabPlan, quiet: bool) -> crate::model::LabInfo {
         workloads: lab.workloads.iter().map(|w| w.name.clone()).collect(),
         kernels: lab.kernels.iter().map(|k| k.name.clone()).collect(),
         plan,
+        decision: None,
     }
 }
 
@@ -169,22 +171,31 @@ pub fn run_lab(lab: LabPlan, presentation: Presentation, stop: &AtomicBool) -> R
         kept: lab.filesystems.iter().map(|_| None).collect(),
         can_drop,
         i: 0,
-        total: lab.repeat as usize * kernels.len() * lab.filesystems.len() * lab.workloads.len(),
+        total: lab.repeat.max as usize * kernels.len() * lab.filesystems.len() * lab.workloads.len(),
     };
-    'run: for rep in 1..=lab.repeat {
-        for k in &kernels {
-            for fi in 0..lab.filesystems.len() {
-                for w in &lab.workloads {
-                    if run.cell(rep, k.as_ref(), fi, w)?.is_break() {
-                        break 'run;
-                    }
-                }
+    let mut order = Adaptive::new(&lab);
+    let (mut repeats_run, mut stopped) = (0, if lab.repeat.adaptive() { "max" } else { "fixed" });
+    'run: for rep in 1..=lab.repeat.max {
+        for (k, fi, wi) in order.block(kernels.len(), lab.filesystems.len(), lab.workloads.len()) {
+            if run.cell(rep, kernels[k].as_ref(), fi, &lab.workloads[wi])?.is_break() {
+                stopped = "interrupted";
+                break 'run;
             }
+        }
+        repeats_run = rep;
+        if order.decided(rep, &run.r) {
+            stopped = "decided";
+            break;
         }
     }
     // Scratch filesystems go before the final report is printed.
     drop(std::mem::take(&mut run.kept));
     let LabRun { mut r, mut outputs, .. } = run;
+    let info = order.info(&r, repeats_run, stopped);
+    if let Some(l) = r.lab.as_mut() {
+        l.repeat = repeats_run.max(1);
+        l.decision = Some(info);
+    }
     write(&mut r, &mut outputs, true)?;
     Ok(r)
 }
@@ -228,6 +239,7 @@ fn lab_tag(fs: &FsPlan, w: &WorkloadPlan, rep: u32, kernel: Option<&KernelPlan>)
             name: k.name.clone(),
             ..Default::default()
         }),
+        order: None,
     }
 }
 
@@ -289,7 +301,8 @@ impl LabRun<'_> {
         };
         let name = cell_name(lab, fs, w, kernel);
         self.announce(rep, &name);
-        let tag = lab_tag(fs, w, rep, kernel);
+        let mut tag = lab_tag(fs, w, rep, kernel);
+        tag.order = Some(self.i as u32);
         let cell_plan = plan.clone();
         if let Some(k) = kernel.filter(|k| !k.is_host()) {
             return self.guest_cell(&name, k, fs, w, tag, cell_plan);
@@ -303,14 +316,16 @@ impl LabRun<'_> {
         if self.quiet {
             return;
         }
-        let rep_note = if lab.repeat > 1 {
-            format!(" (repeat {rep}/{})", lab.repeat)
-        } else {
-            String::new()
+        let r = lab.repeat;
+        let rep_note = match (r.adaptive(), r.max > 1) {
+            (true, _) => format!(" (repeat {rep}, {}..{} until decided)", r.min, r.max),
+            (false, true) => format!(" (repeat {rep}/{})", r.max),
+            (false, false) => String::new(),
         };
         eprintln!(
-            "fslab run: [{}/{}] {}{rep_note}",
+            "fslab run: [{}/{}{}] {}{rep_note}",
             self.i,
+            if r.adaptive() { "≤" } else { "" },
             self.total,
             crate::units::shown(name)
         );

@@ -4,6 +4,7 @@
 //! and later commands reuse it.
 
 pub mod abort;
+mod adaptive;
 pub mod calibration;
 pub mod cell;
 mod cleanup;

@@ -30,9 +30,16 @@ pub struct RunArgs {
     /// Duration of each cell of the quick suite [default: 5s].
     #[arg(long, value_name = "DUR", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub runtime: Option<String>,
-    /// Repeat every cell N times (overrides the plan's repeat).
-    #[arg(long, value_name = "N", allow_hyphen_values = true, help_heading = WORKLOAD)]
+    /// Repeat every cell N times, or MIN..MAX: from MIN until every
+    /// headline comparison is decided (regressed, improved or equivalent),
+    /// at most MAX (overrides the plan's repeat).
+    #[arg(long, value_name = "N|MIN..MAX", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub repeat: Option<String>,
+    /// The smallest change that matters (default 2%; the plan's
+    /// repeat.target): a comparison whose interval lies within ±PCT is
+    /// called equivalent. (Not --target: that names where the work runs.)
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true, help_heading = WORKLOAD)]
+    pub equivalence: Option<String>,
     /// Run a cell marked disturbed (other processes' CPU, steal, foreign
     /// device I/O) again, up to N more times (overrides the plan's retry-disturbed).
     #[arg(long, value_name = "N", allow_hyphen_values = true, help_heading = WORKLOAD)]

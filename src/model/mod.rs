@@ -8,6 +8,7 @@
 //! schema 1, see `v1`).
 
 pub mod calibration;
+pub mod decision;
 mod dir;
 mod fio_head;
 mod host;
@@ -98,6 +99,9 @@ pub struct LabInfo {
     /// The validated plan, so the run can be repeated (as `plan::LabPlan`
     /// serialises it; kept untyped: no reporter reads it).
     pub plan: serde_json::Value,
+    /// The decision rules and verdicts (absent in files written before them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<decision::DecisionInfo>,
 }
 
 /// One measured configuration (a single `fslab io` run is one cell).
@@ -182,6 +186,10 @@ pub struct LabTag {
     /// The kernel it ran under, where the plan names kernels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<KernelTag>,
+    /// Its place in the run's order (1-based; the cells of a repeat run in
+    /// a random order, `DecisionInfo::order_seed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<u32>,
 }
 
 impl LabTag {

@@ -161,13 +161,86 @@ pub struct WorkloadPlan {
     pub plan: CellPlan,
 }
 
+/// How many times each cell runs: a fixed number (`min == max`), or from
+/// `min` until every headline comparison is decided, at most `max`
+/// (`repeat = { min = 3, max = 30, target = "2%" }`, `--repeat 3..30`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Repeats {
+    pub min: u32,
+    pub max: u32,
+    /// The smallest change that matters, as a fraction (0.02): a
+    /// comparison whose interval lies within ±target is `equivalent`
+    /// (the plan's `repeat.target`, `--equivalence`).
+    pub target: f64,
+}
+
+/// The equivalence margin when a plan gives none: 2%, the least change
+/// the seeds' questions care about.
+pub const DEFAULT_TARGET: f64 = 0.02;
+/// The most repeats a plan may ask for.
+pub const MAX_REPEATS: u32 = 1000;
+
+impl Repeats {
+    pub fn fixed(n: u32) -> Repeats {
+        Repeats {
+            min: n,
+            max: n,
+            target: DEFAULT_TARGET,
+        }
+    }
+
+    /// Runs until decided (more than one possible number of repeats).
+    pub fn adaptive(&self) -> bool {
+        self.max > self.min
+    }
+
+    /// "3" or "3..30": a fixed count or a range, each from 1 to 1000, an
+    /// adaptive range starting at 2 at least (one run has no spread).
+    pub fn parse_range(s: &str, target: f64) -> std::result::Result<Repeats, String> {
+        let n = |t: &str| t.trim().parse::<u32>().ok().filter(|n| (1..=MAX_REPEATS).contains(n));
+        let bad = || format!("'{s}' is not a whole number from 1 to {MAX_REPEATS}, nor MIN..MAX");
+        let (min, max) = match s.split_once("..") {
+            Some((a, b)) => (n(a).ok_or_else(bad)?, n(b).ok_or_else(bad)?),
+            None => {
+                let v = n(s).ok_or_else(bad)?;
+                (v, v)
+            }
+        };
+        Repeats::range(min, max, target)
+    }
+
+    /// Checks min <= max, and that a range starts at 2 or more.
+    pub fn range(min: u32, max: u32, target: f64) -> std::result::Result<Repeats, String> {
+        if min > max {
+            return Err(format!("min {min} is more than max {max}"));
+        }
+        if min < max && min < 2 {
+            return Err(format!(
+                "an adaptive range starts at 2 repeats at least (one run has no spread), not {min}"
+            ));
+        }
+        Ok(Repeats { min, max, target })
+    }
+}
+
+/// A percentage as a fraction: "2%", "2" or "0.5%", above 0 and below 100.
+pub fn parse_target(s: &str) -> std::result::Result<f64, String> {
+    s.trim()
+        .trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p > 0.0 && *p < 100.0)
+        .map(|p| p / 100.0)
+        .ok_or_else(|| format!("'{s}' is not a percentage above 0 and below 100 (2%)"))
+}
+
 /// A whole lab run: filesystems x workloads x repeats.
 #[derive(Debug, serde::Serialize)]
 pub struct LabPlan {
     pub name: String,
     /// The plan file, or None for the built-in quick suite.
     pub file: Option<PathBuf>,
-    pub repeat: u32,
+    pub repeat: Repeats,
     pub baseline: Option<String>,
     /// A fresh mkfs for every cell (default), or one filesystem per entry for the whole run.
     pub fresh: bool,
@@ -293,7 +366,7 @@ fsync = 8
         let p = LabPlan::parse("p.toml", GOOD).unwrap();
         assert_eq!(
             (p.name.as_str(), p.repeat, p.baseline.as_deref()),
-            ("t", 2, Some("xfs"))
+            ("t", Repeats::fixed(2), Some("xfs"))
         );
         assert_eq!(p.filesystems.len(), 3);
         assert_eq!(p.filesystems[0].name, "ext4");

@@ -301,7 +301,7 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
     let mut lab = LabPlan {
         name: "quick".into(),
         file: None,
-        repeat: 1,
+        repeat: lab::Repeats::fixed(1),
         baseline: None,
         fresh: false,
         drop_caches: true,

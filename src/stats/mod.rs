@@ -8,6 +8,7 @@
 
 pub mod confidence;
 pub mod cpu;
+pub mod decide;
 mod hist;
 pub mod plat;
 pub mod samples;

@@ -47,7 +47,7 @@ impl LabPlan {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             file: Some(PathBuf::from(file)),
-            repeat: 3,
+            repeat: Repeats::fixed(3),
             baseline: None,
             fresh: true,
             drop_caches: true,
@@ -80,13 +80,7 @@ impl LabPlan {
         "description" => {
             r.string(k, v)?;
         }
-        "repeat" => {
-            self.repeat = match v.get_ref() {
-                DeValue::Integer(i) => i.as_str().parse().ok().filter(|&n| (1..=1000).contains(&n)),
-                _ => None,
-            }
-            .ok_or_else(|| r.err_at(v.span().start, "repeat must be a whole number from 1 to 1000"))?
-        }
+        "repeat" => self.repeat = r.repeats(v)?,
         "baseline" => {
             self.baseline = Some(r.string(k, v)?);
             *baseline_at = v.span().start;

@@ -73,6 +73,64 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// `repeat = 5`, or `repeat = { min = 3, max = 30, target = "2%" }`.
+    pub(super) fn repeats(&self, v: &Val) -> Result<Repeats> {
+        let whole = |v: &Val, what: &str| {
+            match v.get_ref() {
+                DeValue::Integer(i) => i.as_str().parse::<u32>().ok().filter(|n| (1..=MAX_REPEATS).contains(n)),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                self.err_at(
+                    v.span().start,
+                    format!("{what} must be a whole number from 1 to {MAX_REPEATS}"),
+                )
+            })
+        };
+        let t = match v.get_ref() {
+            DeValue::Table(t) => t,
+            _ => return Ok(Repeats::fixed(whole(v, "repeat")?)),
+        };
+        let (mut min, mut max, mut target) = (None, None, DEFAULT_TARGET);
+        for (k, x) in t.iter() {
+            match k.get_ref().as_ref() {
+                "min" => min = Some(whole(x, "repeat.min")?),
+                "max" => max = Some(whole(x, "repeat.max")?),
+                "target" => {
+                    let s = match x.get_ref() {
+                        DeValue::String(s) => s.to_string(),
+                        DeValue::Integer(i) => i.as_str().to_string(),
+                        DeValue::Float(f) => f.as_str().to_string(),
+                        o => {
+                            return Err(self.err_at(
+                                x.span().start,
+                                format!("repeat.target must be a percentage (\"2%\"), not {}", o.type_str()),
+                            ))
+                        }
+                    };
+                    target =
+                        parse_target(&s).map_err(|e| self.err_at(x.span().start, format!("repeat.target: {e}")))?;
+                }
+                other => {
+                    return Err(self.err_at(
+                        k.span().start,
+                        format!(
+                            "unknown key 'repeat.{}' (known: min, max, target)",
+                            other.escape_debug()
+                        ),
+                    ))
+                }
+            }
+        }
+        let (min, max) = match (min, max) {
+            (Some(a), Some(b)) => (a, b),
+            (Some(a), None) => (a, a.max(30)),
+            (None, Some(b)) => (3.min(b), b),
+            (None, None) => (3, 30),
+        };
+        Repeats::range(min, max, target).map_err(|e| self.err_at(v.span().start, format!("repeat: {e}")))
+    }
+
     /// A path relative to the plan file's directory.
     pub(super) fn path(&self, k: &Key, v: &Val) -> Result<PathBuf> {
         Ok(self.base.join(self.string(k, v)?))

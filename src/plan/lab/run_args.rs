@@ -10,12 +10,11 @@ impl LabPlan {
     /// Applies `fslab run`'s flags: repeat and scratch-dir
     /// overrides, and consent for block devices named in the plan.
     pub fn apply_run_args(&mut self, a: &RunArgs) -> Result<()> {
+        if let Some(t) = &a.equivalence {
+            self.repeat.target = parse_target(t).map_err(|e| PlanError::new("--equivalence", e))?;
+        }
         if let Some(n) = &a.repeat {
-            self.repeat = n
-                .parse()
-                .ok()
-                .filter(|&n| (1..=1000).contains(&n))
-                .ok_or_else(|| PlanError::new("--repeat", format!("'{n}' is not a whole number from 1 to 1000")))?;
+            self.repeat = Repeats::parse_range(n, self.repeat.target).map_err(|e| PlanError::new("--repeat", e))?;
         }
         if let Some(d) = &a.scratch_dir {
             self.scratch_dir = PathBuf::from(d);
@@ -156,7 +155,7 @@ impl LabPlan {
         self.baseline = Some(f.name.clone());
         self.filesystems = vec![f];
         self.workloads = vec![w];
-        self.repeat = 1;
+        self.repeat = Repeats::fixed(1);
         self.fresh = true;
         self.retry_disturbed = 0;
         self.kernels.clear();

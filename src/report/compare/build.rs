@@ -1,23 +1,54 @@
 //! The second pass: the gathered samples become estimates, ratios to the
 //! chosen baseline and p-values (`build`, the comparison's entry point).
 
-use super::collect::{collect, Collected};
-use super::metrics::Unit;
-use super::model::{Col, Comparison, Row, WorkloadCmp};
+use super::collect::{collect, Collected, RowIn};
+use super::model::{Col, Comparison, Deciding, Row, WorkloadCmp};
 use crate::model::Report;
 use crate::stats::confidence::{welch_p, Estimate};
+use crate::stats::decide::{self, Grows};
+
+impl Deciding {
+    /// The rules of a comparison of `sources`: an adaptive run's range
+    /// and margin (its `LabInfo::decision`), else one look at the plain
+    /// level with the plan's margin or the default.
+    pub fn of_sources(sources: &[(String, &Report)]) -> Deciding {
+        let d = sources.iter().find_map(|(_, r)| r.lab.as_ref()?.decision.as_ref());
+        let target = d.map_or(crate::plan::lab::DEFAULT_TARGET, |d| d.target);
+        match d.filter(|d| d.max > d.min) {
+            Some(d) => Deciding::range(d.min, d.max, target),
+            None => Deciding {
+                nominal: decide::ALPHA,
+                target,
+                grows: Grows::Both,
+                range: None,
+            },
+        }
+    }
+
+    /// The rules of a run of `min..=max` repeats, both arms growing.
+    pub fn range(min: u32, max: u32, target: f64) -> Deciding {
+        let looks: Vec<(usize, usize)> = decide::looks(min, max)
+            .into_iter()
+            .map(|n| (n as usize, n as usize))
+            .collect();
+        Deciding {
+            nominal: decide::nominal_alpha(&looks, decide::ALPHA),
+            target,
+            grows: Grows::Both,
+            range: Some((min, max)),
+        }
+    }
+}
 
 /// One metric's row: each filesystem's estimate, with its ratio to the
-/// baseline (`bi`) and the p-value of the difference; a ratio involving a
-/// flagged column (`flagged[i]`) is marked.
+/// baseline (`bi`), the p-value of the difference and the verdict
+/// (`deciding`); a ratio involving a flagged column (`flagged[i]`) is marked.
 fn row(
-    metric: String,
-    unit: Unit,
-    hib: bool,
-    per_fs: &[Vec<f64>],
+    (metric, unit, hib, headline, per_fs): RowIn,
     flagged: &[bool],
     bi: Option<usize>,
     noise_cv: Option<f64>,
+    deciding: &Deciding,
 ) -> Row {
     let n_fs = flagged.len();
     let ests: Vec<Option<Estimate>> = (0..n_fs).map(|i| per_fs.get(i).and_then(|v| Estimate::of(v))).collect();
@@ -29,12 +60,25 @@ fn row(
             let est = (*e)?;
             let vs_base = base.filter(|_| Some(i) != bi);
             let ratio = vs_base.filter(|b| b.mean != 0.0).map(|b| est.mean / b.mean);
+            let marked = ratio.is_some() && (flagged[i] || bi.is_some_and(|b| flagged[b]));
+            let verdict = match (vs_base, bi) {
+                (Some(_), Some(b)) if !marked => decide::decide(
+                    &per_fs[b],
+                    &per_fs[i],
+                    hib,
+                    deciding.nominal,
+                    deciding.target,
+                    deciding.grows,
+                ),
+                _ => None,
+            };
             Some(Col {
                 est,
                 ratio,
                 p: vs_base.and_then(|b| welch_p(&est, &b)),
-                marked: ratio.is_some() && (flagged[i] || bi.is_some_and(|b| flagged[b])),
+                marked,
                 noise: ratio.is_some_and(|r| noise_cv.is_some_and(|n| (r - 1.0).abs() < n)),
+                verdict,
             })
         })
         .collect();
@@ -42,6 +86,7 @@ fn row(
         metric,
         unit,
         higher_is_better: hib,
+        headline,
         cols,
     }
 }
@@ -52,6 +97,11 @@ fn row(
 /// filesystem's first column that is not (a kernel A/B plan's host kernel),
 /// else the first column that is not, else none (no ratios).
 pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Comparison {
+    build_deciding(sources, baseline, Deciding::of_sources(sources))
+}
+
+/// `build` with the verdicts' rules given (`fslab check`: only the test arm grows).
+pub fn build_deciding(sources: &[(String, &Report)], baseline: Option<&str>, deciding: Deciding) -> Comparison {
     let Collected {
         filesystems,
         environment,
@@ -93,7 +143,7 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
             let rows = w
                 .rows
                 .into_iter()
-                .map(|(metric, unit, hib, per_fs)| row(metric, unit, hib, &per_fs, &fl, bi, noise_cv))
+                .map(|r| row(r, &fl, bi, noise_cv, &deciding))
                 .collect();
             WorkloadCmp {
                 name: w.name,
@@ -113,5 +163,6 @@ pub fn build(sources: &[(String, &Report)], baseline: Option<&str>) -> Compariso
         flagged,
         baseline_moved_from,
         noise_cv,
+        deciding,
     }
 }

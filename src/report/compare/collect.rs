@@ -7,11 +7,15 @@ use super::model::{Difference, Side};
 use super::workload::{describe_fs, differing, flag, place, workload, ADAPTED_VALUE};
 use crate::model::{Cell, Report};
 
+/// One metric's values: (metric, unit, higher is better, headline, per column).
+pub(super) type RowIn = (String, Unit, bool, bool, Vec<Vec<f64>>);
+
 /// Values of one workload: per metric (name, unit, higher is better, values
 /// per filesystem), and the (filesystem, reason) of cells that failed.
 pub(super) struct Samples {
     pub(super) name: String,
-    pub(super) rows: Vec<(String, Unit, bool, Vec<Vec<f64>>)>,
+    /// (metric, unit, higher is better, headline, values per column)
+    pub(super) rows: Vec<RowIn>,
     pub(super) failed: Vec<(String, String)>,
     /// (filesystem, disturbed cells, cells with telemetry)
     pub(super) disturbed: Vec<(String, u32, u32)>,
@@ -123,11 +127,11 @@ impl Collected {
             let ri = match rows.iter().position(|r| r.0 == mt.name) {
                 Some(i) => i,
                 None => {
-                    rows.push((mt.name.clone(), mt.unit, mt.higher_is_better, Vec::new()));
+                    rows.push((mt.name.clone(), mt.unit, mt.higher_is_better, mt.headline, Vec::new()));
                     rows.len() - 1
                 }
             };
-            let per_fs = &mut rows[ri].3;
+            let per_fs = &mut rows[ri].4;
             if per_fs.len() <= fi {
                 per_fs.resize(fi + 1, Vec::new());
             }

@@ -1,11 +1,13 @@
 //! `fslab compare --format csv` (and `fslab run --format csv` of a plan of
 //! several filesystems): the comparison as one row per (workload, metric,
 //! filesystem), for scripts:
-//! `workload,metric,unit,higher_is_better,filesystem,baseline,n,mean,ci95,ratio,p_value,significant,flagged`
+//! `workload,metric,unit,higher_is_better,filesystem,baseline,n,mean,ci95,ratio,p_value,significant,flagged,verdict,change,change_lo,change_hi`
 //! (ci95 is empty below 2 repeats; ratio, p_value, significant and flagged
 //! are empty for the baseline; figures in the unit named, latencies in ns;
 //! flagged: the ratio involves a column not comparable with the others, an
-//! emulated (TCG) one, as the text marks it `†`).
+//! emulated (TCG) one, as the text marks it `†`; verdict: regressed,
+//! improved, equivalent or undecided, with the relative change and its
+//! interval, empty where no verdict applies).
 
 use super::metrics::Unit;
 use super::model::Comparison;
@@ -13,7 +15,7 @@ use crate::report::csv::field;
 use std::fmt::Write;
 
 /// The header, in order.
-pub const COLUMNS: [&str; 13] = [
+pub const COLUMNS: [&str; 17] = [
     "workload",
     "metric",
     "unit",
@@ -27,6 +29,10 @@ pub const COLUMNS: [&str; 13] = [
     "p_value",
     "significant",
     "flagged",
+    "verdict",
+    "change",
+    "change_lo",
+    "change_hi",
 ];
 
 fn unit(u: Unit) -> &'static str {
@@ -49,7 +55,7 @@ pub fn render(c: &Comparison) -> String {
                 let Some(col) = col else { continue };
                 let _ = writeln!(
                     s,
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     field(&w.name),
                     field(&r.metric),
                     field(unit(r.unit)),
@@ -71,6 +77,10 @@ pub fn render(c: &Comparison) -> String {
                     } else {
                         String::new()
                     },
+                    col.verdict.map(|v| v.call.name()).unwrap_or_default(),
+                    opt(col.verdict.map(|v| v.change)),
+                    opt(col.verdict.map(|v| v.lo)),
+                    opt(col.verdict.map(|v| v.hi)),
                 );
             }
         }

@@ -26,6 +26,10 @@ pub struct Metric {
     pub value: f64,
     pub unit: Unit,
     pub higher_is_better: bool,
+    /// What the cell is for (io's IOPS per direction, a metadata phase's
+    /// rate, replay's throughput, a probe phase's p99): an adaptive run
+    /// repeats until these are decided.
+    pub headline: bool,
 }
 
 fn m(name: String, value: f64, unit: Unit, higher_is_better: bool) -> Metric {
@@ -34,6 +38,15 @@ fn m(name: String, value: f64, unit: Unit, higher_is_better: bool) -> Metric {
         value,
         unit,
         higher_is_better,
+        headline: false,
+    }
+}
+
+/// A headline metric (`Metric::headline`).
+fn h(name: String, value: f64, unit: Unit, higher_is_better: bool) -> Metric {
+    Metric {
+        headline: true,
+        ..m(name, value, unit, higher_is_better)
     }
 }
 
@@ -47,7 +60,7 @@ pub fn metrics(c: &Cell) -> Vec<Metric> {
         for ph in &p.phases {
             let n = &ph.name;
             out.push(m(format!("{n} p50"), ph.lat.p(50.0) as f64, Unit::Ns, false));
-            out.push(m(format!("{n} p99"), ph.lat.p(99.0) as f64, Unit::Ns, false));
+            out.push(h(format!("{n} p99"), ph.lat.p(99.0) as f64, Unit::Ns, false));
             out.push(m(format!("{n} max"), ph.lat.max_ns as f64, Unit::Ns, false));
             out.push(m(format!("{n} stalls"), ph.stalls as f64, Unit::Count, false));
             if ph.load_bytes > 0 {
@@ -57,7 +70,7 @@ pub fn metrics(c: &Cell) -> Vec<Metric> {
         return out;
     }
     if c.kind() == CellKind::Replay {
-        out.push(m("throughput MB/s".into(), c.dbench_mb_s(), Unit::MBs, true));
+        out.push(h("throughput MB/s".into(), c.dbench_mb_s(), Unit::MBs, true));
         out.push(m(
             "operations/s".into(),
             c.directions.iter().map(|d| d.iops).sum(),
@@ -70,7 +83,7 @@ pub fn metrics(c: &Cell) -> Vec<Metric> {
     }
     for d in &c.directions {
         if let Some(ph) = &d.phase {
-            out.push(m(format!("{ph} ops/s"), d.iops, Unit::Rate, true));
+            out.push(h(format!("{ph} ops/s"), d.iops, Unit::Rate, true));
             out.push(m(format!("{ph} p99"), d.lat.p(99.0) as f64, Unit::Ns, false));
             if let Some(cpu) = d.cpu_percent {
                 out.push(m(format!("{ph} %CPU"), cpu, Unit::Percent, false));
@@ -78,7 +91,7 @@ pub fn metrics(c: &Cell) -> Vec<Metric> {
             continue;
         }
         let n = d.dir.name();
-        out.push(m(format!("{n} IOPS"), d.iops, Unit::Rate, true));
+        out.push(h(format!("{n} IOPS"), d.iops, Unit::Rate, true));
         if d.bytes > 0 {
             out.push(m(format!("{n} MB/s"), d.mb_s, Unit::MBs, true));
         }

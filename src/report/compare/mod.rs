@@ -16,8 +16,11 @@ mod model;
 mod text;
 mod workload;
 
-pub use build::build;
+pub use build::{build, build_deciding};
 pub use metrics::{metrics, Metric, Unit, ALPHA};
-pub use model::{Col, Comparison, Difference, Row, Side, WorkloadCmp};
-pub use text::{bounds_line, differences, flag_notes, fmt_value, refusal, render, render_as, write, MARK};
+pub use model::{Col, Comparison, Deciding, Difference, Row, Side, WorkloadCmp};
+pub use text::{
+    bounds_line, differences, flag_notes, fmt_value, pct, refusal, render, render_as, verdict_legend, verdict_mark,
+    verdict_words, write, MARK,
+};
 pub use workload::{flag, kernel_note, workload};

@@ -4,6 +4,7 @@
 
 use super::metrics::{Unit, ALPHA};
 use crate::stats::confidence::Estimate;
+use crate::stats::decide::{Decision, Grows};
 
 /// One filesystem's value of one metric.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +20,9 @@ pub struct Col {
     /// The ratio is within the host's noise (`Comparison::noise_cv`):
     /// shown `≈`, never as significant.
     pub noise: bool,
+    /// The verdict against the baseline (`stats::decide`): None for the
+    /// baseline, a marked column, or a metric with a zero among its values.
+    pub verdict: Option<Decision>,
 }
 
 impl Col {
@@ -32,6 +36,8 @@ pub struct Row {
     pub metric: String,
     pub unit: Unit,
     pub higher_is_better: bool,
+    /// An adaptive run repeats until this row is decided (`Metric::headline`).
+    pub headline: bool,
     /// One per filesystem, in `Comparison::filesystems` order.
     pub cols: Vec<Option<Col>>,
 }
@@ -91,9 +97,34 @@ pub struct Comparison {
     /// The largest host noise of the sources' calibration cards (a
     /// coefficient of variation): a ratio closer to 1 than this is noise.
     pub noise_cv: Option<f64>,
+    /// How the verdicts were drawn.
+    pub deciding: Deciding,
+}
+
+/// The rules of the columns' verdicts: each look's nominal level (see
+/// `stats::decide::nominal_alpha`), the equivalence margin, which arms
+/// grow, and the repeats' range when a run was adaptive.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Deciding {
+    pub nominal: f64,
+    pub target: f64,
+    pub grows: Grows,
+    /// (min, max) of an adaptive run: its looks are `decide::looks(min, max)`.
+    pub range: Option<(u32, u32)>,
 }
 
 impl Comparison {
+    /// Every headline comparison with a verdict is decided (true with none).
+    pub fn all_decided(&self) -> bool {
+        self.workloads
+            .iter()
+            .flat_map(|w| &w.rows)
+            .filter(|r| r.headline)
+            .flat_map(|r| r.cols.iter().flatten())
+            .filter_map(|c| c.verdict)
+            .all(|d| d.call.decided())
+    }
+
     /// The most repeats behind any one figure (0 with none): what decides
     /// whether a reader is told of confidence intervals or of single runs.
     pub fn max_repeats(&self) -> usize {

@@ -6,6 +6,7 @@ use super::metrics::{Unit, ALPHA};
 use super::model::{Col, Comparison, WorkloadCmp};
 use crate::plan::TableFormat;
 use crate::report::render::doc::Doc;
+use crate::stats::decide::{Call, Decision};
 use crate::units::{fmt_rate, Nanos};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
 use std::fmt::Write;
@@ -52,6 +53,8 @@ fn fmt_col(c: &Col, unit: Unit) -> String {
         let _ = write!(s, "  {r:.2}×");
         if c.marked {
             s.push(MARK);
+        } else if let Some(v) = &c.verdict {
+            s.push(verdict_mark(v.call));
         } else if c.noise {
             s.push('≈');
         } else if c.significant() {
@@ -63,6 +66,52 @@ fn fmt_col(c: &Col, unit: Unit) -> String {
 
 /// The mark of a ratio involving a flagged column.
 pub const MARK: char = '†';
+
+/// A verdict's mark beside its ratio.
+pub fn verdict_mark(c: Call) -> char {
+    match c {
+        Call::Regressed => '▼',
+        Call::Improved => '▲',
+        Call::Equivalent => '=',
+        Call::Undecided => '?',
+    }
+}
+
+/// A signed percentage: "+1.2%", "−5.0%".
+pub fn pct(x: f64) -> String {
+    let p = x * 100.0;
+    if p < 0.0 {
+        format!("−{:.1}%", -p)
+    } else {
+        format!("+{p:.1}%")
+    }
+}
+
+/// A verdict in words: "regressed −5.1% [−6.9%, −3.2%]", "undecided
+/// +0.3% [−2.9%, +3.6%], about 6 more repeats".
+pub fn verdict_words(d: &Decision) -> String {
+    let mut s = format!("{} {} [{}, {}]", d.call.name(), pct(d.change), pct(d.lo), pct(d.hi));
+    if let Some(m) = d.more {
+        let _ = write!(s, ", about {m} more repeat{}", if m == 1 { "" } else { "s" });
+    }
+    s
+}
+
+/// The verdict lines under a table: one per headline metric, its columns'
+/// verdicts against the baseline.
+fn verdict_lines(s: &mut Doc, c: &Comparison, w: &WorkloadCmp) {
+    for r in w.rows.iter().filter(|r| r.headline) {
+        let each: Vec<String> = r
+            .cols
+            .iter()
+            .zip(&c.filesystems)
+            .filter_map(|(col, f)| Some(format!("{f} {}", verdict_words(col.as_ref()?.verdict.as_ref()?))))
+            .collect();
+        if !each.is_empty() {
+            let _ = writeln!(s, "  {} vs {}: {}", r.metric, c.baseline, each.join("; "));
+        }
+    }
+}
 
 /// A workload's differences as one note: "bs 4 KiB (a) vs 64 KiB (b); ...".
 pub fn differences(w: &WorkloadCmp) -> String {
@@ -177,6 +226,7 @@ pub fn write(s: &mut Doc, c: &Comparison) {
         }
         s.push('\n');
         s.table(workload_table(c, w, &used));
+        verdict_lines(s, c, w);
         workload_notes(s, w);
     }
     legend(s, c);
@@ -288,10 +338,10 @@ fn legend(s: &mut Doc, c: &Comparison) {
     } else if n > 1 {
         let _ = writeln!(
             s,
-            "\nmean ± 95% confidence interval over up to {n} repeats (Student t); ×: ratio to {}; \
-             *: differs from it with p < {ALPHA} (Welch's t-test); ↑/↓: higher/lower is better",
+            "\nmean ± 95% confidence interval over up to {n} repeats (Student t); ×: ratio to {}; ↑/↓: higher/lower is better",
             c.baseline
         );
+        let _ = writeln!(s, "{}", verdict_legend(c));
     } else if c.filesystems.len() > 1 {
         let _ = writeln!(
             s,
@@ -299,6 +349,29 @@ fn legend(s: &mut Doc, c: &Comparison) {
             c.baseline
         );
     }
+}
+
+/// What the verdict marks mean and the rules that drew them.
+pub fn verdict_legend(c: &Comparison) -> String {
+    let d = &c.deciding;
+    let looks = match d.range {
+        Some((min, max)) => format!(
+            "looks after repeats {} at {:.2}% each, {}% over all looks",
+            crate::stats::decide::looks(min, max)
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            d.nominal * 100.0,
+            crate::stats::decide::ALPHA * 100.0
+        ),
+        None => format!("one look at {}%", d.nominal * 100.0),
+    };
+    format!(
+        "▼ regressed / ▲ improved: the change's interval (log scale, Welch; {looks}) excludes no change; \
+         = equivalent: it lies within ±{}%; ? undecided; *: p < {ALPHA} (Welch's t-test) where no verdict applies",
+        d.target * 100.0
+    )
 }
 
 #[cfg(test)]
@@ -322,6 +395,7 @@ mod tests {
             p: Some(p),
             marked: false,
             noise: false,
+            verdict: None,
         };
         assert!(c.significant());
         assert_eq!(fmt_col(&c, Unit::Rate), "50 ± 2  0.50×*");
@@ -331,6 +405,7 @@ mod tests {
             p: welch_p(&est(&[99.0, 103.0, 97.0]), &base),
             marked: false,
             noise: false,
+            verdict: None,
         };
         assert!(!same.significant());
         // a 2% difference on a host whose noise is 5%: noise, never significant

@@ -132,6 +132,21 @@ fn ratio_cells(s: &mut String, r: &Row, col: Option<&Col>) {
                 c.p.map(fmt_p).unwrap_or_else(|| "–".into())
             );
         }
+        Some((c, ratio)) if c.verdict.is_some() => {
+            let v = c.verdict.expect("matched");
+            let class = match v.call {
+                crate::stats::decide::Call::Regressed => " class=\"worse\"",
+                crate::stats::decide::Call::Improved => " class=\"better\"",
+                _ => "",
+            };
+            let _ = write!(
+                s,
+                "<td{class} title=\"{}\">{ratio:.2}×{}</td><td>{}</td>",
+                esc(&compare::verdict_words(&v)),
+                compare::verdict_mark(v.call),
+                c.p.map(fmt_p).unwrap_or_else(|| "–".into())
+            );
+        }
         Some((c, ratio)) => {
             let class = match (c.significant(), (ratio > 1.0) == r.higher_is_better) {
                 _ if ratio == 1.0 => "",
@@ -190,7 +205,7 @@ pub(super) fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
             "mean over up to {repeats} repeats ± the half-width of its 95% confidence interval (Student t); × {b}: the mean over {b}'s, marked * and coloured (<span class=\"better\">better</span>, <span class=\"worse\">worse</span>) where the difference is significant; p: Welch's t-test, * where p &lt; {a}",
             b = esc(&cmp.baseline),
             a = compare::ALPHA
-        )
+        ) + ". " + &esc(&compare::verdict_legend(cmp))
     } else {
         format!(
             "one run per cell: no confidence interval or significance (give repeat = 3 or more); × {b}: the value over {b}'s",
@@ -260,10 +275,11 @@ fn metric_chart(s: &mut String, n: &mut usize, cmp: &Comparison, m: &Row) {
                         note: c
                             .ratio
                             .map(|x| {
-                                let mark = match (c.marked, c.significant()) {
-                                    (true, _) => compare::MARK.to_string(),
-                                    (false, true) => "*".into(),
-                                    (false, false) => String::new(),
+                                let mark = match (c.marked, c.verdict, c.significant()) {
+                                    (true, _, _) => compare::MARK.to_string(),
+                                    (false, Some(v), _) => compare::verdict_mark(v.call).to_string(),
+                                    (false, None, true) => "*".into(),
+                                    (false, None, false) => String::new(),
                                 };
                                 format!("{x:.2}×{mark}")
                             })

@@ -53,6 +53,9 @@ pub fn ascii(s: &str) -> String {
             '≈' => "~",
             '≠' => "!=",
             '†' => "#",
+            // a comparison's verdicts: regressed, improved
+            '▼' => "[-]",
+            '▲' => "[+]",
             '→' => "->",
             '←' => "<-",
             '–' | '—' | '−' | '─' | '━' => "-",
