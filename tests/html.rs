@@ -297,11 +297,17 @@ fn comparison_table_shows_the_figures_of_compare() {
                 if *fs == cmp.baseline {
                     continue;
                 }
-                let ratio: f64 = cells[k].trim_end_matches(['×', '*', '▼', '▲', '=', '?']).parse().unwrap();
+                let ratio: f64 = cells[k]
+                    .trim_end_matches(['×', '*', '▼', '▲', '=', '?'])
+                    .parse()
+                    .unwrap();
                 assert!((ratio - col.ratio.unwrap()).abs() <= 0.005, "{cells:?}");
                 // a verdict's mark where one applies, else the star of significance
                 match col.verdict {
-                    Some(v) => assert!(cells[k].ends_with(fslab::report::compare::verdict_mark(v.call)), "{cells:?}"),
+                    Some(v) => assert!(
+                        cells[k].ends_with(fslab::report::compare::verdict_mark(v.call)),
+                        "{cells:?}"
+                    ),
                     None => assert_eq!(cells[k].ends_with('*'), col.significant(), "{cells:?}"),
                 }
                 let p = col.p.expect("a p-value with two repeats each");

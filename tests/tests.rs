@@ -8,6 +8,7 @@ mod cleanup;
 mod cli_conventions;
 mod compare_formats;
 mod compare_guard;
+mod decide;
 mod device;
 mod faultfs;
 mod faults;

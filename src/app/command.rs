@@ -81,6 +81,7 @@ pub fn run(cli: Cli) -> ExitCode {
             }
         }
         Command::Compare(a) => return super::documents::run_compare(a),
+        Command::Check(a) => return super::check::run_check(a, &stop),
         Command::Report(a) => return super::documents::run_report(a),
         Command::Schema => return super::results::print_bytes(crate::model::result_schema_text().as_bytes()),
         Command::Completions(a) => return super::manual::run_completions(a),
@@ -168,6 +169,7 @@ fn telemetry_args<'a>(
         Command::Probe(a) => Some(&a.common.telemetry),
         Command::Replay(a) => Some(&a.common.telemetry),
         Command::Run(a) => Some(&a.common.telemetry),
+        Command::Check(a) => Some(&a.run.common.telemetry),
         Command::Fio(_) => fio.map(|a| &a.telemetry),
         Command::Cleanup(_)
         | Command::Calibrate(_)
@@ -190,6 +192,7 @@ fn result_file(command: &Command, fio: Option<&crate::cli::FioArgs>) -> Option<s
         Command::Probe(a) => &a.common,
         Command::Replay(a) => &a.common,
         Command::Run(a) => &a.common,
+        Command::Check(a) => &a.run.common,
         _ => {
             let p = fio.and_then(|f| f.output.as_deref()).filter(|p| *p != "-")?;
             return Some(std::path::PathBuf::from(p)).filter(|p| std::fs::metadata(p).map_or(true, |m| m.is_file()));

@@ -143,6 +143,21 @@ struct LabRun<'a> {
 
 /// Runs the whole plan; returns the report with every cell.
 pub fn run_lab(lab: LabPlan, presentation: Presentation, stop: &AtomicBool) -> Result<Report, AppError> {
+    run_lab_until(lab, presentation, stop, None)
+}
+
+/// Decides after each repeat (its number, the cells so far) whether an
+/// adaptive run has decided what it was run for (`fslab check`'s rule);
+/// without one, the run's own comparisons (`Adaptive::decided`).
+pub type Until<'a> = &'a mut dyn FnMut(u32, &Report) -> bool;
+
+/// `run_lab`, stopping by `until`'s rule.
+pub fn run_lab_until(
+    lab: LabPlan,
+    presentation: Presentation,
+    stop: &AtomicBool,
+    mut until: Option<Until>,
+) -> Result<Report, AppError> {
     // the plan's telemetry (its keys under the command line's flags)
     let result_file = presentation.outputs.0.iter().find_map(|o| o.path.clone());
     crate::app::telemetry::install(&lab.telemetry, result_file.as_deref())
@@ -183,7 +198,11 @@ pub fn run_lab(lab: LabPlan, presentation: Presentation, stop: &AtomicBool) -> R
             }
         }
         repeats_run = rep;
-        if order.decided(rep, &run.r) {
+        let done = match until.as_mut() {
+            Some(f) => lab.repeat.adaptive() && f(rep, &run.r),
+            None => order.decided(rep, &run.r),
+        };
+        if done {
             stopped = "decided";
             break;
         }

@@ -74,7 +74,12 @@ pub fn run_man(a: &crate::cli::ManArgs) -> ExitCode {
             man.render_subcommands_section(&mut roff)?;
         }
         roff.extend(after_help_sections(&after).into_bytes());
-        roff.extend(EXIT_STATUS.as_bytes());
+        let status = if a.subcommand.as_deref() == Some("check") {
+            CHECK_EXIT_STATUS
+        } else {
+            EXIT_STATUS
+        };
+        roff.extend(status.as_bytes());
         if has_version {
             man.render_version_section(&mut roff)?;
         }
@@ -103,6 +108,25 @@ fn ascii_roff(s: &str) -> String {
 }
 
 /// Every command's exit codes (`app::command`), as man-pages(7) lists them.
+/// `fslab check`'s, for CI and `git bisect run`.
+const CHECK_EXIT_STATUS: &str = ".SH \"EXIT STATUS\"
+.TP
+0
+No headline metric is worse than the baseline by the threshold or more: each interval's worse end lies within it.
+.TP
+1
+Regressed: a headline metric's interval excludes no change and its estimate is worse by the threshold or more.
+.TP
+2
+Bad usage: a flag, a plan or a baseline that fslab refuses, named in one line on stderr; nothing is run.
+.TP
+125
+Undecided: the repeats ran out before every metric was decided, or a cell failed (git bisect run skips the commit).
+.TP
+130, 143
+Interrupted by SIGINT or SIGTERM (128 + the signal).
+";
+
 const EXIT_STATUS: &str = ".SH \"EXIT STATUS\"
 .TP
 0

@@ -11,6 +11,7 @@
 //! argument struct and help examples; `common` has what they share. Everything
 //! is re-exported here, so callers name `crate::cli::IoArgs` as before.
 
+mod check;
 mod common;
 mod fio;
 mod io;
@@ -23,6 +24,7 @@ pub mod words;
 
 use clap::{Parser, Subcommand};
 
+pub use check::CheckArgs;
 pub use common::{CommonArgs, TableFormat, TelemetryArgs};
 pub use fio::FioArgs;
 pub use io::IoArgs;
@@ -85,6 +87,9 @@ pub enum Command {
     /// Run the main job: a plan file (filesystems x workloads x repeats, compared), or the quick suite.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
+    /// A plan's cells now against a stored baseline: exit 0 (not worse by the threshold), 1 (regressed), 125 (undecided; git bisect skips it).
+    #[command(after_help = check::CHECK_EXAMPLES)]
+    Check(Box<CheckArgs>),
     /// fio-class data I/O: sequential or random reads and writes with truthful latency.
     #[command(after_help = IO_EXAMPLES)]
     Io(Box<IoArgs>),

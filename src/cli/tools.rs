@@ -67,8 +67,9 @@ pub struct ManArgs {
 }
 
 /// What `fslab man SUBCOMMAND` takes.
-pub(super) const SUBCOMMANDS: [&str; 12] = [
+pub(super) const SUBCOMMANDS: [&str; 13] = [
     "run",
+    "check",
     "io",
     "meta",
     "probe",

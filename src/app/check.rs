@@ -1,0 +1,370 @@
+//! `fslab check BASELINE PLAN`: the plan's cells on the system as it is
+//! now against a stored baseline, repeated until every headline metric is
+//! decided, and an exit code a CI job or `git bisect run` acts on: 0 not
+//! worse by the threshold, 1 regressed, 125 undecided (bisect skips the
+//! commit), 2 bad usage.
+//!
+//! The baseline's repeats are fixed; only the test side grows, so each
+//! look's level is calibrated for (baseline repeats, test repeats) pairs
+//! (`stats::decide::nominal_alpha`). The report has the shape kernel
+//! developers read on the lists (LKP's): `base ±%stddev %change test
+//! ±%stddev metric`, with what bounded each side beneath.
+
+use super::lab::run_lab_until;
+use crate::model::{KernelTag, Report};
+use crate::plan::{self, LabPlan, PlanError, Presentation};
+use crate::report::compare::{self, Comparison, Deciding};
+use crate::stats::decide::{self, Decision, Grows};
+use std::fmt::Write;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+/// The default threshold: a regression of 5% or more fails the check.
+pub const DEFAULT_THRESHOLD: f64 = 0.05;
+/// Exit code of an undecided check: `git bisect run` skips the commit.
+pub const UNDECIDED: u8 = 125;
+
+/// One headline comparison's outcome for the check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    /// Its interval's worse end is within the threshold.
+    Pass,
+    /// Not decided either way.
+    Undecided,
+    /// Worse beyond the noise, and by the threshold or more.
+    Regressed,
+}
+
+/// `d` for a metric where higher is better or not, against `threshold`.
+fn outcome(d: &Decision, higher_is_better: bool, threshold: f64) -> Outcome {
+    // how much worse, positive: worse
+    let (lo, hi, est) = if higher_is_better {
+        (-d.hi, -d.lo, -d.change)
+    } else {
+        (d.lo, d.hi, d.change)
+    };
+    if lo > 0.0 && est >= threshold {
+        Outcome::Regressed
+    } else if hi < threshold {
+        Outcome::Pass
+    } else {
+        Outcome::Undecided
+    }
+}
+
+/// The check's side of a report: every lab cell's column becomes
+/// `COLUMN@side`, so the baseline's and the test's cells of one column sit
+/// side by side in one comparison.
+fn side(r: &Report, name: &str) -> Report {
+    let mut r = r.clone();
+    r.lab = None;
+    for c in &mut r.cells {
+        if let Some(t) = c.lab.as_mut() {
+            t.filesystem = t.column();
+            t.kernel = Some(KernelTag {
+                name: name.to_string(),
+                ..Default::default()
+            });
+        }
+    }
+    r
+}
+
+/// Every column of `base`'s lab cells, in order.
+fn columns(r: &Report) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for t in r.cells.iter().filter_map(|c| c.lab.as_ref()) {
+        if !v.contains(&t.column()) {
+            v.push(t.column());
+        }
+    }
+    v
+}
+
+/// The comparisons of `test` against `base`, one per column.
+fn comparisons(base: &Report, test: &Report, deciding: Deciding) -> Vec<(String, Comparison)> {
+    let (b, t) = (side(base, "base"), side(test, "test"));
+    columns(base)
+        .into_iter()
+        .map(|col| {
+            let keep = |r: &Report| {
+                let mut r = r.clone();
+                r.cells.retain(|c| c.lab.as_ref().is_some_and(|l| l.filesystem == col));
+                r
+            };
+            let (bb, tt) = (keep(&b), keep(&t));
+            let sources = [("baseline".to_string(), &bb), ("now".to_string(), &tt)];
+            let c = compare::build_deciding(&sources, Some(&crate::model::column(&col, "base")), deciding);
+            (col, c)
+        })
+        .collect()
+}
+
+/// The rules of the check's verdicts: looks over the test side's repeats
+/// against the baseline's fixed ones.
+fn deciding(lab: &LabPlan, base_repeats: u32, threshold: f64) -> Deciding {
+    let r = lab.repeat;
+    let looks: Vec<(usize, usize)> = if r.adaptive() {
+        decide::looks(r.min, r.max)
+    } else {
+        vec![r.max]
+    }
+    .into_iter()
+    .map(|n| (base_repeats as usize, n as usize))
+    .collect();
+    Deciding {
+        nominal: decide::nominal_alpha(&looks, decide::ALPHA),
+        target: threshold,
+        grows: Grows::Test,
+        range: r.adaptive().then_some((r.min, r.max)),
+    }
+}
+
+/// "−5.7% [−10.0%, −1.2%]", with the repeats an undecided one needs.
+fn interval(d: &Decision) -> String {
+    let mut s = format!(
+        "{} [{}, {}]",
+        compare::pct(d.change),
+        compare::pct(d.lo),
+        compare::pct(d.hi)
+    );
+    if let Some(m) = d.more {
+        let _ = write!(s, ", about {m} more repeat{}", if m == 1 { "" } else { "s" });
+    }
+    s
+}
+
+/// Every headline outcome of the comparisons, with its row's line.
+fn outcomes(cmps: &[(String, Comparison)], threshold: f64) -> Vec<(Outcome, String)> {
+    let mut out = Vec::new();
+    for (col, c) in cmps {
+        let (Some(bi), Some(ti)) = (
+            c.filesystems
+                .iter()
+                .position(|f| *f == crate::model::column(col, "base")),
+            c.filesystems
+                .iter()
+                .position(|f| *f == crate::model::column(col, "test")),
+        ) else {
+            continue;
+        };
+        for w in &c.workloads {
+            for r in w.rows.iter().filter(|r| r.headline) {
+                let (Some(b), Some(t)) = (r.cols[bi].as_ref(), r.cols.get(ti).and_then(|x| x.as_ref())) else {
+                    continue;
+                };
+                let o = t
+                    .verdict
+                    .map_or(Outcome::Undecided, |d| outcome(&d, r.higher_is_better, threshold));
+                let rsd = |e: &crate::stats::confidence::Estimate| {
+                    if e.mean != 0.0 {
+                        format!("±{:.1}%", 100.0 * e.sd / e.mean.abs())
+                    } else {
+                        "–".into()
+                    }
+                };
+                let verdict = t
+                    .verdict
+                    .map(|d| interval(&d))
+                    .unwrap_or_else(|| "no verdict (fewer than 2 repeats a side, or a zero)".into());
+                let mut line = format!(
+                    "{:>12} {:>8} {:>9} {:>12} {:>8}  {col} · {} · {}",
+                    compare::fmt_value(b.est.mean, r.unit),
+                    rsd(&b.est),
+                    t.verdict.map(|d| compare::pct(d.change)).unwrap_or_else(|| "–".into()),
+                    compare::fmt_value(t.est.mean, r.unit),
+                    rsd(&t.est),
+                    w.name,
+                    r.metric,
+                );
+                let _ = write!(
+                    line,
+                    "\n{:>53}{}",
+                    "",
+                    match o {
+                        Outcome::Pass => format!("ok: {verdict}"),
+                        Outcome::Regressed => format!("REGRESSED: {verdict}"),
+                        Outcome::Undecided => format!("undecided: {verdict}"),
+                    }
+                );
+                out.push((o, line));
+            }
+            if let Some(l) = compare::bounds_line(w) {
+                out.push((Outcome::Pass, format!("{:>53}{l}", "")));
+            }
+            if !w.differs.is_empty() {
+                out.push((
+                    Outcome::Undecided,
+                    format!("{:>53}≠ not the same workload: {}", "", compare::differences(w)),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Runs `fslab check`.
+pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
+    let usage = |e: PlanError| {
+        eprintln!("fslab: error: {e}");
+        ExitCode::from(2)
+    };
+    let threshold = match a.threshold.as_deref().map(plan::lab::parse_target).transpose() {
+        Ok(t) => t.unwrap_or(DEFAULT_THRESHOLD),
+        Err(e) => return usage(PlanError::new("--threshold", e)),
+    };
+    if a.run.plan.is_none() {
+        return usage(PlanError::new(
+            "PLAN",
+            "fslab check needs a plan file after the baseline",
+        ));
+    }
+    let base = match crate::model::read_results(std::slice::from_ref(&a.baseline)) {
+        Ok(mut v) => v.remove(0).1,
+        Err(e) => return usage(e),
+    };
+    let Some(base_repeats) = base.lab.as_ref().map(|l| l.repeat) else {
+        return usage(PlanError::new(
+            &a.baseline,
+            "not a result of `fslab run` (no plan's cells to check against)",
+        ));
+    };
+    let validated = plan::quick_suite(&a.run)
+        .and_then(|mut s| {
+            if a.run.repeat.is_none() {
+                s.repeat = plan::lab::Repeats::range(3, 12, threshold).map_err(|e| PlanError::new("--repeat", e))?;
+            }
+            s.repeat.target = threshold;
+            Ok((Presentation::for_run(&a.run, s.quiet_warnings)?, s))
+        })
+        .and_then(|(show, s)| crate::target::safety::check_plan_devices(&s, a.run.force_overwrite).map(|()| (s, show)))
+        .and_then(|(s, show)| crate::vm::check_plan(&s).map(|()| (s, show)));
+    let (lab, mut show) = match validated {
+        Ok(x) => x,
+        Err(e) => return usage(e),
+    };
+    if base_repeats < 2 {
+        return usage(PlanError::new(
+            &a.baseline,
+            format!("the baseline has {base_repeats} repeat: a check needs 2 or more (fslab run --repeat 3 or more)"),
+        ));
+    }
+    // stdout is the check's report; result files are written as asked
+    show.outputs.0.retain(|o| o.path.is_some());
+    let rules = deciding(&lab, base_repeats, threshold);
+    let looks = if lab.repeat.adaptive() {
+        decide::looks(lab.repeat.min, lab.repeat.max)
+    } else {
+        Vec::new()
+    };
+    // a regression decides the check whatever the rest say; else every
+    // headline metric must pass
+    let mut until = |rep: u32, r: &Report| {
+        if !looks.contains(&rep) {
+            return false;
+        }
+        let o = outcomes(&comparisons(&base, r, rules), threshold);
+        o.iter().any(|(o, _)| *o == Outcome::Regressed) || o.iter().all(|(o, _)| *o != Outcome::Undecided)
+    };
+    let test = match run_lab_until(lab, show, stop, Some(&mut until)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fslab: error: {e}");
+            return ExitCode::from(e.exit_code() as u8);
+        }
+    };
+    if test.interrupted {
+        return ExitCode::from(crate::interrupt::exit_code());
+    }
+    report(&a.baseline, &base, &test, rules, threshold)
+}
+
+/// Prints the check's report and returns its exit code.
+fn report(file: &str, base: &Report, test: &Report, rules: Deciding, threshold: f64) -> ExitCode {
+    let cmps = comparisons(base, test, rules);
+    let lines = outcomes(&cmps, threshold);
+    let failed: Vec<String> = test
+        .cells
+        .iter()
+        .filter_map(|c| Some(format!("{}: {}", c.name, c.error.as_ref()?)))
+        .collect();
+    let worst = lines.iter().map(|(o, _)| *o).max();
+    let repeats = test.lab.as_ref().map_or(0, |l| l.repeat);
+    let mut s = format!(
+        "fslab check: {} ({} repeats) against now ({repeats} repeats); regressed: worse by {} or more\n\n",
+        crate::units::shown(file),
+        base.lab.as_ref().map_or(0, |l| l.repeat),
+        compare::pct(threshold).trim_start_matches('+'),
+    );
+    let _ = writeln!(
+        s,
+        "{:>12} {:>8} {:>9} {:>12} {:>8}  metric",
+        "base", "±%stddev", "%change", "now", "±%stddev"
+    );
+    for (_, l) in &lines {
+        let _ = writeln!(s, "{l}");
+    }
+    for f in &failed {
+        let _ = writeln!(s, "failed: {f}");
+    }
+    let (code, word) = match (worst, failed.is_empty()) {
+        (Some(Outcome::Regressed), _) => (1, "regressed"),
+        (_, false) | (Some(Outcome::Undecided), _) | (None, _) => (UNDECIDED, "undecided"),
+        (Some(Outcome::Pass), true) => (0, "not regressed"),
+    };
+    let _ = writeln!(
+        s,
+        "\n{word} (exit {code}); {}",
+        compare::verdict_legend(&cmps.first().map(|c| c.1.clone()).unwrap_or_else(|| empty(rules)))
+    );
+    print!(
+        "{}",
+        String::from_utf8_lossy(&crate::report::terminal_bytes(s.into_bytes()))
+    );
+    ExitCode::from(code)
+}
+
+fn empty(deciding: Deciding) -> Comparison {
+    Comparison {
+        filesystems: Vec::new(),
+        baseline: String::new(),
+        workloads: Vec::new(),
+        environment: Vec::new(),
+        flagged: Vec::new(),
+        baseline_moved_from: None,
+        noise_cv: None,
+        deciding,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(change: f64, lo: f64, hi: f64) -> Decision {
+        Decision {
+            call: decide::Call::Undecided,
+            change,
+            lo,
+            hi,
+            nominal: 0.05,
+            more: None,
+        }
+    }
+
+    #[test]
+    fn outcomes_follow_the_worse_end_of_the_interval() {
+        // 10% fewer ops/s, surely: regressed at a 5% threshold
+        assert_eq!(outcome(&d(-0.10, -0.12, -0.08), true, 0.05), Outcome::Regressed);
+        // 1% fewer, within ±2%: passes
+        assert_eq!(outcome(&d(-0.01, -0.02, 0.0), true, 0.05), Outcome::Pass);
+        // surely worse, but by less than the threshold: passes once the
+        // interval's worse end is within it
+        assert_eq!(outcome(&d(-0.02, -0.03, -0.01), true, 0.05), Outcome::Pass);
+        // could be 8% worse or 2% better: undecided
+        assert_eq!(outcome(&d(-0.03, -0.08, 0.02), true, 0.05), Outcome::Undecided);
+        // a latency 10% higher is worse
+        assert_eq!(outcome(&d(0.10, 0.08, 0.12), false, 0.05), Outcome::Regressed);
+        assert_eq!(outcome(&d(-0.10, -0.12, -0.08), false, 0.05), Outcome::Pass);
+    }
+}
