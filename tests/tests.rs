@@ -9,6 +9,7 @@ mod cli_conventions;
 mod compare_formats;
 mod compare_guard;
 mod device;
+mod factors;
 mod faultfs;
 mod faults;
 mod fio;

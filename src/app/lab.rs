@@ -9,7 +9,7 @@
 use super::{run_one, AppError, IoCell, MetaCell, ProbeCell, ReplayCell};
 use crate::model::TargetInfo;
 use crate::model::{Cell, KernelTag, LabTag, Report};
-use crate::plan::lab::KernelPlan;
+use crate::plan::lab::{Compare, FactorOf, KernelPlan};
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, Presentation, WorkloadPlan};
 use crate::target::scratch::{self, Scratch, ScratchSpec};
 use crate::target::TargetError;
@@ -111,15 +111,50 @@ fn lab_info(lab: &LabPlan, quiet: bool) -> crate::model::LabInfo {
         name: lab.name.clone(),
         file: lab.file.as_ref().map(|f| f.display().to_string()),
         repeat: lab.repeat,
-        baseline: lab
-            .baseline
-            .clone()
-            .or_else(|| lab.filesystems.first().map(|f| f.name.clone())),
+        baseline: lab.baseline.clone().or_else(|| default_baseline(lab)),
         fresh: lab.fresh,
-        filesystems: lab.filesystems.iter().map(|f| f.name.clone()).collect(),
-        workloads: lab.workloads.iter().map(|w| w.name.clone()).collect(),
+        filesystems: distinct(lab.filesystems.iter().map(|f| &f.base)),
+        workloads: distinct(lab.workloads.iter().map(|w| &w.base)),
         kernels: lab.kernels.iter().map(|k| k.name.clone()).collect(),
+        compare: lab.compare.tag(),
+        factors: lab
+            .factors
+            .iter()
+            .map(|f| crate::model::FactorInfo {
+                name: f.name.clone(),
+                of: factor_of(f.of),
+                levels: f.levels.clone(),
+            })
+            .collect(),
         plan,
+    }
+}
+
+/// The baseline of a plan that names none: the first level of its
+/// compared axis (the first filesystem, kernel, or level).
+fn default_baseline(lab: &LabPlan) -> Option<String> {
+    match &lab.compare {
+        Compare::Filesystem => lab.filesystems.first().map(|f| f.base.clone()),
+        Compare::Kernel => lab.kernels.first().map(|k| k.name.clone()),
+        Compare::Factor(n) => lab.factors.iter().find(|f| &f.name == n)?.levels.first().cloned(),
+    }
+}
+
+/// The tables' names in plan order, each once (an expanded table is many entries).
+fn distinct<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.contains(n) {
+            out.push(n.clone());
+        }
+    }
+    out
+}
+
+fn factor_of(of: FactorOf) -> crate::model::FactorOf {
+    match of {
+        FactorOf::Filesystem => crate::model::FactorOf::Filesystem,
+        FactorOf::Workload => crate::model::FactorOf::Workload,
     }
 }
 
@@ -215,12 +250,29 @@ fn cell_name(lab: &LabPlan, fs: &FsPlan, w: &WorkloadPlan, kernel: Option<&Kerne
 }
 
 /// The cell's place in the run, as the report tags it (the scratch
-/// filesystem and the kernel's release are filled in once known).
-fn lab_tag(fs: &FsPlan, w: &WorkloadPlan, rep: u32, kernel: Option<&KernelPlan>) -> LabTag {
+/// filesystem and the kernel's release are filled in once known): the
+/// tables' names, and its levels of the plan's factors in `[factors]` order.
+fn lab_tag(lab: &LabPlan, fs: &FsPlan, w: &WorkloadPlan, rep: u32, kernel: Option<&KernelPlan>) -> LabTag {
+    let levels = lab
+        .factors
+        .iter()
+        .filter_map(|f| {
+            let of = match f.of {
+                FactorOf::Filesystem => &fs.levels,
+                FactorOf::Workload => &w.levels,
+            };
+            let (_, level) = of.iter().find(|(n, _)| *n == f.name)?;
+            Some(crate::model::Level {
+                factor: f.name.clone(),
+                level: level.clone(),
+                of: factor_of(f.of),
+            })
+        })
+        .collect();
     LabTag {
-        filesystem: fs.name.clone(),
+        filesystem: fs.base.clone(),
         fs_type: fs.type_name().to_string(),
-        workload: w.name.clone(),
+        workload: w.base.clone(),
         kind: w.kind.clone(),
         repeat: rep,
         scratch: None,
@@ -228,6 +280,8 @@ fn lab_tag(fs: &FsPlan, w: &WorkloadPlan, rep: u32, kernel: Option<&KernelPlan>)
             name: k.name.clone(),
             ..Default::default()
         }),
+        compare: lab.compare.tag(),
+        levels,
     }
 }
 
@@ -289,7 +343,7 @@ impl LabRun<'_> {
         };
         let name = cell_name(lab, fs, w, kernel);
         self.announce(rep, &name);
-        let tag = lab_tag(fs, w, rep, kernel);
+        let tag = lab_tag(lab, fs, w, rep, kernel);
         let cell_plan = plan.clone();
         if let Some(k) = kernel.filter(|k| !k.is_host()) {
             return self.guest_cell(&name, k, fs, w, tag, cell_plan);

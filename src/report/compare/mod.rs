@@ -20,4 +20,4 @@ pub use build::build;
 pub use metrics::{metrics, Metric, Unit, ALPHA};
 pub use model::{Col, Comparison, Difference, Row, Side, WorkloadCmp};
 pub use text::{bounds_line, differences, flag_notes, fmt_value, refusal, render, render_as, write, MARK};
-pub use workload::{flag, kernel_note, workload};
+pub use workload::{flag, kernel_note, place, workload};
