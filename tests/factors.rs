@@ -136,3 +136,151 @@ fn bad_factor_plans_are_refused_naming_the_line() {
         .collect();
     expect_refusals(&rows, &[&out]);
 }
+
+/// The comparison's tables in `text`: the lines of their boxes.
+fn tables(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.starts_with(['│', '┌', '╞', '└'])).collect()
+}
+
+/// A real run of a factor plan on tmpfs: two filesystems, one metadata
+/// workload at two levels of a workload factor, two repeats. Every cell's
+/// tag carries its level; the comparison has one table per (workload,
+/// filesystem) with the levels as columns and each ratio against the
+/// baseline level; `fslab compare` on the result file prints the same
+/// tables, and its CSV the same rows.
+#[test]
+fn a_factor_plan_compares_the_levels_per_workload_and_filesystem() {
+    if !require_root_with(&[]) {
+        return;
+    }
+    let scratch = scratch_dir();
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "repeat = 2\ncompare = \"shared-dirs\"\nbaseline = \"false\"\ndrop-caches = false\nscratch-dir = \"{}\"\n\n\
+         [factors]\nshared-dirs = [false, true]\n\n\
+         [[filesystem]]\nname = \"a\"\ntype = \"tmpfs\"\nsize = \"128m\"\n\n\
+         [[filesystem]]\nname = \"b\"\ntype = \"tmpfs\"\nsize = \"128m\"\n\n\
+         [[workload]]\nname = \"m\"\ntype = \"meta\"\nfiles = \"500\"\n",
+        scratch.path().display()
+    );
+    let p = plan(dir.path(), "f.toml", &text);
+    let result = dir.path().join("r.json");
+    let out = fslab()
+        .args([
+            "run",
+            &p,
+            "--output",
+            &format!("json:{}", result.display()),
+            "--output",
+            "text",
+        ])
+        .output()
+        .unwrap();
+    let run_text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(leftovers(scratch.path()).is_empty(), "{:?}", leftovers(scratch.path()));
+
+    // every cell's tag: the tables' names and its level
+    let j = read_json(&result);
+    assert_eq!(j["lab"]["compare"], "shared-dirs");
+    assert_eq!(j["lab"]["baseline"], "false");
+    assert_eq!(
+        j["lab"]["factors"],
+        serde_json::json!([{"name": "shared-dirs", "of": "workload", "levels": ["false", "true"]}])
+    );
+    assert_eq!(j["lab"]["filesystems"], serde_json::json!(["a", "b"]));
+    assert_eq!(j["lab"]["workloads"], serde_json::json!(["m"]));
+    let mut seen = Vec::new();
+    for c in cells(&j) {
+        let t = &c["lab"];
+        assert!(c["error"].is_null(), "{c}");
+        assert_eq!(t["workload"], "m");
+        assert_eq!(t["compare"], "shared-dirs");
+        let levels = t["levels"].as_array().unwrap();
+        assert_eq!(levels.len(), 1, "{t}");
+        assert_eq!(
+            (&levels[0]["factor"], &levels[0]["of"]),
+            (&"shared-dirs".into(), &"workload".into())
+        );
+        let level = levels[0]["level"].as_str().unwrap();
+        // the level is what ran: --shared-dirs on the "true" cells only
+        assert_eq!(
+            c["plan"]["shared_dirs"].as_bool().unwrap_or(false),
+            level == "true",
+            "{c}"
+        );
+        assert_eq!(
+            c["name"],
+            format!("{}/m[shared-dirs={level}]", t["filesystem"].as_str().unwrap())
+        );
+        seen.push(format!("{}/{level}/{}", t["filesystem"].as_str().unwrap(), t["repeat"]));
+    }
+    seen.sort();
+    let want: Vec<String> = ["a", "b"]
+        .iter()
+        .flat_map(|f| {
+            ["false", "true"]
+                .iter()
+                .flat_map(move |l| (1..=2).map(move |r| format!("{f}/{l}/{r}")))
+        })
+        .collect();
+    assert_eq!(seen, want);
+
+    // the text: a table per (workload, filesystem), the levels as columns
+    let run_tables = tables(&run_text);
+    let heads: Vec<&str> = run_tables.iter().copied().filter(|l| l.contains(" · ")).collect();
+    assert_eq!(heads.len(), 2, "{run_text}");
+    for (h, fs) in heads.iter().zip(["a", "b"]) {
+        // (a column's `!` says some of its cells were disturbed: this machine is shared)
+        let cols: Vec<&str> = h
+            .trim_matches(['│', ' '])
+            .split("  ")
+            .map(|s| s.trim().trim_end_matches(" !"))
+            .filter(|s| !s.is_empty())
+            .collect();
+        assert_eq!(cols, [format!("m · {fs}").as_str(), "false (baseline)", "true"], "{h}");
+    }
+    assert!(run_text.contains("compared: shared-dirs, baseline false"), "{run_text}");
+    // fslab compare on the saved file: the same tables
+    let cmp = fslab().arg("compare").arg(&result).output().unwrap();
+    assert!(cmp.status.success(), "{}", String::from_utf8_lossy(&cmp.stderr));
+    let cmp_text = String::from_utf8_lossy(&cmp.stdout).into_owned();
+    assert_eq!(tables(&cmp_text), run_tables, "run:\n{run_text}\ncompare:\n{cmp_text}");
+
+    // the CSV: rows per (table, level), ratios against the baseline level
+    let csv = fslab()
+        .arg("compare")
+        .arg(&result)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(csv.status.success());
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let mut tables_seen: Vec<&str> = rows.iter().map(|r| r[col("workload")]).collect();
+    tables_seen.dedup();
+    assert_eq!(tables_seen, ["m · a", "m · b"]);
+    for table in ["m · a", "m · b"] {
+        let of = |level: &str, metric: &str| {
+            rows.iter()
+                .find(|r| r[col("workload")] == table && r[col("filesystem")] == level && r[col("metric")] == metric)
+                .unwrap_or_else(|| panic!("no {table} {level} {metric} in\n{csv}"))
+                .clone()
+        };
+        let (base, other) = (of("false", "seq-create ops/s"), of("true", "seq-create ops/s"));
+        assert_eq!((base[col("baseline")], base[col("ratio")]), ("true", ""));
+        assert_eq!((base[col("n")], other[col("n")]), ("2", "2"));
+        let mean = |r: &Vec<&str>| r[col("mean")].parse::<f64>().unwrap();
+        let ratio: f64 = other[col("ratio")].parse().unwrap();
+        assert!(
+            (ratio - mean(&other) / mean(&base)).abs() < 1e-9,
+            "{ratio} {other:?} {base:?}"
+        );
+        assert!(rows
+            .iter()
+            .all(|r| r[col("filesystem")] == "false" || r[col("filesystem")] == "true"));
+    }
+}
