@@ -8,7 +8,7 @@ use crate::util::*;
 use std::path::Path;
 
 /// A plan file `name` in `dir` holding `text`; its path as a string.
-fn plan(dir: &Path, name: &str, text: &str) -> String {
+fn plan_file(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p.to_str().unwrap().to_string()
@@ -130,7 +130,7 @@ fn bad_factor_plans_are_refused_naming_the_line() {
         .iter()
         .enumerate()
         .map(|(i, (line, want, text))| {
-            let p = plan(d, &format!("p{i}.toml"), text);
+            let p = plan_file(d, &format!("p{i}.toml"), text);
             refusal(&["run", &p, "--output", &out_arg], format!("{p}:{line}: {want}"))
         })
         .collect();
@@ -163,7 +163,7 @@ fn a_factor_plan_compares_the_levels_per_workload_and_filesystem() {
          [[workload]]\nname = \"m\"\ntype = \"meta\"\nfiles = \"500\"\n",
         scratch.path().display()
     );
-    let p = plan(dir.path(), "f.toml", &text);
+    let p = plan_file(dir.path(), "f.toml", &text);
     let result = dir.path().join("r.json");
     let out = fslab()
         .args([
@@ -247,6 +247,21 @@ fn a_factor_plan_compares_the_levels_per_workload_and_filesystem() {
     let cmp_text = String::from_utf8_lossy(&cmp.stdout).into_owned();
     assert_eq!(tables(&cmp_text), run_tables, "run:\n{run_text}\ncompare:\n{cmp_text}");
 
+    // ... and fslab report's page the same tables
+    let html = dir.path().join("r.html");
+    let rep = fslab()
+        .arg("report")
+        .arg(&result)
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(rep.status.success(), "{}", String::from_utf8_lossy(&rep.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for h in ["<h3>m · a</h3>", "<h3>m · b</h3>", "false (baseline)"] {
+        assert!(page.contains(h), "no {h} in the report");
+    }
+
     // the CSV: rows per (table, level), ratios against the baseline level
     let csv = fslab()
         .arg("compare")
@@ -282,5 +297,117 @@ fn a_factor_plan_compares_the_levels_per_workload_and_filesystem() {
         assert!(rows
             .iter()
             .all(|r| r[col("filesystem")] == "false" || r[col("filesystem")] == "true"));
+    }
+}
+
+/// (factor, level) of an expanded entry.
+type Levels = Vec<(String, String)>;
+
+/// An example plan, parsed as `fslab run` reads it.
+fn example(name: &str) -> fslab::plan::LabPlan {
+    let p = format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&p).unwrap();
+    fslab::plan::LabPlan::parse(&p, &text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Done-when 4: the seed-samba and scheduler plans are factor plans whose
+/// compared factor is the seed's question, and they expand to its cells:
+/// each filesystem with the xattr off and on (the same replay otherwise),
+/// each target under each scheduler (the same io otherwise).
+#[test]
+fn the_seed_plans_expand_to_the_cells_of_their_question() {
+    use fslab::plan::lab::Compare;
+    let samba = example("seed-samba-xattr.toml");
+    assert_eq!(samba.compare, Compare::Factor("xattr".into()));
+    assert_eq!(samba.baseline.as_deref(), Some("false"));
+    let fs: Vec<&str> = samba.filesystems.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(fs, ["xfs", "xfs-i2048", "ext4"]);
+    let wl: Vec<(&str, &str, Levels)> = samba
+        .workloads
+        .iter()
+        .map(|w| (w.name.as_str(), w.base.as_str(), w.levels.clone()))
+        .collect();
+    let lv = |l: &str| vec![("xattr".to_string(), l.to_string())];
+    assert_eq!(
+        wl,
+        [
+            ("nbench[xattr=false]", "nbench", lv("false")),
+            ("nbench[xattr=true]", "nbench", lv("true"))
+        ]
+    );
+    let (off, on) = (&samba.workloads[0].args, &samba.workloads[1].args);
+    assert!(!off.contains(&"--xattr".to_string()) && on.contains(&"--xattr".to_string()));
+    let on_without: Vec<&String> = on.iter().filter(|a| *a != "--xattr").collect();
+    assert_eq!(on_without, off.iter().collect::<Vec<_>>(), "only the xattr differs");
+
+    let sched = example("seed-raw-vs-fs-scheduler.toml");
+    assert_eq!(sched.compare, Compare::Factor("scheduler".into()));
+    assert_eq!(sched.baseline.as_deref(), Some("none"));
+    let fs: Vec<(&str, &str, Option<&str>)> = sched
+        .filesystems
+        .iter()
+        .map(|f| (f.name.as_str(), f.base.as_str(), f.queue.scheduler.as_deref()))
+        .collect();
+    let mut want = Vec::new();
+    for (base, name) in [
+        ("raw", ["raw[scheduler=none]", "raw[scheduler=mq-deadline]"]),
+        ("ext4", ["ext4[scheduler=none]", "ext4[scheduler=mq-deadline]"]),
+        ("xfs", ["xfs[scheduler=none]", "xfs[scheduler=mq-deadline]"]),
+    ] {
+        want.push((name[0], base, Some("none")));
+        want.push((name[1], base, Some("mq-deadline")));
+    }
+    assert_eq!(fs, want);
+    assert_eq!(sched.workloads.len(), 1);
+    assert!(sched.workloads[0].levels.is_empty());
+}
+
+/// Done-when 4, run: the seed-samba plan as shipped, shortened (2 s per
+/// cell, 512 MiB images, 2 repeats), prints a table per filesystem with
+/// xattr off (the baseline) and on as columns and the ratio of on to off,
+/// the figure the seed computed by hand.
+#[test]
+fn the_seed_samba_plan_prints_the_xattr_ratio_per_filesystem() {
+    if !require_root_with(&["mkfs.xfs", "mkfs.ext4", "mount"]) {
+        return;
+    }
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/seed-samba-xattr.toml")).unwrap();
+    let mut plan: toml::Table = text.parse().unwrap();
+    plan.insert("repeat".into(), 2.into());
+    plan.insert("drop-caches".into(), false.into());
+    for f in plan["filesystem"].as_array_mut().unwrap() {
+        f.as_table_mut().unwrap().insert("size".into(), "512m".into());
+    }
+    for w in plan["workload"].as_array_mut().unwrap() {
+        w.as_table_mut().unwrap().insert("time".into(), "2s".into());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let p = plan_file(dir.path(), "samba.toml", &toml::to_string(&plan).unwrap());
+    let out = fslab()
+        .args(["run", &p, "--quiet", "--output", "text", "--scratch-dir"])
+        .arg(scratch.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(leftovers(scratch.path()).is_empty(), "{:?}", leftovers(scratch.path()));
+    let t = tables(&text);
+    for fs in ["xfs", "xfs-i2048", "ext4"] {
+        let at = t
+            .iter()
+            .position(|l| l.contains(&format!("nbench · {fs} ")))
+            .unwrap_or_else(|| panic!("no table of {fs}:\n{text}"));
+        assert!(
+            t[at].contains("false (baseline)") && t[at].contains(" true"),
+            "{}",
+            t[at]
+        );
+        // every metric row: the baseline's figure, then xattr on with its ratio
+        let row = t[at + 2..]
+            .iter()
+            .find(|l| l.contains("MB/s"))
+            .unwrap_or_else(|| panic!("no MB/s row under {fs}:\n{text}"));
+        assert!(row.contains('×'), "no ratio in {row}");
     }
 }
