@@ -411,3 +411,114 @@ fn the_seed_samba_plan_prints_the_xattr_ratio_per_filesystem() {
         assert!(row.contains('×'), "no ratio in {row}");
     }
 }
+
+/// A plan's text parsed, or its error.
+fn parse(text: &str) -> Result<fslab::plan::LabPlan, String> {
+    fslab::plan::LabPlan::parse("p.toml", text).map_err(|e| e.to_string())
+}
+
+/// Levels of any TOML shape, qualified keys and several factors: the
+/// product of the levels, each entry what its table would be with the
+/// level written in it.
+#[test]
+fn factors_expand_to_every_combination_as_if_written_out() {
+    let p = parse(
+        "[factors]\nxattr = [[], [\"user.a:44\", \"user.b:256\"]]\nshared_dirs = [false, true]\n\
+         filesystem.size = [\"256m\", \"1g\"]\n\
+         [[filesystem]]\nname = \"t\"\ntype = \"tmpfs\"\n\
+         [[workload]]\nname = \"m\"\ntype = \"meta\"\nfiles = \"1k\"\n",
+    )
+    .unwrap();
+    let fs: Vec<(&str, u64)> = p.filesystems.iter().map(|f| (f.name.as_str(), f.size)).collect();
+    assert_eq!(
+        fs,
+        [
+            ("t[filesystem.size=256m]", 256 << 20),
+            ("t[filesystem.size=1g]", 1 << 30)
+        ]
+    );
+    let wl: Vec<(&str, &Vec<String>)> = p.workloads.iter().map(|w| (w.name.as_str(), &w.args)).collect();
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // [factors] is read in key order (shared_dirs, then xattr)
+    assert_eq!(
+        wl,
+        [
+            ("m[shared_dirs=false,xattr=[]]", &args(&["--files", "1k"])),
+            (
+                "m[shared_dirs=false,xattr=[\"user.a:44\", \"user.b:256\"]]",
+                &args(&["--files", "1k", "--xattr", "user.a:44", "--xattr", "user.b:256"])
+            ),
+            (
+                "m[shared_dirs=true,xattr=[]]",
+                &args(&["--files", "1k", "--shared-dirs"])
+            ),
+            (
+                "m[shared_dirs=true,xattr=[\"user.a:44\", \"user.b:256\"]]",
+                &args(&[
+                    "--files",
+                    "1k",
+                    "--shared-dirs",
+                    "--xattr",
+                    "user.a:44",
+                    "--xattr",
+                    "user.b:256"
+                ])
+            ),
+        ]
+    );
+    assert!(p.workloads.iter().all(|w| w.base == "m" && w.levels.len() == 2));
+    // the compared axis stays the filesystem, its baseline the first table
+    assert_eq!(p.compare, fslab::plan::lab::Compare::Filesystem);
+    assert_eq!(p.baseline_level().as_deref(), Some("t"));
+    assert_eq!(p.filesystem_tables(), ["t"]);
+}
+
+/// Where a cell goes: its column and table for each compared axis. Without
+/// factors and compare, what it always was.
+#[test]
+fn a_cells_column_and_table_follow_the_compared_axis() {
+    use fslab::model::{FactorOf, KernelTag, LabTag, Level};
+    let level = |f: &str, l: &str, of| Level {
+        factor: f.into(),
+        level: l.into(),
+        of,
+    };
+    let mut t = LabTag {
+        filesystem: "ext4".into(),
+        workload: "randrw".into(),
+        ..Default::default()
+    };
+    assert_eq!(
+        (t.column(), t.table(), t.environment()),
+        ("ext4".into(), "randrw".into(), "ext4".into())
+    );
+    t.levels = vec![
+        level("bs", "4k", FactorOf::Workload),
+        level("scheduler", "none", FactorOf::Filesystem),
+    ];
+    // the filesystem compared: the levels name the table
+    assert_eq!(t.column(), "ext4");
+    assert_eq!(t.table(), "randrw · bs=4k · scheduler=none");
+    assert_eq!(t.environment(), "ext4[scheduler=none]");
+    // a filesystem factor compared
+    t.compare = Some("scheduler".into());
+    assert_eq!((t.column(), t.table()), ("none".into(), "randrw · ext4 · bs=4k".into()));
+    assert!(!t.compares_workload_key());
+    // a workload factor compared, under a kernel: the kernel names the table too
+    t.compare = Some("bs".into());
+    t.kernel = Some(KernelTag {
+        name: "6.1".into(),
+        ..Default::default()
+    });
+    assert_eq!(
+        (t.column(), t.table()),
+        ("4k".into(), "randrw · ext4 · scheduler=none · 6.1".into())
+    );
+    assert!(t.compares_workload_key());
+    // the kernels compared
+    t.compare = Some("kernel".into());
+    assert_eq!(
+        (t.column(), t.table()),
+        ("6.1".into(), "randrw · ext4 · bs=4k · scheduler=none".into())
+    );
+}

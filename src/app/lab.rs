@@ -9,7 +9,7 @@
 use super::{run_one, AppError, IoCell, MetaCell, ProbeCell, ReplayCell};
 use crate::model::TargetInfo;
 use crate::model::{Cell, KernelTag, LabTag, Report};
-use crate::plan::lab::{Compare, FactorOf, KernelPlan};
+use crate::plan::lab::KernelPlan;
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, Presentation, WorkloadPlan};
 use crate::target::scratch::{self, Scratch, ScratchSpec};
 use crate::target::TargetError;
@@ -111,10 +111,10 @@ fn lab_info(lab: &LabPlan, quiet: bool) -> crate::model::LabInfo {
         name: lab.name.clone(),
         file: lab.file.as_ref().map(|f| f.display().to_string()),
         repeat: lab.repeat,
-        baseline: lab.baseline.clone().or_else(|| default_baseline(lab)),
+        baseline: lab.baseline_level(),
         fresh: lab.fresh,
-        filesystems: distinct(lab.filesystems.iter().map(|f| &f.base)),
-        workloads: distinct(lab.workloads.iter().map(|w| &w.base)),
+        filesystems: lab.filesystem_tables(),
+        workloads: lab.workload_tables(),
         kernels: lab.kernels.iter().map(|k| k.name.clone()).collect(),
         compare: lab.compare.tag(),
         factors: lab
@@ -122,39 +122,11 @@ fn lab_info(lab: &LabPlan, quiet: bool) -> crate::model::LabInfo {
             .iter()
             .map(|f| crate::model::FactorInfo {
                 name: f.name.clone(),
-                of: factor_of(f.of),
+                of: f.of.into(),
                 levels: f.levels.clone(),
             })
             .collect(),
         plan,
-    }
-}
-
-/// The baseline of a plan that names none: the first level of its
-/// compared axis (the first filesystem, kernel, or level).
-fn default_baseline(lab: &LabPlan) -> Option<String> {
-    match &lab.compare {
-        Compare::Filesystem => lab.filesystems.first().map(|f| f.base.clone()),
-        Compare::Kernel => lab.kernels.first().map(|k| k.name.clone()),
-        Compare::Factor(n) => lab.factors.iter().find(|f| &f.name == n)?.levels.first().cloned(),
-    }
-}
-
-/// The tables' names in plan order, each once (an expanded table is many entries).
-fn distinct<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for n in names {
-        if !out.contains(n) {
-            out.push(n.clone());
-        }
-    }
-    out
-}
-
-fn factor_of(of: FactorOf) -> crate::model::FactorOf {
-    match of {
-        FactorOf::Filesystem => crate::model::FactorOf::Filesystem,
-        FactorOf::Workload => crate::model::FactorOf::Workload,
     }
 }
 
@@ -254,19 +226,11 @@ fn cell_name(lab: &LabPlan, fs: &FsPlan, w: &WorkloadPlan, kernel: Option<&Kerne
 /// tables' names, and its levels of the plan's factors in `[factors]` order.
 fn lab_tag(lab: &LabPlan, fs: &FsPlan, w: &WorkloadPlan, rep: u32, kernel: Option<&KernelPlan>) -> LabTag {
     let levels = lab
-        .factors
-        .iter()
-        .filter_map(|f| {
-            let of = match f.of {
-                FactorOf::Filesystem => &fs.levels,
-                FactorOf::Workload => &w.levels,
-            };
-            let (_, level) = of.iter().find(|(n, _)| *n == f.name)?;
-            Some(crate::model::Level {
-                factor: f.name.clone(),
-                level: level.clone(),
-                of: factor_of(f.of),
-            })
+        .levels_of(fs, w)
+        .map(|(f, level)| crate::model::Level {
+            factor: f.name.clone(),
+            level: level.to_string(),
+            of: f.of.into(),
         })
         .collect();
     LabTag {

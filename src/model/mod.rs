@@ -128,6 +128,15 @@ pub enum FactorOf {
     Workload,
 }
 
+impl From<crate::plan::lab::FactorOf> for FactorOf {
+    fn from(of: crate::plan::lab::FactorOf) -> Self {
+        match of {
+            crate::plan::lab::FactorOf::Filesystem => FactorOf::Filesystem,
+            crate::plan::lab::FactorOf::Workload => FactorOf::Workload,
+        }
+    }
+}
+
 /// A lab cell's level of one factor of its plan.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Level {

@@ -447,3 +447,52 @@ impl LabPlan {
         Ok(())
     }
 }
+
+/// `names` in order, each once.
+fn distinct<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.contains(n) {
+            out.push(n.clone());
+        }
+    }
+    out
+}
+
+impl LabPlan {
+    /// The baseline level of the compared axis: the plan's, else the first
+    /// filesystem's table, kernel or level of the compared factor.
+    pub fn baseline_level(&self) -> Option<String> {
+        if let Some(b) = &self.baseline {
+            return Some(b.clone());
+        }
+        match &self.compare {
+            Compare::Filesystem => self.filesystems.first().map(|f| f.base.clone()),
+            Compare::Kernel => self.kernels.first().map(|k| k.name.clone()),
+            Compare::Factor(n) => self.factors.iter().find(|f| &f.name == n)?.levels.first().cloned(),
+        }
+    }
+
+    /// The `[[filesystem]]` tables' names in plan order (an expanded table
+    /// is several entries).
+    pub fn filesystem_tables(&self) -> Vec<String> {
+        distinct(self.filesystems.iter().map(|f| &f.base))
+    }
+
+    /// The `[[workload]]` tables' names in plan order.
+    pub fn workload_tables(&self) -> Vec<String> {
+        distinct(self.workloads.iter().map(|w| &w.base))
+    }
+
+    /// The level of each factor of the plan (in `[factors]` order) that a
+    /// cell of workload `w` on filesystem `fs` runs at.
+    pub fn levels_of<'a>(&'a self, fs: &'a FsPlan, w: &'a WorkloadPlan) -> impl Iterator<Item = (&'a Factor, &'a str)> {
+        self.factors.iter().filter_map(move |f| {
+            let of = match f.of {
+                FactorOf::Filesystem => &fs.levels,
+                FactorOf::Workload => &w.levels,
+            };
+            of.iter().find(|(n, _)| *n == f.name).map(|(_, l)| (f, l.as_str()))
+        })
+    }
+}
