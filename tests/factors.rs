@@ -261,6 +261,14 @@ fn a_factor_plan_compares_the_levels_per_workload_and_filesystem() {
     for h in ["<h3>m · a</h3>", "<h3>m · b</h3>", "false (baseline)"] {
         assert!(page.contains(h), "no {h} in the report");
     }
+    // its environment: a row per filesystem, not per level
+    for fs in ["a", "b"] {
+        assert!(
+            page.contains(&format!("<tr><td>{fs}</td><td>tmpfs</td>")),
+            "no row of {fs}"
+        );
+    }
+    assert!(!page.contains("<tr><td>false</td><td>tmpfs</td>"));
 
     // the CSV: rows per (table, level), ratios against the baseline level
     let csv = fslab()
