@@ -247,6 +247,18 @@ fn a_factor_plan_compares_the_levels_per_workload_and_filesystem() {
     let cmp_text = String::from_utf8_lossy(&cmp.stdout).into_owned();
     assert_eq!(tables(&cmp_text), run_tables, "run:\n{run_text}\ncompare:\n{cmp_text}");
 
+    // ... in ASCII for a mail, the table's parts apart from the `*` of significance
+    let plain = fslab()
+        .arg("compare")
+        .arg(&result)
+        .args(["--format", "plain"])
+        .output()
+        .unwrap();
+    let plain = String::from_utf8(plain.stdout).unwrap();
+    assert!(
+        plain.is_ascii() && plain.contains("m / a") && plain.contains("m / b"),
+        "{plain}"
+    );
     // ... and fslab report's page the same tables
     let html = dir.path().join("r.html");
     let rep = fslab()
