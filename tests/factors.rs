@@ -104,6 +104,12 @@ fn bad_factor_plans_are_refused_naming_the_line() {
             format!("[factors]\nbs = [\"4k\", \"16k\"]\nworkload.bs = [\"4k\", \"8k\"]\n{FS}{IO}"),
         ),
         (1, "factors must be a table", format!("factors = 3\n{FS}{IO}")),
+        // a workload without a type says so, not that the factor fits no workload
+        (
+            7,
+            "[[workload]] needs a type",
+            format!("[factors]\nbs = [\"4k\", \"16k\"]\n{FS}[[workload]]\nfiles = 3\n"),
+        ),
         // compare and baseline
         (
             1,

@@ -170,6 +170,14 @@ impl LabPlan {
     /// The `[[filesystem]]` and `[[workload]]` tables, each expanded over
     /// the `[factors]` of its kind (`factors`).
     fn read_tables(&mut self, r: &Reader, d: &Deferred) -> Result<()> {
+        // a workload without a known type is refused as such before the
+        // factors ask which keys it takes
+        for (i, (at, t)) in d.workloads.iter().enumerate() {
+            let kind = t.get("type").and_then(|v| v.get_ref().as_str());
+            if !kind.is_some_and(|k| ["io", "meta", "replay", "probe"].contains(&k)) {
+                r.workload(*at, t, i)?;
+            }
+        }
         let factors = match d.factors {
             Some(v) => r.factors(v, &d.workloads)?,
             None => Vec::new(),
