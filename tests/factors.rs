@@ -131,6 +131,11 @@ fn bad_factor_plans_are_refused_naming_the_line() {
             "baseline 'b' is not a filesystem of the plan (a)",
             format!("baseline = \"b\"\n[factors]\nbs = [\"4k\", \"16k\"]\n{FS}{IO}"),
         ),
+        (
+            2,
+            "baseline '6.1' is not a kernel of the plan (host)",
+            format!("compare = \"kernel\"\nbaseline = \"6.1\"\nkernels = [\"host\"]\n{FS}{IO}"),
+        ),
     ];
     let rows: Vec<Refusal> = cases
         .iter()
