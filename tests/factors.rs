@@ -553,3 +553,80 @@ fn a_cells_column_and_table_follow_the_compared_axis() {
         ("6.1".into(), "randrw · ext4 · bs=4k · scheduler=none".into())
     );
 }
+
+/// Kernels compared, a workload factor beside them: a guest finds its
+/// expanded filesystem and workload by name (`--guest-filesystem`,
+/// `--guest-workload` carry the levels), every cell's tag its level, and
+/// the comparison has a column per kernel in a table per level.
+#[test]
+fn kernels_compared_per_level_of_a_factor_run_in_their_guests() {
+    let Some(k) = debian_kernel("6.12") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let text = format!(
+        "repeat = 1\ncompare = \"kernel\"\nbaseline = \"host\"\n\
+         kernels = [{{ name = \"6.12\", image = \"{}\", modules = \"{}\" }}, \"host\"]\n\
+         [vm]\ncpus = 1\nmemory = \"1g\"\n\
+         [factors]\nbs = [\"4k\", \"16k\"]\n\
+         [[filesystem]]\nname = \"ext4\"\ntype = \"ext4\"\nsize = \"256m\"\n\
+         [[workload]]\nname = \"rr\"\ntype = \"io\"\nrw = \"randread\"\nsize = \"8m\"\ndirect = true\nruntime = \"1s\"\n",
+        k.join("vmlinuz").display(),
+        k.join("modules").display()
+    );
+    let p = plan_file(dir.path(), "k.toml", &text);
+    let json = dir.path().join("r.json");
+    let out = fslab()
+        .args(["run", &p, "--quiet", "--scratch-dir"])
+        .arg(scratch.path())
+        .args(["--output", &format!("json:{}", json.display()), "--output", "text"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = read_json(&json);
+    let mut seen: Vec<(String, String, String)> = cells(&j)
+        .iter()
+        .map(|c| {
+            assert!(c["error"].is_null(), "{}: {}", c["name"], c["error"]);
+            let t = &c["lab"];
+            assert_eq!(
+                (&t["compare"], &t["levels"][0]["factor"]),
+                (&"kernel".into(), &"bs".into())
+            );
+            let level = t["levels"][0]["level"].as_str().unwrap().to_string();
+            // what ran is the level
+            let bs = if level == "4k" { 4096 } else { 16384 };
+            assert_eq!(c["plan"]["bs"], bs, "{}", c["name"]);
+            (
+                t["kernel"]["name"].as_str().unwrap().to_string(),
+                level,
+                c["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    let want = [
+        ("6.12", "16k", "6.12/rr[bs=16k]"),
+        ("6.12", "4k", "6.12/rr[bs=4k]"),
+        ("host", "16k", "host/rr[bs=16k]"),
+        ("host", "4k", "host/rr[bs=4k]"),
+    ]
+    .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()));
+    assert_eq!(seen, want);
+    for level in ["4k", "16k"] {
+        let head = tables(&stdout)
+            .into_iter()
+            .find(|l| l.contains(&format!("rr · ext4 · bs={level} ")))
+            .unwrap_or_else(|| panic!("no table of bs={level}:\n{stdout}"));
+        assert!(head.contains("host (baseline)") && head.contains("6.12"), "{head}");
+    }
+    assert!(
+        scratch_leftovers(scratch.path()).is_empty(),
+        "{:?}",
+        scratch_leftovers(scratch.path())
+    );
+}
