@@ -87,7 +87,9 @@ pub struct LabInfo {
     /// The plan file, None for the built-in quick suite.
     pub file: Option<String>,
     pub repeat: u32,
-    /// The filesystem others are compared with (the first one unless the plan names one).
+    /// The column others are compared with: a filesystem (the first one
+    /// unless the plan names one), or with `compare` the baseline kernel or
+    /// level of the compared factor (the first unless the plan names one).
     pub baseline: Option<String>,
     pub fresh: bool,
     pub filesystems: Vec<String>,
