@@ -193,6 +193,7 @@ fn a_factor_plan_compares_the_levels_per_workload_and_filesystem() {
 
     // every cell's tag: the tables' names and its level
     let j = read_json(&result);
+    crate::schema::assert_valid("a factor plan's result", &j);
     assert_eq!(j["lab"]["compare"], "shared-dirs");
     assert_eq!(j["lab"]["baseline"], "false");
     assert_eq!(
