@@ -631,3 +631,29 @@ fn kernels_compared_per_level_of_a_factor_run_in_their_guests() {
         scratch_leftovers(scratch.path())
     );
 }
+
+/// Filesystem keys as factors, written with dashes as the brief's plans
+/// write them: each entry carries its levels in its queue settings.
+#[test]
+fn filesystem_keys_with_dashes_are_factors_too() {
+    let p = parse(
+        "compare = \"read-ahead-kb\"\nbaseline = \"128\"\n[factors]\nread-ahead-kb = [128, 256]\n\
+         loop-direct-io = [true, false]\n[[filesystem]]\ntype = \"ext4\"\n[[workload]]\ntype = \"meta\"\n",
+    )
+    .unwrap();
+    let fs: Vec<(&str, Option<u64>, Option<bool>)> = p
+        .filesystems
+        .iter()
+        .map(|f| (f.name.as_str(), f.queue.read_ahead_kb, f.loop_direct_io))
+        .collect();
+    assert_eq!(
+        fs,
+        [
+            ("ext4[loop-direct-io=true,read-ahead-kb=128]", Some(128), Some(true)),
+            ("ext4[loop-direct-io=true,read-ahead-kb=256]", Some(256), Some(true)),
+            ("ext4[loop-direct-io=false,read-ahead-kb=128]", Some(128), Some(false)),
+            ("ext4[loop-direct-io=false,read-ahead-kb=256]", Some(256), Some(false)),
+        ]
+    );
+    assert_eq!(p.compare, fslab::plan::lab::Compare::Factor("read-ahead-kb".into()));
+}
