@@ -144,7 +144,8 @@ fn the_loop_device_can_do_buffered_io_to_its_image() {
 
 /// Done-when 1 of issue 24: the scheduler variant of the seed plan
 /// (examples/seed-raw-vs-fs-scheduler.toml, shortened) runs; each cell names
-/// the scheduler its entry asked for, in the JSON and in the text.
+/// the scheduler its level of the plan's scheduler factor asked for, in the
+/// JSON and in the text.
 #[test]
 fn the_scheduler_variant_of_the_seed_plan_names_each_cells_scheduler() {
     if !require_root_with(&["mkfs.ext4", "mkfs.xfs", "mount"]) {
@@ -157,17 +158,16 @@ fn the_scheduler_variant_of_the_seed_plan_names_each_cells_scheduler() {
     .unwrap();
     let mut plan: toml::Table = text.parse().expect("the plan parses");
     plan.insert("repeat".into(), 1.into());
-    let fss = plan["filesystem"].as_array_mut().unwrap();
-    let want: Vec<(String, String)> = fss
+    // filesystem x scheduler: the scheduler is a factor of every filesystem
+    let levels: Vec<&str> = plan["factors"]["scheduler"]
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|f| {
-            (
-                f["name"].as_str().unwrap().into(),
-                f["scheduler"].as_str().unwrap().into(),
-            )
-        })
+        .map(|l| l.as_str().unwrap())
         .collect();
-    assert_eq!(want.len(), 6, "raw, ext4 and XFS under two schedulers");
+    assert_eq!(levels, ["none", "mq-deadline"]);
+    let fss = plan["filesystem"].as_array_mut().unwrap();
+    assert_eq!(fss.len(), 3, "raw, ext4 and XFS");
     for f in fss.iter_mut() {
         f.as_table_mut().unwrap().insert("size".into(), "512m".into());
     }
@@ -180,16 +180,12 @@ fn the_scheduler_variant_of_the_seed_plan_names_each_cells_scheduler() {
     let (out, j) = run_plan(&p, &["--output", "text"], dir.path());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let cells = j["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 6);
+    assert_eq!(cells.len(), 6, "each filesystem under each scheduler");
     for c in cells {
         let fs = c["lab"]["filesystem"].as_str().unwrap();
-        let (_, sched) = want.iter().find(|(n, _)| n == fs).unwrap();
-        assert_eq!(
-            c["target"]["queue"]["scheduler"],
-            sched.as_str(),
-            "{fs}: {}",
-            c["target"]
-        );
+        let sched = &c["lab"]["levels"][0]["level"];
+        assert_eq!(c["lab"]["levels"][0]["factor"], "scheduler", "{fs}: {}", c["lab"]);
+        assert_eq!(c["target"]["queue"]["scheduler"], *sched, "{fs}: {}", c["target"]);
         assert!(c["error"].is_null(), "{fs}: {}", c["error"]);
     }
     let text = String::from_utf8_lossy(&out.stdout);

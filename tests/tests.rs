@@ -10,6 +10,7 @@ mod compare_formats;
 mod compare_guard;
 mod decide;
 mod device;
+mod factors;
 mod faultfs;
 mod faults;
 mod fio;

@@ -112,14 +112,21 @@ fn lab_info(lab: &LabPlan, quiet: bool) -> crate::model::LabInfo {
         name: lab.name.clone(),
         file: lab.file.as_ref().map(|f| f.display().to_string()),
         repeat: lab.repeat.max,
-        baseline: lab
-            .baseline
-            .clone()
-            .or_else(|| lab.filesystems.first().map(|f| f.name.clone())),
+        baseline: lab.baseline_level(),
         fresh: lab.fresh,
-        filesystems: lab.filesystems.iter().map(|f| f.name.clone()).collect(),
-        workloads: lab.workloads.iter().map(|w| w.name.clone()).collect(),
+        filesystems: lab.filesystem_tables(),
+        workloads: lab.workload_tables(),
         kernels: lab.kernels.iter().map(|k| k.name.clone()).collect(),
+        compare: lab.compare.tag(),
+        factors: lab
+            .factors
+            .iter()
+            .map(|f| crate::model::FactorInfo {
+                name: f.name.clone(),
+                of: f.of.into(),
+                levels: f.levels.clone(),
+            })
+            .collect(),
         plan,
         decision: None,
     }
@@ -245,12 +252,21 @@ fn cell_name(lab: &LabPlan, fs: &FsPlan, w: &WorkloadPlan, kernel: Option<&Kerne
 }
 
 /// The cell's place in the run, as the report tags it (the scratch
-/// filesystem and the kernel's release are filled in once known).
-fn lab_tag(fs: &FsPlan, w: &WorkloadPlan, rep: u32, kernel: Option<&KernelPlan>) -> LabTag {
+/// filesystem and the kernel's release are filled in once known): the
+/// tables' names, and its levels of the plan's factors in `[factors]` order.
+fn lab_tag(lab: &LabPlan, fs: &FsPlan, w: &WorkloadPlan, rep: u32, kernel: Option<&KernelPlan>) -> LabTag {
+    let levels = lab
+        .levels_of(fs, w)
+        .map(|(f, level)| crate::model::Level {
+            factor: f.name.clone(),
+            level: level.to_string(),
+            of: f.of.into(),
+        })
+        .collect();
     LabTag {
-        filesystem: fs.name.clone(),
+        filesystem: fs.base.clone(),
         fs_type: fs.type_name().to_string(),
-        workload: w.name.clone(),
+        workload: w.base.clone(),
         kind: w.kind.clone(),
         repeat: rep,
         scratch: None,
@@ -259,6 +275,8 @@ fn lab_tag(fs: &FsPlan, w: &WorkloadPlan, rep: u32, kernel: Option<&KernelPlan>)
             ..Default::default()
         }),
         order: None,
+        compare: lab.compare.tag(),
+        levels,
     }
 }
 
@@ -320,7 +338,7 @@ impl LabRun<'_> {
         };
         let name = cell_name(lab, fs, w, kernel);
         self.announce(rep, &name);
-        let mut tag = lab_tag(fs, w, rep, kernel);
+        let mut tag = lab_tag(lab, fs, w, rep, kernel);
         tag.order = Some(self.i as u32);
         let cell_plan = plan.clone();
         if let Some(k) = kernel.filter(|k| !k.is_host()) {

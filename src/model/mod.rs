@@ -88,7 +88,9 @@ pub struct LabInfo {
     /// The plan file, None for the built-in quick suite.
     pub file: Option<String>,
     pub repeat: u32,
-    /// The filesystem others are compared with (the first one unless the plan names one).
+    /// The column others are compared with: a filesystem (the first one
+    /// unless the plan names one), or with `compare` the baseline kernel or
+    /// level of the compared factor (the first unless the plan names one).
     pub baseline: Option<String>,
     pub fresh: bool,
     pub filesystems: Vec<String>,
@@ -96,12 +98,58 @@ pub struct LabInfo {
     /// The kernels every cell ran under (plans with `kernels`); empty: the host's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<String>,
+    /// The compared axis when it is not the filesystem (the default):
+    /// "kernel" or a factor's name; `baseline` is then its baseline level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<String>,
+    /// The plan's `[factors]`, with their levels as written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub factors: Vec<FactorInfo>,
     /// The validated plan, so the run can be repeated (as `plan::LabPlan`
     /// serialises it; kept untyped: no reporter reads it).
     pub plan: serde_json::Value,
     /// The decision rules and verdicts (absent in files written before them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<decision::DecisionInfo>,
+}
+
+/// One factor of a plan (`[factors]`): a key given as a list of levels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FactorInfo {
+    /// The key as written in `[factors]` ("xattr", "scheduler", "filesystem.size").
+    pub name: String,
+    /// Which tables it expands.
+    pub of: FactorOf,
+    pub levels: Vec<String>,
+}
+
+/// Which tables of a plan a factor's key belongs to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FactorOf {
+    /// A `[[filesystem]]` key: every filesystem was made at each level.
+    #[default]
+    Filesystem,
+    /// A workload key: every workload ran at each level.
+    Workload,
+}
+
+impl From<crate::plan::lab::FactorOf> for FactorOf {
+    fn from(of: crate::plan::lab::FactorOf) -> Self {
+        match of {
+            crate::plan::lab::FactorOf::Filesystem => FactorOf::Filesystem,
+            crate::plan::lab::FactorOf::Workload => FactorOf::Workload,
+        }
+    }
+}
+
+/// A lab cell's level of one factor of its plan.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct Level {
+    pub factor: String,
+    /// The level as written in the plan ("true", "mq-deadline", "4k").
+    pub level: String,
+    pub of: FactorOf,
 }
 
 /// One measured configuration (a single `fslab io` run is one cell).
@@ -190,15 +238,85 @@ pub struct LabTag {
     /// a random order, `DecisionInfo::order_seed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<u32>,
+    /// The plan's compared axis when it is not the filesystem: "kernel" or
+    /// a factor's name (`LabInfo::compare`, here so that each cell finds its
+    /// column and table alone, whichever files are compared together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<String>,
+    /// The cell's level of each of the plan's factors, in `[factors]` order
+    /// (`filesystem` and `workload` stay the tables' names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<Level>,
 }
 
 impl LabTag {
     /// The comparison's column of this cell: its filesystem, or with
-    /// kernels in the plan `filesystem@kernel` (a column group per filesystem).
+    /// kernels in the plan `filesystem@kernel` (a column group per
+    /// filesystem); with a compared factor its level of it, comparing
+    /// kernels its kernel.
     pub fn column(&self) -> String {
+        match self.compare.as_deref() {
+            Some("kernel") => self.kernel.as_ref().map(|k| k.name.clone()).unwrap_or_default(),
+            Some(f) => self.level(f).unwrap_or_default().to_string(),
+            None => match &self.kernel {
+                Some(k) => column(&self.filesystem, &k.name),
+                None => self.filesystem.clone(),
+            },
+        }
+    }
+
+    /// Whether the compared axis is a factor of the workload: the columns
+    /// then ran different workloads by design, in that key.
+    pub fn compares_workload_key(&self) -> bool {
+        let Some(c) = self.compare.as_deref() else { return false };
+        self.levels.iter().any(|l| l.factor == c && l.of == FactorOf::Workload)
+    }
+
+    /// The cell's level of factor `f`.
+    pub fn level(&self, f: &str) -> Option<&str> {
+        self.levels.iter().find(|l| l.factor == f).map(|l| l.level.as_str())
+    }
+
+    /// The comparison's table of this cell: its workload, then (for a
+    /// compared axis other than the filesystem) its filesystem, its levels
+    /// of the factors not compared, and the kernel where that is not the
+    /// column either ("replay · xfs", "randrw · ext4 · bs=4k"). Without
+    /// factors and `compare`, the workload's name as ever.
+    pub fn table(&self) -> String {
+        let mut parts = vec![self.workload.clone()];
+        let compared = self.compare.as_deref();
+        if compared.is_some() {
+            parts.push(self.filesystem.clone());
+        }
+        for l in self.levels.iter().filter(|l| Some(l.factor.as_str()) != compared) {
+            parts.push(format!("{}={}", l.factor, l.level));
+        }
+        if let (Some(k), Some(c)) = (&self.kernel, compared) {
+            if c != "kernel" {
+                parts.push(k.name.clone());
+            }
+        }
+        parts.join(" · ")
+    }
+
+    /// What made this cell's filesystem differ from the other columns':
+    /// the column, or where the filesystem is not the column or has
+    /// levels, the plan's filesystem with its levels ("ext4[scheduler=none]",
+    /// after the kernel's `@` where there is one).
+    pub fn environment(&self) -> String {
+        let fs_levels: Vec<(String, String)> = self
+            .levels
+            .iter()
+            .filter(|l| l.of == FactorOf::Filesystem)
+            .map(|l| (l.factor.clone(), l.level.clone()))
+            .collect();
+        if self.compare.is_none() && fs_levels.is_empty() {
+            return self.column();
+        }
+        let fs = crate::plan::lab::named(&self.filesystem, &fs_levels);
         match &self.kernel {
-            Some(k) => column(&self.filesystem, &k.name),
-            None => self.filesystem.clone(),
+            Some(k) => column(&fs, &k.name),
+            None => fs,
         }
     }
 }
@@ -210,8 +328,21 @@ pub fn column(fs: &str, kernel: &str) -> String {
 
 impl LabInfo {
     /// The comparison's columns in plan order: each filesystem, or each
-    /// filesystem under each kernel.
+    /// filesystem under each kernel; each kernel or each level of the
+    /// compared factor.
     pub fn columns(&self) -> Vec<String> {
+        match self.compare.as_deref() {
+            Some("kernel") => return self.kernels.clone(),
+            Some(c) => {
+                return self
+                    .factors
+                    .iter()
+                    .find(|f| f.name == c)
+                    .map(|f| f.levels.clone())
+                    .unwrap_or_default()
+            }
+            None => {}
+        }
         if self.kernels.is_empty() {
             return self.filesystems.clone();
         }
@@ -224,6 +355,9 @@ impl LabInfo {
     /// The baseline's column: the baseline filesystem under the first kernel.
     pub fn baseline_column(&self) -> Option<String> {
         let b = self.baseline.clone()?;
+        if self.compare.is_some() {
+            return Some(b);
+        }
         Some(match self.kernels.first() {
             Some(k) => column(&b, k),
             None => b,

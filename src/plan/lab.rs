@@ -15,11 +15,13 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+mod factors;
 pub mod fsopts;
 mod parse;
 mod read;
 mod run_args;
 pub mod vm;
+pub use factors::{named, Compare, Factor, FactorOf, FS_FACTOR_KEYS};
 pub use vm::{Accel, KernelPlan, VmPlan};
 
 /// Default scratch directory: on disk (not tmpfs), kept across reboots only
@@ -51,7 +53,15 @@ pub enum FsKind {
 /// One filesystem of a plan.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct FsPlan {
+    /// Unique in the plan: the table's name, with its levels of the
+    /// filesystem factors when the plan has some ("ext4[scheduler=none]").
     pub name: String,
+    /// The table's name (`name` without the levels).
+    #[serde(skip)]
+    pub base: String,
+    /// (factor, level as written) of each filesystem factor, in `[factors]` order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<(String, String)>,
     pub kind: FsKind,
     pub mkfs: Vec<String>,
     pub mount: Option<String>,
@@ -152,7 +162,15 @@ impl FsPlan {
 /// One workload of a plan: its validated plan and the flags it came from.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct WorkloadPlan {
+    /// Unique in the plan: the table's name, with its levels of the
+    /// workload factors when the plan has some ("replay[xattr=true]").
     pub name: String,
+    /// The table's name (`name` without the levels).
+    #[serde(skip)]
+    pub base: String,
+    /// (factor, level as written) of each workload factor, in `[factors]` order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<(String, String)>,
     /// io, meta, replay, probe.
     pub kind: String,
     /// The equivalent command line (without --target).
@@ -241,7 +259,15 @@ pub struct LabPlan {
     /// The plan file, or None for the built-in quick suite.
     pub file: Option<PathBuf>,
     pub repeat: Repeats,
+    /// The baseline level of the compared axis (`compare`): a filesystem's
+    /// name (the default axis), a kernel's, or a level of the compared factor.
     pub baseline: Option<String>,
+    /// What the comparison's columns are (`compare`; default: the filesystems).
+    pub compare: Compare,
+    /// `[factors]`: the keys given as lists of levels, which `filesystems`
+    /// and `workloads` are expanded over.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub factors: Vec<Factor>,
     /// A fresh mkfs for every cell (default), or one filesystem per entry for the whole run.
     pub fresh: bool,
     pub drop_caches: bool,

@@ -303,6 +303,8 @@ pub fn quick_suite(a: &RunArgs) -> Result<LabPlan> {
         file: None,
         repeat: lab::Repeats::fixed(1),
         baseline: None,
+        compare: lab::Compare::Filesystem,
+        factors: Vec::new(),
         fresh: false,
         drop_caches: true,
         scratch_dir: lab::DEFAULT_SCRATCH_DIR.into(),
@@ -399,6 +401,8 @@ fn quick_workloads(a: &RunArgs, runtime: &str, rt: Duration) -> Result<Vec<Workl
         })?;
         workloads.push(WorkloadPlan {
             name: name.into(),
+            base: name.into(),
+            levels: Vec::new(),
             kind: kind.into(),
             args,
             plan,
@@ -482,6 +486,8 @@ fn quick_filesystems(a: &RunArgs) -> Result<Vec<FsPlan>> {
     Ok(if a.scratch.is_empty() {
         vec![FsPlan {
             name: a.common.target.clone(),
+            base: a.common.target.clone(),
+            levels: Vec::new(),
             kind: FsKind::Dir {
                 path: a.common.target.clone().into(),
             },
@@ -515,6 +521,8 @@ fn quick_filesystems(a: &RunArgs) -> Result<Vec<FsPlan>> {
                 };
                 Ok(FsPlan {
                     name: t.into(),
+                    base: t.into(),
+                    levels: Vec::new(),
                     kind,
                     mkfs: vec![],
                     mount: None,

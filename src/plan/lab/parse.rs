@@ -4,6 +4,7 @@
 //! filesystems). The `[[filesystem]]` and `[[workload]]` tables are read by
 //! `read`.
 
+use super::factors::Deferred;
 use super::read::{Key, Reader, Val};
 use super::*;
 
@@ -31,11 +32,14 @@ impl LabPlan {
         let mut lab = LabPlan::empty(file);
         let mut baseline_at = 0;
         let mut keys = PlanTelemetryKeys::default();
+        let mut d = Deferred::default();
         for (k, v) in doc.get_ref() {
-            lab.top_key(&r, k, v, &mut keys, &mut baseline_at)?;
+            lab.top_key(&r, k, v, &mut keys, &mut baseline_at, &mut d)?;
         }
         lab.apply_telemetry_keys(&r, &keys)?;
-        lab.check_whole(&r, text, baseline_at)?;
+        lab.read_tables(&r, &d)?;
+        lab.check_whole(&r, text)?;
+        lab.check_compare(&r, d.compare, baseline_at)?;
         Ok(lab)
     }
 
@@ -49,6 +53,8 @@ impl LabPlan {
             file: Some(PathBuf::from(file)),
             repeat: Repeats::fixed(3),
             baseline: None,
+            compare: Compare::Filesystem,
+            factors: Vec::new(),
             fresh: true,
             drop_caches: true,
             scratch_dir: PathBuf::from(DEFAULT_SCRATCH_DIR),
@@ -66,14 +72,16 @@ impl LabPlan {
     }
 
     /// One top-level key of the plan file: a table of the keys (telemetry
-    /// keys are kept in `keys`, the baseline's offset in `baseline_at`).
-    fn top_key(
+    /// keys are kept in `keys`, the baseline's offset in `baseline_at`, the
+    /// tables and factors in `d` until all keys are read).
+    fn top_key<'t, 'i>(
         &mut self,
         r: &Reader,
-        k: &Key,
-        v: &Val,
+        k: &'t Key<'i>,
+        v: &'t Val<'i>,
         keys: &mut PlanTelemetryKeys,
         baseline_at: &mut usize,
+        d: &mut Deferred<'t, 'i>,
     ) -> Result<()> {
         match k.get_ref().replace('_', "-").as_str() {
         "name" => self.name = r.string(k, v)?,
@@ -118,21 +126,14 @@ impl LabPlan {
         }
         "kernels" => self.kernels = r.kernels(k, v)?,
         "vm" => self.vm = r.vm(v)?,
-        "filesystem" => {
-            for (at, t) in r.tables(k, v)? {
-                self.filesystems.push(r.filesystem(at, t)?);
-            }
-        }
-        "workload" => {
-            for (at, t) in r.tables(k, v)? {
-                let i = self.workloads.len();
-                self.workloads.push(r.workload(at, t, i)?);
-            }
-        }
+        "compare" => d.compare = Some((r.string(k, v)?, v.span().start)),
+        "factors" => d.factors = Some(v),
+        "filesystem" => d.filesystems = r.tables(k, v)?,
+        "workload" => d.workloads = r.tables(k, v)?,
         other => {
             return Err(r.err_at(
                 k.span().start,
-                format!("unknown key '{}' (known: name, description, repeat, baseline, fresh, drop-caches, scratch-dir, quiet-warnings, telemetry, profile, disturbed-cpu, retry-disturbed, kernels, [vm], [[filesystem]], [[workload]])", other.escape_debug()),
+                format!("unknown key '{}' (known: name, description, repeat, baseline, compare, fresh, drop-caches, scratch-dir, quiet-warnings, telemetry, profile, disturbed-cpu, retry-disturbed, kernels, [vm], [factors], [[filesystem]], [[workload]])", other.escape_debug()),
             ))
         }
     }
@@ -160,9 +161,30 @@ impl LabPlan {
         Ok(())
     }
 
+    /// The `[[filesystem]]` and `[[workload]]` tables, each expanded over
+    /// the `[factors]` of its kind (`factors`).
+    fn read_tables(&mut self, r: &Reader, d: &Deferred) -> Result<()> {
+        // a workload without a known type is refused as such before the
+        // factors ask which keys it takes
+        for (i, (at, t)) in d.workloads.iter().enumerate() {
+            let kind = t.get("type").and_then(|v| v.get_ref().as_str());
+            if !kind.is_some_and(|k| ["io", "meta", "replay", "probe"].contains(&k)) {
+                r.workload(*at, t, i)?;
+            }
+        }
+        let factors = match d.factors {
+            Some(v) => r.factors(v, &d.workloads)?,
+            None => Vec::new(),
+        };
+        self.filesystems = r.expand_filesystems(&d.filesystems, &factors)?;
+        self.workloads = r.expand_workloads(&d.workloads, &factors)?;
+        self.factors = factors.into_iter().map(|f| f.factor).collect();
+        Ok(())
+    }
+
     /// The checks that need the whole plan: at least one filesystem and
-    /// workload, distinct names, a baseline that is one of the filesystems.
-    fn check_whole(&self, r: &Reader, text: &str, baseline_at: usize) -> Result<()> {
+    /// workload, distinct names (the baseline: `check_compare`).
+    fn check_whole(&self, r: &Reader, text: &str) -> Result<()> {
         if self.filesystems.is_empty() {
             return Err(r.err_at(text.len(), "the plan has no [[filesystem]]"));
         }
@@ -182,15 +204,6 @@ impl LabPlan {
                 return Err(r.err_at(
                     0,
                     format!("two workloads are named '{}': give each a distinct name", w.name),
-                ));
-            }
-        }
-        if let Some(b) = &self.baseline {
-            if !self.filesystems.iter().any(|f| &f.name == b) {
-                let names: Vec<_> = self.filesystems.iter().map(|f| f.name.as_str()).collect();
-                return Err(r.err_at(
-                    baseline_at,
-                    format!("baseline '{b}' is not a filesystem of the plan ({})", names.join(", ")),
                 ));
             }
         }

@@ -4,7 +4,7 @@
 use super::*;
 
 /// Line (1-based) of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
+pub(super) fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
 }
 
@@ -214,8 +214,11 @@ impl<'a> Reader<'a> {
         if size < 64 << 20 {
             return Err(self.err_at(at, "size must be at least 64m"));
         }
+        let name = name.unwrap_or_else(|| ty.clone());
         Ok(FsPlan {
-            name: name.unwrap_or_else(|| ty.clone()),
+            base: name.clone(),
+            name,
+            levels: Vec::new(),
             kind,
             mkfs,
             mount,
@@ -427,8 +430,11 @@ impl<'a> Reader<'a> {
             args.insert(0, lf);
         }
         let plan = self.cell_plan(&kind, &args, &lines, at)?;
+        let name = name.unwrap_or_else(|| format!("{kind}{}", index + 1));
         Ok(WorkloadPlan {
-            name: name.unwrap_or_else(|| format!("{kind}{}", index + 1)),
+            base: name.clone(),
+            name,
+            levels: Vec::new(),
             kind,
             args,
             plan,

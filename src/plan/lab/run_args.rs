@@ -35,6 +35,7 @@ impl LabPlan {
         if a.guest_filesystem.is_some() || a.guest_workload.is_some() {
             self.only_guest_cell(a)?;
         }
+        self.check_compared_kernels()?;
         vm::check_kernels(&mut self.kernels)?;
         vm::check_vm_filesystems(self)?;
         self.guest_args = vm::guest_args(a);
@@ -63,6 +64,27 @@ impl LabPlan {
         }
         self.telemetry = merge_telemetry(&self.telemetry, &a.common.telemetry)?;
         Ok(())
+    }
+
+    /// A plan comparing kernels still has them after `--kernel`, its
+    /// baseline among them.
+    fn check_compared_kernels(&self) -> Result<()> {
+        if self.compare != Compare::Kernel || self.in_guest {
+            return Ok(());
+        }
+        if self.kernels.is_empty() {
+            return Err(PlanError::new(
+                "--kernel",
+                "the plan compares kernels (compare = \"kernel\") and names none",
+            ));
+        }
+        match &self.baseline {
+            Some(b) if !self.kernels.iter().any(|k| &k.name == b) => Err(PlanError::new(
+                "--kernel",
+                format!("the plan's baseline kernel '{b}' is not among the kernels given"),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Consent and checks for the block devices the plan's filesystems
@@ -152,7 +174,9 @@ impl LabPlan {
             FsKind::Mkfs { device, .. } | FsKind::Raw { device } => *device = Some(PathBuf::from(vm::GUEST_DISK)),
             FsKind::Tmpfs | FsKind::Dir { .. } => {}
         }
-        self.baseline = Some(f.name.clone());
+        if self.compare == Compare::Filesystem {
+            self.baseline = Some(f.base.clone());
+        }
         self.filesystems = vec![f];
         self.workloads = vec![w];
         self.repeat = Repeats::fixed(1);

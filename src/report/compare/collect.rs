@@ -21,15 +21,25 @@ pub(super) struct Samples {
     pub(super) disturbed: Vec<(String, u32, u32)>,
     pub(super) bounds: Vec<(String, Vec<crate::model::verdict::Bound>)>,
     /// The first measured cell's (source, column, workload): the others are
-    /// checked against it.
-    pub(super) first: Option<(usize, String, serde_json::Value)>,
+    /// checked against it; keyed by column where a compared factor is a
+    /// workload key (the columns differ in it by design), else by "".
+    pub(super) first: Vec<(String, First)>,
     pub(super) differs: Vec<Difference>,
 }
 
+/// A table's first measured cell: (source, column, workload).
+pub(super) type First = (usize, String, serde_json::Value);
+
 /// Records the differences `keys` of cell (`source`, `column`) from the
-/// workload's first cell, each key once.
-fn push_differences(w: &mut Samples, mut keys: Vec<(String, String, String)>, source: usize, column: &str) {
-    let Some((fsi, fcol, _)) = &w.first else { return };
+/// workload's first cell (`first`), each key once.
+fn push_differences(
+    w: &mut Samples,
+    first: &First,
+    mut keys: Vec<(String, String, String)>,
+    source: usize,
+    column: &str,
+) {
+    let (fsi, fcol, _) = first;
     // another kind of cell differs in everything: its kind says it
     if keys.iter().any(|k| k.0 == "kind") {
         keys.retain(|k| k.0 == "kind");
@@ -117,10 +127,12 @@ impl Collected {
             }
         }
         let w = &mut self.workloads[wi];
-        w.check_workload(si, &fs, workload(c));
+        let by_column = c.lab.as_ref().is_some_and(|t| t.compares_workload_key());
+        w.check_workload(si, &fs, workload(c), by_column);
         w.add_verdict_and_system(&fs, c);
-        if !self.environment.iter().any(|(f, _)| *f == fs) {
-            self.environment.push((fs.clone(), describe_fs(c)));
+        let env = c.lab.as_ref().map(|t| t.environment()).unwrap_or_else(|| fs.clone());
+        if !self.environment.iter().any(|(f, _)| *f == env) {
+            self.environment.push((env, describe_fs(c)));
         }
         for mt in metrics(c) {
             let rows = &mut self.workloads[wi].rows;
@@ -150,7 +162,7 @@ impl Collected {
                     failed: Vec::new(),
                     disturbed: Vec::new(),
                     bounds: Vec::new(),
-                    first: None,
+                    first: Vec::new(),
                     differs: Vec::new(),
                 });
                 self.workloads.len() - 1
@@ -161,26 +173,24 @@ impl Collected {
 
 impl Samples {
     /// Checks the workload `wl` of a cell of column `fs` (source `si`)
-    /// against the table's first cell, recording how it differs.
-    fn check_workload(&mut self, si: usize, fs: &str, wl: serde_json::Value) {
+    /// against the table's first cell (its column's, `by_column`),
+    /// recording how it differs.
+    fn check_workload(&mut self, si: usize, fs: &str, wl: serde_json::Value, by_column: bool) {
         let adapted = |v: &serde_json::Value| v["plan"]["size"] == ADAPTED_VALUE;
-        match &self.first {
-            None => self.first = Some((si, fs.to_string(), wl)),
-            // a raw cell matches any size: the first cell that is not
-            // one is what the others must match
-            Some((_, _, first)) if adapted(first) && !adapted(&wl) => {
-                let keys = differing(first, &wl);
-                if keys.is_empty() {
-                    self.first = Some((si, fs.to_string(), wl));
-                } else {
-                    push_differences(self, keys, si, fs);
-                }
-            }
-            Some(_) => {
-                let keys = differing(&self.first.as_ref().expect("matched").2, &wl);
-                push_differences(self, keys, si, fs);
-            }
+        let group = if by_column { fs } else { "" };
+        let Some(gi) = self.first.iter().position(|(g, _)| g == group) else {
+            self.first.push((group.to_string(), (si, fs.to_string(), wl)));
+            return;
+        };
+        let first = self.first[gi].1.clone();
+        let keys = differing(&first.2, &wl);
+        // a raw cell matches any size: the first cell that is not
+        // one is what the others must match
+        if adapted(&first.2) && !adapted(&wl) && keys.is_empty() {
+            self.first[gi].1 = (si, fs.to_string(), wl);
+            return;
         }
+        push_differences(self, &first, keys, si, fs);
     }
 
     /// Records the bound of a cell of column `fs`, and whether it was disturbed.

@@ -23,4 +23,4 @@ pub use text::{
     bounds_line, differences, flag_notes, fmt_value, pct, refusal, render, render_as, verdict_legend, verdict_mark,
     verdict_words, write, MARK,
 };
-pub use workload::{flag, kernel_note, workload};
+pub use workload::{flag, kernel_note, place, workload};

@@ -6,11 +6,13 @@ use crate::model::Cell;
 use crate::units::Bytes;
 use std::fmt::Write;
 
-/// Which filesystem and workload a cell belongs to: its lab tag, or for a
-/// single-command result, `label` (the file's name) and the cell's name.
-pub(super) fn place(label: &str, c: &Cell) -> (String, String) {
+/// Which column and table a cell belongs to: its lab tag's (the
+/// filesystem and workload, or with factors `LabTag::column` and
+/// `LabTag::table`), or for a single-command result, `label` (the file's
+/// name) and the cell's name.
+pub fn place(label: &str, c: &Cell) -> (String, String) {
     match &c.lab {
-        Some(t) => (t.column(), t.workload.clone()),
+        Some(t) => (t.column(), t.table()),
         None => (label.to_string(), c.name.clone()),
     }
 }

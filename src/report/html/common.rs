@@ -46,12 +46,10 @@ pub(super) fn figure(s: &mut String, n: &mut usize, kind: &str, svg: &str, capti
     s.push_str("</figure>\n");
 }
 
-/// Filesystem (or file label) and workload of a cell, as the comparison names them.
+/// Column (filesystem, factor level or file label) and table (workload)
+/// of a cell, as the comparison names them.
 pub(super) fn place(label: &str, c: &Cell) -> (String, String) {
-    match &c.lab {
-        Some(t) => (t.column(), t.workload.clone()),
-        None => (label.to_string(), c.name.clone()),
-    }
+    crate::report::compare::place(label, c)
 }
 
 /// Cells grouped by workload, in first-seen order: (workload, [(filesystem, repeat, cell)]).

@@ -248,7 +248,8 @@ pub fn text_compact(s: &mut Doc, c: &Cell, prev_stack: &str) -> String {
         return prev_stack.to_string();
     };
     let place = match &c.lab {
-        Some(l) => format!("{} #{} {}", l.column(), l.repeat, l.workload),
+        // column, repeat, table ("ext4 #1 randread"; "false #1 nbench · xfs")
+        Some(l) => format!("{} #{} {}", l.column(), l.repeat, l.table()),
         None => c.name.clone(),
     };
     // the disturbance's reasons are said once, in the verdict line below

@@ -57,14 +57,22 @@ fn render_as(r: &Report, style: TextStyle) -> String {
         } else {
             format!(" x {} kernel(s)", l.kernels.len())
         };
+        let factors: String = l
+            .factors
+            .iter()
+            .map(|f| format!(" x {} ({} levels)", f.name, f.levels.len()))
+            .collect();
         let _ = writeln!(
             s,
-            "fslab run {}: {} filesystem(s) x {} workload(s){kernels} x {} repeat(s)",
+            "fslab run {}: {} filesystem(s) x {} workload(s){kernels}{factors} x {} repeat(s)",
             l.file.as_deref().unwrap_or("(quick suite)"),
             l.filesystems.len(),
             l.workloads.len(),
             l.repeat
         );
+        if let (Some(c), Some(b)) = (&l.compare, &l.baseline) {
+            let _ = writeln!(s, "compared: {c}, baseline {b}");
+        }
         crate::report::compare::write(s, &crate::report::compare::build(&[(String::new(), r)], None));
         s.push_str(&crate::report::xattrs::lab_text(r));
         s.push('\n');
