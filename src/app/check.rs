@@ -53,14 +53,19 @@ fn outcome(d: &Decision, higher_is_better: bool, threshold: f64) -> Outcome {
 }
 
 /// The check's side of a report: every lab cell's column becomes
-/// `COLUMN@side`, so the baseline's and the test's cells of one column sit
-/// side by side in one comparison.
+/// `COLUMN@side` and its table stays its table (a plan's factors, compared
+/// or not, become part of the names), so the baseline's and the test's
+/// cells of one column sit side by side in one comparison.
 fn side(r: &Report, name: &str) -> Report {
     let mut r = r.clone();
     r.lab = None;
     for c in &mut r.cells {
         if let Some(t) = c.lab.as_mut() {
-            t.filesystem = t.column();
+            let (column, table) = (t.column(), t.table());
+            t.filesystem = column;
+            t.workload = table;
+            t.compare = None;
+            t.levels.clear();
             t.kernel = Some(KernelTag {
                 name: name.to_string(),
                 ..Default::default()
@@ -68,6 +73,14 @@ fn side(r: &Report, name: &str) -> Report {
         }
     }
     r
+}
+
+/// The cells of `r` in column `col` and table `table`.
+fn cells_of<'a>(r: &'a Report, col: &str, table: &str) -> Vec<&'a crate::model::Cell> {
+    r.cells
+        .iter()
+        .filter(|c| c.error.is_none() && c.lab.as_ref().is_some_and(|t| t.column() == col && t.table() == table))
+        .collect()
 }
 
 /// Every column of `base`'s lab cells, in order.
@@ -134,8 +147,13 @@ fn interval(d: &Decision) -> String {
     s
 }
 
-/// Every headline outcome of the comparisons, with its row's line.
-fn outcomes(cmps: &[(String, Comparison)], threshold: f64) -> Vec<(Outcome, String)> {
+/// Every headline outcome of the comparisons, with its row's line; with
+/// the reports, each workload's telemetry deltas beneath its rows.
+fn outcomes(
+    cmps: &[(String, Comparison)],
+    threshold: f64,
+    sides: Option<(&Report, &Report)>,
+) -> Vec<(Outcome, String)> {
     let mut out = Vec::new();
     for (col, c) in cmps {
         let (Some(bi), Some(ti)) = (
@@ -189,8 +207,10 @@ fn outcomes(cmps: &[(String, Comparison)], threshold: f64) -> Vec<(Outcome, Stri
                 );
                 out.push((o, line));
             }
-            if let Some(l) = compare::bounds_line(w) {
-                out.push((Outcome::Pass, format!("{:>53}{l}", "")));
+            if let Some((base, now)) = sides {
+                for l in super::check_deltas::lines(&cells_of(base, col, &w.name), &cells_of(now, col, &w.name)) {
+                    out.push((Outcome::Pass, format!("{:>53}{l}", "")));
+                }
             }
             if !w.differs.is_empty() {
                 out.push((
@@ -263,7 +283,7 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
         if !looks.contains(&rep) {
             return false;
         }
-        let o = outcomes(&comparisons(&base, r, rules), threshold);
+        let o = outcomes(&comparisons(&base, r, rules), threshold, None);
         o.iter().any(|(o, _)| *o == Outcome::Regressed) || o.iter().all(|(o, _)| *o != Outcome::Undecided)
     };
     let test = match run_lab_until(lab, show, stop, Some(&mut until)) {
@@ -282,7 +302,7 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
 /// Prints the check's report and returns its exit code.
 fn report(file: &str, base: &Report, test: &Report, rules: Deciding, threshold: f64) -> ExitCode {
     let cmps = comparisons(base, test, rules);
-    let lines = outcomes(&cmps, threshold);
+    let lines = outcomes(&cmps, threshold, Some((base, test)));
     let failed: Vec<String> = test
         .cells
         .iter()

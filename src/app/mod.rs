@@ -8,6 +8,7 @@ mod adaptive;
 pub mod calibration;
 pub mod cell;
 mod check;
+mod check_deltas;
 mod cleanup;
 pub mod command;
 mod documents;
