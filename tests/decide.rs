@@ -165,12 +165,22 @@ fn check_exits_1_on_a_real_slowdown_and_0_without_one() {
         "{stdout}"
     );
     assert!(stdout.contains("regressed (exit 1)"), "{stdout}");
-    // the run's own results were written as asked
+    // the run's own results were written as asked, with the check's verdicts
+    let now = read_report(&json);
+    assert_eq!(now.cells.len(), 2, "regressed at the first look, 2 repeats");
+    let dec = now.lab.unwrap().decision.unwrap();
+    assert!(dec.stopped.ends_with(": regressed"), "{}", dec.stopped);
+    let create = dec
+        .verdicts
+        .iter()
+        .find(|v| v.metric == "seq-create ops/s")
+        .expect("a verdict");
+    assert_eq!(create.call, fslab::stats::decide::Call::Regressed, "{create:?}");
     assert_eq!(
-        read_report(&json).cells.len(),
-        2,
-        "regressed at the first look, 2 repeats"
+        (create.column.as_str(), create.baseline.as_str()),
+        ("fuse@test", "fuse@base")
     );
+    assert!(create.hi < -0.05, "{create:?}");
 }
 
 #[test]

@@ -271,6 +271,7 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
     }
     // stdout is the check's report; result files are written as asked
     show.outputs.0.retain(|o| o.path.is_some());
+    let mut outputs = show.outputs.clone();
     let rules = deciding(&lab, base_repeats, threshold);
     let looks = if lab.repeat.adaptive() {
         decide::looks(lab.repeat.min, lab.repeat.max)
@@ -296,11 +297,34 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
     if test.interrupted {
         return ExitCode::from(crate::interrupt::exit_code());
     }
-    report(&a.baseline, &base, &test, rules, threshold)
+    let mut test = test;
+    let (code, word, verdicts) = report(&a.baseline, &base, &test, rules, threshold);
+    // the result files say what the check decided, against what
+    if !outputs.0.is_empty() {
+        if let Some(l) = test.lab.as_mut() {
+            let d = l.decision.get_or_insert_with(Default::default);
+            d.target = threshold;
+            d.nominal_alpha = rules.nominal;
+            d.stopped = format!("check against {}: {word}", crate::units::excerpt(&a.baseline));
+            d.verdicts = verdicts;
+        }
+        if let Err(e) = crate::app::results::write_outputs(&mut test, &mut outputs, true) {
+            eprintln!("fslab: error: {e}");
+            return ExitCode::from(1);
+        }
+    }
+    ExitCode::from(code)
 }
 
-/// Prints the check's report and returns its exit code.
-fn report(file: &str, base: &Report, test: &Report, rules: Deciding, threshold: f64) -> ExitCode {
+/// Prints the check's report; returns its exit code, its word and the
+/// verdicts of every comparison (baseline column against now's).
+fn report(
+    file: &str,
+    base: &Report,
+    test: &Report,
+    rules: Deciding,
+    threshold: f64,
+) -> (u8, &'static str, Vec<crate::model::decision::VerdictEntry>) {
     let cmps = comparisons(base, test, rules);
     let lines = outcomes(&cmps, threshold, Some((base, test)));
     let failed: Vec<String> = test
@@ -341,7 +365,8 @@ fn report(file: &str, base: &Report, test: &Report, rules: Deciding, threshold: 
         "{}",
         String::from_utf8_lossy(&crate::report::terminal_bytes(s.into_bytes()))
     );
-    ExitCode::from(code)
+    let verdicts = cmps.iter().flat_map(|(_, c)| super::adaptive::verdicts(c)).collect();
+    (code, word, verdicts)
 }
 
 fn empty(deciding: Deciding) -> Comparison {
