@@ -308,7 +308,7 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
             d.stopped = format!("check against {}: {word}", crate::units::excerpt(&a.baseline));
             d.verdicts = verdicts;
         }
-        if let Err(e) = crate::app::results::write_outputs(&mut test, &mut outputs, true) {
+        if let Err(e) = crate::app::results::write_outputs(&test, &mut outputs, true) {
             eprintln!("fslab: error: {e}");
             return ExitCode::from(1);
         }
