@@ -2,14 +2,14 @@
 //! (issue: "did my change make it worse?" answered in as few runs as the
 //! noise allows).
 //!
-//! Each repeat is a block holding every cell once. Workloads keep the
-//! plan's order; the arms compared on a workload (its filesystems under
-//! its kernels) run one after another in a random order of their own (a
-//! randomised complete block): slow drift of the machine lands on every
-//! arm alike instead of on whichever runs last, the cells compared run
-//! close in time, and no arm always runs right after another's
-//! writeback. The seed is recorded, and each cell's place in the run is
-//! in its tag. After the repeats of the look
+//! Each repeat is a block holding every cell once. The comparison's
+//! tables keep the plan's order; the arms compared in a table (its
+//! columns: filesystems, kernels, or the levels of the compared factor)
+//! run one after another in a random order of their own (a randomised
+//! complete block): slow drift of the machine lands on every arm alike
+//! instead of on whichever runs last, the cells compared run close in
+//! time, and no arm always runs right after another's writeback. The seed
+//! is recorded, and each cell's place in the run is in its tag. After the repeats of the look
 //! schedule (`stats::decide::looks`), an adaptive run builds the
 //! comparison from the cells so far and stops once every headline
 //! comparison is decided.
@@ -59,15 +59,33 @@ impl Adaptive {
     }
 
     /// The cells of one repeat as (kernel, filesystem, workload) indexes,
-    /// in the order they run.
-    pub(super) fn block(&mut self, kernels: usize, filesystems: usize, workloads: usize) -> Vec<(usize, usize, usize)> {
-        let mut b = Vec::with_capacity(kernels * filesystems * workloads);
+    /// in the order they run: grouped by their comparison table (`table`),
+    /// the tables in the plan's order (workloads, then kernels, then
+    /// filesystems), each table's cells shuffled.
+    pub(super) fn block(
+        &mut self,
+        kernels: usize,
+        filesystems: usize,
+        workloads: usize,
+        table: impl Fn(&(usize, usize, usize)) -> String,
+    ) -> Vec<(usize, usize, usize)> {
+        let mut groups: Vec<(String, Vec<(usize, usize, usize)>)> = Vec::new();
         for w in 0..workloads {
-            let mut arms: Vec<(usize, usize)> = (0..kernels)
-                .flat_map(|k| (0..filesystems).map(move |f| (k, f)))
-                .collect();
-            self.rng.shuffle(&mut arms);
-            b.extend(arms.into_iter().map(|(k, f)| (k, f, w)));
+            for k in 0..kernels {
+                for f in 0..filesystems {
+                    let cell = (k, f, w);
+                    let t = table(&cell);
+                    match groups.iter_mut().find(|g| g.0 == t) {
+                        Some(g) => g.1.push(cell),
+                        None => groups.push((t, vec![cell])),
+                    }
+                }
+            }
+        }
+        let mut b = Vec::with_capacity(kernels * filesystems * workloads);
+        for (_, mut cells) in groups {
+            self.rng.shuffle(&mut cells);
+            b.extend(cells);
         }
         b
     }
@@ -129,4 +147,51 @@ pub fn verdicts(c: &Comparison) -> Vec<VerdictEntry> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order() -> Adaptive {
+        Adaptive {
+            rng: fastrand::Rng::with_seed(1),
+            seed: 1,
+            looks: vec![3],
+            deciding: Deciding {
+                nominal: 0.05,
+                target: 0.02,
+                grows: decide::Grows::Both,
+                range: None,
+            },
+            min: 3,
+            max: 3,
+        }
+    }
+
+    /// The compared arms of a table run together in some order, the tables
+    /// in the plan's: across filesystems (tables per workload), and across
+    /// a workload factor's levels (tables per filesystem).
+    #[test]
+    fn a_block_shuffles_the_arms_of_each_table_and_keeps_the_tables_in_order() {
+        let mut o = order();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..20 {
+            // 2 workloads x 3 filesystems, tables per workload
+            let b = o.block(1, 3, 2, |&(_, _, w)| format!("w{w}"));
+            assert_eq!(b.iter().map(|c| c.2).collect::<Vec<_>>(), [0, 0, 0, 1, 1, 1]);
+            let mut fs: Vec<usize> = b[..3].iter().map(|c| c.1).collect();
+            seen.insert(fs.clone());
+            fs.sort();
+            assert_eq!(fs, [0, 1, 2]);
+            // 2 filesystems x 2 levels (workloads), tables per filesystem
+            let b = o.block(1, 2, 2, |&(_, f, _)| format!("fs{f}"));
+            assert_eq!(b.iter().map(|c| c.1).collect::<Vec<_>>(), [0, 0, 1, 1]);
+            let mut lv: Vec<usize> = b[..2].iter().map(|c| c.2).collect();
+            lv.sort();
+            assert_eq!(lv, [0, 1]);
+        }
+        // the arms' order changes between repeats
+        assert!(seen.len() > 1, "{seen:?}");
+    }
 }

@@ -198,7 +198,10 @@ pub fn run_lab_until(
     let mut order = Adaptive::new(&lab);
     let (mut repeats_run, mut stopped) = (0, if lab.repeat.adaptive() { "max" } else { "fixed" });
     'run: for rep in 1..=lab.repeat.max {
-        for (k, fi, wi) in order.block(kernels.len(), lab.filesystems.len(), lab.workloads.len()) {
+        let table = |&(k, fi, wi): &(usize, usize, usize)| {
+            lab_tag(&lab, &lab.filesystems[fi], &lab.workloads[wi], rep, kernels[k].as_ref()).table()
+        };
+        for (k, fi, wi) in order.block(kernels.len(), lab.filesystems.len(), lab.workloads.len(), table) {
             if run.cell(rep, kernels[k].as_ref(), fi, &lab.workloads[wi])?.is_break() {
                 stopped = "interrupted";
                 break 'run;
