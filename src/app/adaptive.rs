@@ -72,6 +72,21 @@ impl Adaptive {
         b
     }
 
+    /// The repeats after which the run looks whether to stop, each ending
+    /// a segment of repeats run together: every repeat; with cells in
+    /// virtual machines (`in_vm`: one boot per kernel per segment), only
+    /// the looks (a fixed count: one segment).
+    pub(super) fn segment_ends(&self, in_vm: bool) -> Vec<u32> {
+        if !in_vm {
+            return (1..=self.max).collect();
+        }
+        let mut v: Vec<u32> = self.looks.iter().copied().filter(|&l| l <= self.max).collect();
+        v.push(self.max);
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// After repeat `rep`: whether an adaptive run has decided everything.
     pub(super) fn decided(&self, rep: u32, r: &Report) -> bool {
         self.min < self.max && self.looks.contains(&rep) && self.comparison(r).all_decided()
