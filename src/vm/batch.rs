@@ -116,32 +116,9 @@ fn boot_and_run<E>(
         Some(m) => modules::resolve(m, &wanted).map_err(failed)?,
         None => Vec::new(),
     };
-    let mut tool_names: Vec<String> = Vec::new();
-    for c in &g.cells {
-        for t in tools(c.fs) {
-            if !tool_names.contains(&t) {
-                tool_names.push(t);
-            }
-        }
-    }
-    let spec = GuestSpec {
-        modules: mods.iter().map(|m| m.name.clone()).collect(),
-        disks: (0..disks.len()).map(serial).collect(),
-        cells: g
-            .cells
-            .iter()
-            .zip(&of_cell)
-            .map(|(c, d)| SpecCell {
-                args: cell_args(g, c, d.is_some_and(|d| disks[d].claim.is_some() || disks[d].image)),
-                disk: *d,
-                discard: d.is_some_and(|d| disks[d].image),
-                fs_type: needed_fs(c.fs),
-            })
-            .collect(),
-        probe: false,
-    };
+    let spec = spec(g, &disks, &of_cell, &mods);
     let initrd = dir.join("initramfs.cpio");
-    write_initramfs(&initrd, &spec, &tool_names, &mods, g.guest_files).map_err(failed)?;
+    write_initramfs(&initrd, &spec, &all_tools(g), &mods, g.guest_files).map_err(failed)?;
     let (console, result) = (dir.join("console.log"), dir.join("result.bin"));
     let f = BootFiles::open(image, &initrd, &console, &result).map_err(failed)?;
     let qdisks: Vec<Disk> = disks
@@ -205,6 +182,40 @@ fn boot_and_run<E>(
         }
     }
     r
+}
+
+/// What the guest's init does: load `mods`, find the disks, run the
+/// cells in order, each on its disk (`of_cell`).
+fn spec(g: &Guest, disks: &[HostDisk], of_cell: &[Option<usize>], mods: &[modules::Module]) -> GuestSpec {
+    GuestSpec {
+        modules: mods.iter().map(|m| m.name.clone()).collect(),
+        disks: (0..disks.len()).map(serial).collect(),
+        cells: g
+            .cells
+            .iter()
+            .zip(of_cell)
+            .map(|(c, d)| SpecCell {
+                args: cell_args(g, c, d.is_some()),
+                disk: *d,
+                discard: d.is_some_and(|d| disks[d].image),
+                fs_type: needed_fs(c.fs),
+            })
+            .collect(),
+        probe: false,
+    }
+}
+
+/// The tools of every cell, each once.
+fn all_tools(g: &Guest) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for c in &g.cells {
+        for t in tools(c.fs) {
+            if !names.contains(&t) {
+                names.push(t);
+            }
+        }
+    }
+    names
 }
 
 /// The serial of the guest's `i`-th disk (virtio-blk keeps 20 bytes).
