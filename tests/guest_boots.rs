@@ -271,3 +271,60 @@ fn a_guest_that_dies_keeps_its_finished_cells_and_fails_the_rest() {
     assert!(c[2]["error"].as_str().unwrap().contains("never started"));
     assert_clean(scratch.path());
 }
+
+#[test]
+fn ctrl_c_in_a_guest_keeps_its_finished_cells_and_stops_the_vm() {
+    let Some(k) = debian_kernel("6.12") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let p = dir.path().join("plan.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "repeat = 2\nkernels = [{}]\n[vm]\ncpus = 1\nmemory = \"1g\"\naccel = \"tcg\"\ntimeout = \"10m\"\n\
+             [[filesystem]]\nname = \"t\"\ntype = \"tmpfs\"\nsize = \"64m\"\n{WORKLOAD}",
+            kernel_entry("6.12", &k)
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    // the guest's test hook: its init hangs after its first result
+    let child = std::process::Command::new(fslab_path())
+        .args([
+            "run",
+            p.to_str().unwrap(),
+            "--scratch-dir",
+            scratch.path().to_str().unwrap(),
+        ])
+        .args(["--output", &format!("json:{}", json.display())])
+        .env("FSLAB_VM_APPEND", "fslab.test=hang-after-first")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    // the first result is in the result file once the guest hangs
+    loop {
+        let hung = std::fs::read_dir(scratch.path()).unwrap().flatten().any(|e| {
+            std::fs::read_to_string(e.path().join("console.log")).is_ok_and(|c| c.contains("hanging (fslab.test=hang)"))
+        });
+        if hung && json.exists() && cells(&read_json(&json)).len() == 1 {
+            break;
+        }
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(300),
+            "the guest never hung"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(qemus_under(scratch.path()), 1, "the guest runs");
+    let out = signal_and_wait(child, libc::SIGINT);
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = read_json(&json);
+    assert!(j["interrupted"].as_bool().unwrap());
+    let c = cells(&j);
+    assert_eq!(c.len(), 1, "the finished cell, and no failure for the stopped one: {j}");
+    assert!(c[0]["error"].is_null(), "{}", c[0]["error"]);
+    assert!(c[0]["directions"][0]["ops"].as_u64().unwrap() > 0);
+    assert_clean(scratch.path());
+}

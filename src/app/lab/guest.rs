@@ -245,13 +245,13 @@ fn say_cost(name: &str, k: &KernelPlan, v: &crate::model::VmInfo, of: usize) {
     let (to, over) = (v.boot_to_result_ns as f64 / 1e9, v.overhead_ns as f64 / 1e9);
     if v.boot_place <= 1 {
         eprintln!(
-            "{head}: boot to result {to:.1} s (the boot {:.1} s, shared by {of} cell{}), {over:.1} s of it outside the timed cell (boot, modules, mkfs, layout)",
+            "{head}: boot to result {to:.1} s (the boot {:.1} s, shared by {of} cell{}), {over:.1} s of it outside the timed cell (boot, modules, a fresh filesystem, layout)",
             v.boot_ns as f64 / 1e9,
             if of == 1 { "" } else { "s" }
         );
     } else {
         eprintln!(
-            "{head}, cell {}/{of} of its boot: {to:.1} s after the previous result, {over:.1} s of it outside the timed cell (discard, mkfs, layout)",
+            "{head}, cell {}/{of} of its boot: {to:.1} s after the previous result, {over:.1} s of it outside the timed cell (a fresh filesystem, layout)",
             v.boot_place
         );
     }
