@@ -328,3 +328,44 @@ fn ctrl_c_in_a_guest_keeps_its_finished_cells_and_stops_the_vm() {
     assert!(c[0]["directions"][0]["ops"].as_u64().unwrap() > 0);
     assert_clean(scratch.path());
 }
+
+#[test]
+fn an_adaptive_run_boots_once_per_segment_of_repeats() {
+    let Some(k) = debian_kernel("6.12") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let p = dir.path().join("plan.toml");
+    // looks after repeats 2 and 3: the repeats 1-2 in one boot, 3 in another
+    std::fs::write(
+        &p,
+        format!(
+            "repeat = {{ min = 2, max = 3 }}\nkernels = [{}, \"host\"]\n[vm]\ncpus = 1\nmemory = \"1g\"\naccel = \"tcg\"\n\
+             [[filesystem]]\nname = \"t\"\ntype = \"tmpfs\"\nsize = \"64m\"\n{WORKLOAD}",
+            kernel_entry("6.12", &k)
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let out = run(&p, scratch.path(), &json, "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {err}", out.status);
+    let j = read_json(&json);
+    let ran = j["lab"]["decision"]["repeats_run"].as_u64().unwrap();
+    assert!((2..=3).contains(&ran), "{}", j["lab"]["decision"]);
+    let guest: Vec<&Value> = cells(&j).iter().filter(|x| kernel_of(x) == "6.12").collect();
+    assert_eq!(guest.len() as u64, ran);
+    let id_of = |rep: u64| {
+        guest
+            .iter()
+            .find(|x| x["lab"]["repeat"].as_u64() == Some(rep))
+            .map(|x| x["lab"]["kernel"]["vm"]["boot_id"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(id_of(1), id_of(2), "repeats 1 and 2 share the first segment's boot");
+    if ran == 3 {
+        assert_ne!(id_of(2), id_of(3), "the next segment boots again");
+    }
+    let boots = err.matches("booting kernel 6.12 once for").count() as u64;
+    assert_eq!(boots, ran - 1, "{err}");
+    assert_clean(scratch.path());
+}

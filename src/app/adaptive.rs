@@ -77,14 +77,7 @@ impl Adaptive {
     /// virtual machines (`in_vm`: one boot per kernel per segment), only
     /// the looks (a fixed count: one segment).
     pub(super) fn segment_ends(&self, in_vm: bool) -> Vec<u32> {
-        if !in_vm {
-            return (1..=self.max).collect();
-        }
-        let mut v: Vec<u32> = self.looks.iter().copied().filter(|&l| l <= self.max).collect();
-        v.push(self.max);
-        v.sort_unstable();
-        v.dedup();
-        v
+        segment_ends(&self.looks, self.max, in_vm)
     }
 
     /// After repeat `rep`: whether an adaptive run has decided everything.
@@ -111,6 +104,19 @@ impl Adaptive {
             verdicts: verdicts(&self.comparison(r)),
         }
     }
+}
+
+/// `Adaptive::segment_ends` of a run of at most `max` repeats that looks
+/// after `looks`.
+fn segment_ends(looks: &[u32], max: u32, in_vm: bool) -> Vec<u32> {
+    if !in_vm {
+        return (1..=max).collect();
+    }
+    let mut v: Vec<u32> = looks.iter().copied().filter(|&l| l <= max).collect();
+    v.push(max);
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// Every verdict of comparison `c`, in table order.
@@ -144,4 +150,21 @@ pub fn verdicts(c: &Comparison) -> Vec<VerdictEntry> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guests_boot_once_per_segment_up_to_each_look() {
+        // a fixed count: one segment, one boot per kernel for the run
+        assert_eq!(segment_ends(&[3], 3, true), vec![3]);
+        // adaptive: a boot per look, the last at max
+        let looks = decide::looks(3, 10);
+        assert_eq!(segment_ends(&looks, 10, true), looks);
+        assert_eq!(*looks.last().unwrap(), 10);
+        // host cells only: every repeat ends a segment, as before
+        assert_eq!(segment_ends(&looks, 10, false), (1..=10).collect::<Vec<_>>());
+    }
 }
