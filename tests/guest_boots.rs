@@ -369,3 +369,49 @@ fn an_adaptive_run_boots_once_per_segment_of_repeats() {
     assert_eq!(boots, ran - 1, "{err}");
     assert_clean(scratch.path());
 }
+
+#[test]
+fn filesystems_on_one_plan_device_share_its_one_disk_in_the_guest() {
+    let Some(k) = debian_kernel("6.12") else { return };
+    if !require_root_with(&["losetup"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = scratch_dir();
+    let dev = LoopDev::new(256);
+    let p = dir.path().join("plan.toml");
+    // two filesystems on one device, as on the host one after the other:
+    // one claim, one disk of the guest, a fresh mkfs per cell
+    std::fs::write(
+        &p,
+        format!(
+            "repeat = 1\nkernels = [{}]\n[vm]\ncpus = 1\nmemory = \"1g\"\naccel = \"tcg\"\n\
+             [[filesystem]]\nname = \"a\"\ntype = \"ext4\"\ndevice = \"{d}\"\n\
+             [[filesystem]]\nname = \"b\"\ntype = \"ext4\"\nmkfs = [\"-b\", \"1024\"]\ndevice = \"{d}\"\n{WORKLOAD}",
+            kernel_entry("6.12", &k),
+            d = dev.dev
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let out = std::process::Command::new(fslab_path())
+        .args(["run", p.to_str().unwrap(), "--allow-device", "--scratch-dir"])
+        .arg(scratch.path())
+        .args(["--output", &format!("json:{}", json.display())])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = read_json(&json);
+    let c = cells(&j);
+    assert_eq!(c.len(), 2, "{j}");
+    for x in c {
+        assert!(x["error"].is_null(), "{}", x["error"]);
+        assert!(x["lab"]["kernel"]["vm"]["disk"].as_str().unwrap().contains(&dev.dev));
+        assert_eq!(x["target"]["device"], c[0]["target"]["device"]);
+    }
+    assert_eq!(
+        c[0]["lab"]["kernel"]["vm"]["boot_id"],
+        c[1]["lab"]["kernel"]["vm"]["boot_id"]
+    );
+    assert_clean(scratch.path());
+}

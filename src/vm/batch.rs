@@ -244,12 +244,21 @@ fn disk_line(d: Option<&HostDisk>, dir: &Path) -> String {
 }
 
 /// The batch's disks, one per filesystem that needs one (in the order the
-/// filesystems first appear), and each cell's disk among them.
+/// filesystems first appear), and each cell's disk among them. Filesystems
+/// of the plan on one device (ext4 and xfs on the same disk, as on the
+/// host one after the other) share its one claim and disk.
 fn host_disks(g: &Guest, dir: &Path) -> Result<(Vec<HostDisk>, Vec<Option<usize>>), VmError> {
+    use std::os::unix::fs::MetadataExt;
     let mut disks: Vec<(String, HostDisk)> = Vec::new();
     let mut of_cell = Vec::with_capacity(g.cells.len());
     for c in &g.cells {
-        if let Some(i) = disks.iter().position(|(n, _)| *n == c.fs.name) {
+        let same_device = |d: &HostDisk| match (&c.fs.kind, &d.claim) {
+            (FsKind::Mkfs { device: Some(p), .. } | FsKind::Raw { device: Some(p) }, Some(cl)) => {
+                std::fs::metadata(p).is_ok_and(|m| m.rdev() == cl.rdev())
+            }
+            _ => false,
+        };
+        if let Some(i) = disks.iter().position(|(n, d)| *n == c.fs.name || same_device(d)) {
             of_cell.push(Some(i));
             continue;
         }

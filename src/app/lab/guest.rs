@@ -131,7 +131,8 @@ impl LabRun<'_> {
             );
         }
         self.next_guest_cell(&cells[0]);
-        let (mut boot_ns, mut after_boot_ns, mut results) = (0u64, 0u64, 0usize);
+        // the boot, and the overhead of the cells after the boot's first
+        let (mut boot_ns, mut after_ns, mut after) = (0u64, 0u64, 0usize);
         let ended = vm::run_guest(&g, self.stop, |i, res| -> Result<(), AppError> {
             if res.is_err() && self.stop.load(Ordering::Relaxed) {
                 // stopped: the guest's end is the interruption, not a failure
@@ -140,9 +141,9 @@ impl LabRun<'_> {
             if let Ok(gr) = &res {
                 boot_ns = gr.vm.boot_ns;
                 if gr.vm.boot_place > 1 {
-                    after_boot_ns += gr.vm.overhead_ns;
+                    after_ns += gr.vm.overhead_ns;
+                    after += 1;
                 }
-                results += 1;
             }
             let q = &cells[i];
             let mut tag = q.tag.clone();
@@ -153,13 +154,20 @@ impl LabRun<'_> {
             }
             Ok(())
         })?;
-        if !self.quiet && results > 0 {
+        if !self.quiet && boot_ns > 0 {
+            let per_cell = match after {
+                0 => String::new(),
+                n => format!(
+                    "; after it, {:.1} s per cell outside the timed cells",
+                    after_ns as f64 / 1e9 / n as f64
+                ),
+            };
             eprintln!(
-                "fslab run: kernel {}: one boot ({:.1} s) for {} cells; after it, {:.1} s per cell outside the timed cells",
+                "fslab run: kernel {}: one boot ({:.1} s) for {} cell{}{per_cell}",
                 crate::units::shown(&k.name),
                 boot_ns as f64 / 1e9,
                 cells.len(),
-                after_boot_ns as f64 / 1e9 / (results.max(2) - 1) as f64
+                if cells.len() == 1 { "" } else { "s" }
             );
         }
         if ended == vm::Ended::Interrupted || self.stop.load(Ordering::Relaxed) {
