@@ -84,8 +84,8 @@ pub fn run_guest<E>(
 
 /// A disk of the guest: the plan's claimed device or fslab's own image.
 struct HostDisk {
-    /// The plan's device, claimed: held until QEMU is gone (declared
-    /// before `file`, so released after QEMU's descriptor is closed).
+    /// The plan's device, claimed: held until QEMU is gone (the VM is
+    /// killed before the disks are dropped).
     claim: Option<DeviceClaim>,
     /// As the cell's result names it.
     shown: PathBuf,
