@@ -29,6 +29,7 @@ mod fio_region;
 mod fio_steady;
 mod fio_text_truth;
 mod fio_trim;
+mod guest_boots;
 mod html;
 mod io;
 mod io_buffers;

@@ -20,6 +20,9 @@ use crate::plan::LabPlan;
 use crate::report::compare::{self, Comparison, Deciding};
 use crate::stats::decide;
 
+/// One cell of a repeat: (kernel, filesystem, workload) indexes.
+type Slot = (usize, usize, usize);
+
 /// A run's order and decision rules.
 pub(super) struct Adaptive {
     rng: fastrand::Rng,
@@ -69,7 +72,7 @@ impl Adaptive {
         workloads: usize,
         table: impl Fn(&(usize, usize, usize)) -> String,
     ) -> Vec<(usize, usize, usize)> {
-        let mut groups: Vec<(String, Vec<(usize, usize, usize)>)> = Vec::new();
+        let mut groups: Vec<(String, Vec<Slot>)> = Vec::new();
         for w in 0..workloads {
             for k in 0..kernels {
                 for f in 0..filesystems {
@@ -88,6 +91,14 @@ impl Adaptive {
             b.extend(cells);
         }
         b
+    }
+
+    /// The repeats after which the run looks whether to stop, each ending
+    /// a segment of repeats run together: every repeat; with cells in
+    /// virtual machines (`in_vm`: one boot per kernel per segment), only
+    /// the looks (a fixed count: one segment).
+    pub(super) fn segment_ends(&self, in_vm: bool) -> Vec<u32> {
+        segment_ends(&self.looks, self.max, in_vm)
     }
 
     /// After repeat `rep`: whether an adaptive run has decided everything.
@@ -114,6 +125,19 @@ impl Adaptive {
             verdicts: verdicts(&self.comparison(r)),
         }
     }
+}
+
+/// `Adaptive::segment_ends` of a run of at most `max` repeats that looks
+/// after `looks`.
+fn segment_ends(looks: &[u32], max: u32, in_vm: bool) -> Vec<u32> {
+    if !in_vm {
+        return (1..=max).collect();
+    }
+    let mut v: Vec<u32> = looks.iter().copied().filter(|&l| l <= max).collect();
+    v.push(max);
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// Every verdict of comparison `c`, in table order.
@@ -193,5 +217,17 @@ mod tests {
         }
         // the arms' order changes between repeats
         assert!(seen.len() > 1, "{seen:?}");
+    }
+
+    #[test]
+    fn guests_boot_once_per_segment_up_to_each_look() {
+        // a fixed count: one segment, one boot per kernel for the run
+        assert_eq!(segment_ends(&[3], 3, true), vec![3]);
+        // adaptive: a boot per look, the last at max
+        let looks = decide::looks(3, 10);
+        assert_eq!(segment_ends(&looks, 10, true), looks);
+        assert_eq!(*looks.last().unwrap(), 10);
+        // host cells only: every repeat ends a segment, as before
+        assert_eq!(segment_ends(&looks, 10, false), (1..=10).collect::<Vec<_>>());
     }
 }

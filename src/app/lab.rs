@@ -1,10 +1,14 @@
 //! `fslab run`: every (repeat x filesystem x workload) cell of a lab plan,
 //! each on a fresh scratch filesystem unless the plan says otherwise. Repeats
 //! are the outer loop, so slow drift of the machine (other tenants, a
-//! warming device) spreads over all filesystems instead of favouring one.
+//! warming device) spreads over all filesystems instead of favouring one;
+//! cells under another kernel run in one guest per kernel per segment of
+//! repeats (`guest`).
 //! The result files are rewritten after every cell; a cell that fails (mkfs
 //! refuses an option, no O_DIRECT) is recorded with its reason and the run
 //! goes on.
+
+mod guest;
 
 use super::adaptive::Adaptive;
 use super::{run_one, AppError, IoCell, MetaCell, ProbeCell, ReplayCell};
@@ -14,7 +18,6 @@ use crate::plan::lab::KernelPlan;
 use crate::plan::{CellPlan, FsKind, FsPlan, LabPlan, Outputs, Presentation, WorkloadPlan};
 use crate::target::scratch::{self, Scratch, ScratchSpec};
 use crate::target::TargetError;
-use crate::vm;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -197,15 +200,20 @@ pub fn run_lab_until(
     };
     let mut order = Adaptive::new(&lab);
     let (mut repeats_run, mut stopped) = (0, if lab.repeat.adaptive() { "max" } else { "fixed" });
-    'run: for rep in 1..=lab.repeat.max {
-        let table = |&(k, fi, wi): &(usize, usize, usize)| {
-            lab_tag(&lab, &lab.filesystems[fi], &lab.workloads[wi], rep, kernels[k].as_ref()).table()
-        };
-        for (k, fi, wi) in order.block(kernels.len(), lab.filesystems.len(), lab.workloads.len(), table) {
-            if run.cell(rep, kernels[k].as_ref(), fi, &lab.workloads[wi])?.is_break() {
-                stopped = "interrupted";
-                break 'run;
-            }
+    // a guest boots once per segment (guest.rs); host-only runs look after each repeat
+    let in_vm = kernels.iter().flatten().any(|k| !k.is_host());
+    for rep in order.segment_ends(in_vm) {
+        let mut slots = Vec::new();
+        for r in repeats_run + 1..=rep {
+            let table = |&(k, fi, wi): &(usize, usize, usize)| {
+                lab_tag(&lab, &lab.filesystems[fi], &lab.workloads[wi], r, kernels[k].as_ref()).table()
+            };
+            let block = order.block(kernels.len(), lab.filesystems.len(), lab.workloads.len(), table);
+            slots.extend(block.into_iter().map(|(k, fi, wi)| (r, k, fi, wi)));
+        }
+        if run.segment(&slots, &kernels)?.is_break() {
+            stopped = "interrupted";
+            break;
         }
         repeats_run = rep;
         let done = match until.as_mut() {
@@ -318,12 +326,12 @@ fn say_failed(name: &str, msg: &str) {
 }
 
 impl LabRun<'_> {
-    /// Cell `w` on filesystem `fi` in repeat `rep`, written with the cells
-    /// before it. `Break`: the run stops here (interrupted). The steps: the
-    /// workload's plan for this filesystem (`plan_for`), the cell's name and
-    /// its line on stderr (`cell_name`, `announce`), its tag in the report
-    /// (`lab_tag`), then the cell itself: in a VM under another kernel
-    /// (`guest_cell`), or on the host (`host_cell`).
+    /// Cell `w` on filesystem `fi` in repeat `rep` on the host's kernel
+    /// (cells under other kernels run in guests: `guest`), written with
+    /// the cells before it. `Break`: the run stops here (interrupted). The
+    /// steps: the workload's plan for this filesystem (`plan_for`), the
+    /// cell's name and its line on stderr (`cell_name`, `announce`), its
+    /// tag in the report (`lab_tag`), then the cell itself (`host_cell`).
     fn cell(
         &mut self,
         rep: u32,
@@ -344,9 +352,6 @@ impl LabRun<'_> {
         let mut tag = lab_tag(lab, fs, w, rep, kernel);
         tag.order = Some(self.i as u32);
         let cell_plan = plan.clone();
-        if let Some(k) = kernel.filter(|k| !k.is_host()) {
-            return self.guest_cell(&name, k, fs, w, tag, cell_plan);
-        }
         self.host_cell(fi, &name, &plan, tag, cell_plan)
     }
 
@@ -489,77 +494,6 @@ impl LabRun<'_> {
             self.kept[fi] = Some(make_fs(fs, lab)?);
         }
         Ok(None)
-    }
-
-    /// A cell under kernel `k`, in a virtual machine (`vm`).
-    fn guest_cell(
-        &mut self,
-        name: &str,
-        k: &KernelPlan,
-        fs: &FsPlan,
-        w: &WorkloadPlan,
-        mut tag: LabTag,
-        cell_plan: crate::model::CellPlan,
-    ) -> Result<ControlFlow<()>, AppError> {
-        let lab = self.lab;
-        crate::app::abort::next_cell_tag(&tag);
-        let vc = vm::VmCell {
-            kernel: k,
-            vm: &lab.vm,
-            fs,
-            workload: &w.name,
-            guest_args: &lab.guest_args,
-            guest_files: &lab.guest_files,
-            scratch_dir: &lab.scratch_dir,
-        };
-        let cell = match vm::run_cell(&vc, self.stop) {
-            Ok(g) => {
-                let Some(mut cell) = g.report.cells.into_iter().next() else {
-                    let msg = format!(
-                        "the guest under kernel {} sent a result without a cell (status {})",
-                        k.name, g.status
-                    );
-                    say_failed(name, &msg);
-                    return self.push_failed(name, cell_plan, tag, msg);
-                };
-                cell.name = name.to_string();
-                tag.scratch = cell.lab.take().and_then(|l| l.scratch);
-                if g.vm.emulated {
-                    cell.warnings.push(format!("{TCG_WARNING} ({})", g.vm.accel_reason));
-                }
-                if !self.quiet {
-                    eprintln!(
-                        "fslab run: {}: under {} ({}, {}): boot to result {:.1} s, {:.1} s of it outside the timed cell (boot, modules, mkfs, layout, power-off)",
-                        crate::units::shown(name),
-                        crate::units::shown(&k.name),
-                        g.vm.guest.kernel,
-                        g.vm.accel,
-                        g.vm.boot_to_result_ns as f64 / 1e9,
-                        g.vm.overhead_ns as f64 / 1e9,
-                    );
-                }
-                tag.kernel = Some(KernelTag {
-                    name: k.name.clone(),
-                    release: g.vm.guest.kernel.clone(),
-                    version: g.vm.guest.kernel_version.clone(),
-                    vm: Some(g.vm),
-                });
-                cell.lab = Some(tag);
-                // against the host's floors: a guest records no card
-                crate::app::calibration::rate(&mut cell);
-                cell
-            }
-            Err(vm::VmError::Interrupted) => return Ok(self.interrupted()),
-            Err(_) if self.stop.load(Ordering::Relaxed) => return Ok(self.interrupted()),
-            Err(e) => {
-                let msg = format!("under kernel {}: {e}", k.name);
-                say_failed(name, &msg);
-                return self.push_failed(name, cell_plan, tag, msg);
-            }
-        };
-        self.r.cells.push(cell);
-        write(&mut self.r, &mut self.outputs, false)?;
-        Ok(ControlFlow::Continue(()))
     }
 
     fn push_failed(

@@ -73,4 +73,7 @@ pub struct RunArgs {
     /// Inside a guest: run only this workload of the plan.
     #[arg(long, hide = true, value_name = "NAME")]
     pub guest_workload: Option<String>,
+    /// Inside a guest: the disk of the cell's filesystem (default /dev/vda).
+    #[arg(long, hide = true, value_name = "DEVICE")]
+    pub guest_disk: Option<String>,
 }

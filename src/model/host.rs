@@ -75,11 +75,28 @@ pub struct VmInfo {
     pub disk: String,
     /// `qemu-system-x86_64 --version`, first line.
     pub qemu: String,
-    /// From QEMU's start to the guest's result on the host.
+    /// What this cell cost the run: from QEMU's start (the boot's first
+    /// cell) or the previous cell's result (the others) to this cell's
+    /// result on the host.
     pub boot_to_result_ns: u64,
-    /// The part of it outside the cell's own elapsed time: boot, module
-    /// loading, mkfs, mount, laying out files, power-off.
+    /// The part of it outside the cell's own elapsed time: the boot and
+    /// module loading (the boot's first cell only), discarding the disk,
+    /// mkfs, mount, laying out files.
     pub overhead_ns: u64,
+    /// The guest kernel's own boot ID (`/proc/sys/kernel/random/boot_id`):
+    /// cells with the same one ran in one boot of one VM.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub boot_id: String,
+    /// From QEMU's start to the guest starting its first cell (kernel,
+    /// init, modules, disks): paid once per boot, by all of `boot_cells`.
+    #[serde(default)]
+    pub boot_ns: u64,
+    /// The cells that shared this boot, in the order the guest ran them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boot_cells: Vec<String>,
+    /// This cell's place among `boot_cells` (1: the first).
+    #[serde(default)]
+    pub boot_place: u32,
     /// The machine as the guest saw it.
     pub guest: HostInfo,
 }

@@ -59,6 +59,14 @@ fn fd_path(f: &impl AsRawFd) -> String {
     format!("/proc/self/fd/{}", f.as_raw_fd())
 }
 
+/// A disk of a guest: the file QEMU is given, its cache mode, and the
+/// serial the guest finds it by.
+pub(super) struct Disk<'a> {
+    pub(super) file: &'a File,
+    pub(super) cache: &'a str,
+    pub(super) serial: String,
+}
+
 /// The QEMU command of a guest. Every file is one fslab opened itself and
 /// QEMU inherits, named `/proc/self/fd/N` in QEMU's options: no path from
 /// a plan, a flag or a directory name reaches QEMU's option parser (a
@@ -69,7 +77,8 @@ pub(super) struct Machine<'a> {
     pub(super) initrd: &'a File,
     pub(super) console: &'a File,
     pub(super) result: &'a File,
-    pub(super) disk: Option<(&'a File, &'a str)>,
+    /// The disks, in the order the guest's spec lists them.
+    pub(super) disks: &'a [Disk<'a>],
     pub(super) kvm: bool,
     pub(super) cpus: u32,
     pub(super) memory: u64,
@@ -92,15 +101,16 @@ impl Machine<'_> {
         c.arg("-chardev")
             .arg(opts("file", &[("id", "console"), ("path", &fd_path(self.console))]));
         c.args(["-serial", "chardev:console"]);
-        if let Some((disk, cache)) = self.disk {
+        for (i, d) in self.disks.iter().enumerate() {
+            let id = format!("disk{i}");
             c.arg("-drive").arg(opts(
                 "",
                 &[
-                    ("file", &fd_path(disk)),
+                    ("file", &fd_path(d.file)),
                     ("format", "raw"),
                     ("if", "none"),
-                    ("id", "disk"),
-                    ("cache", cache),
+                    ("id", &id),
+                    ("cache", d.cache),
                     ("discard", "unmap"),
                 ],
             ));
@@ -115,7 +125,10 @@ impl Machine<'_> {
             // "I/O error, dev vda" whenever the host disk was busy enough for
             // eight requests to queue. The guest's block layer still merges
             // (up to its 254 segments), so requests stay large.
-            c.args(["-device", "virtio-blk-pci,drive=disk,request-merging=off"]);
+            c.arg("-device").arg(opts(
+                "virtio-blk-pci",
+                &[("drive", &id), ("serial", &d.serial), ("request-merging", "off")],
+            ));
         }
         c.args(["-device", "virtio-serial-pci"]);
         c.arg("-chardev")
@@ -125,7 +138,7 @@ impl Machine<'_> {
         c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut fds = vec![self.image.as_raw_fd(), self.initrd.as_raw_fd()];
         fds.extend([self.console.as_raw_fd(), self.result.as_raw_fd()]);
-        fds.extend(self.disk.map(|(d, _)| d.as_raw_fd()));
+        fds.extend(self.disks.iter().map(|d| d.file.as_raw_fd()));
         // SAFETY: prctl and fcntl are async-signal-safe and the closure does
         // not allocate. PR_SET_PDEATHSIG asks the kernel to kill QEMU when
         // the thread that started it (fslab's main thread) ends, so a
@@ -323,7 +336,11 @@ mod tests {
             initrd: &initrd,
             console: &console,
             result: &result,
-            disk: Some((&disk, "none")),
+            disks: &[Disk {
+                file: &disk,
+                cache: "none",
+                serial: "fslab0".into(),
+            }],
             kvm: false,
             cpus: 1,
             memory: 1 << 30,
@@ -345,7 +362,7 @@ mod tests {
         );
         // QEMU 7.2 fails merged writes of 1024 segments that need padding
         assert!(
-            joined.contains("virtio-blk-pci,drive=disk,request-merging=off"),
+            joined.contains("virtio-blk-pci,drive=disk0,serial=fslab0,request-merging=off"),
             "{joined}"
         );
         assert!(

@@ -32,7 +32,7 @@ impl LabPlan {
                 self.kernels.push(k);
             }
         }
-        if a.guest_filesystem.is_some() || a.guest_workload.is_some() {
+        if a.guest_filesystem.is_some() || a.guest_workload.is_some() || a.guest_disk.is_some() {
             self.only_guest_cell(a)?;
         }
         self.check_compared_kernels()?;
@@ -152,8 +152,9 @@ fn partition_of(dev: &Path) -> Option<String> {
 }
 
 impl LabPlan {
-    /// Inside a guest: the one cell the host asked for, on the VM's disk,
-    /// once, under the guest's own kernel.
+    /// Inside a guest: the one cell the host asked for, on the VM's disk
+    /// for its filesystem (`--guest-disk`, else the first), once, under the
+    /// guest's own kernel.
     fn only_guest_cell(&mut self, a: &RunArgs) -> Result<()> {
         let (Some(fs), Some(wl)) = (&a.guest_filesystem, &a.guest_workload) else {
             return Err(PlanError::new("--guest-filesystem", "needs --guest-workload too"));
@@ -171,7 +172,9 @@ impl LabPlan {
             .cloned()
             .ok_or_else(|| PlanError::new("--guest-workload", format!("no workload '{wl}' in the plan")))?;
         match &mut f.kind {
-            FsKind::Mkfs { device, .. } | FsKind::Raw { device } => *device = Some(PathBuf::from(vm::GUEST_DISK)),
+            FsKind::Mkfs { device, .. } | FsKind::Raw { device } => {
+                *device = Some(PathBuf::from(a.guest_disk.as_deref().unwrap_or(vm::GUEST_DISK)))
+            }
             FsKind::Tmpfs | FsKind::Dir { .. } => {}
         }
         if self.compare == Compare::Filesystem {

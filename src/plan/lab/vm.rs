@@ -52,8 +52,9 @@ pub struct VmPlan {
     /// a guest re-reads the plan with less.
     #[serde(skip)]
     pub memory_at: String,
-    /// Longest a guest cell may take from boot to result; None: the cell's
-    /// own duration plus a boot allowance (`vm::timeout_for`).
+    /// Longest a guest cell may take: from the boot to its result (a
+    /// boot's first cell), else from the previous cell's result; None:
+    /// `vm::DEFAULT_TIMEOUT`.
     #[serde(skip_serializing_if = "Option::is_none", with = "crate::plan::io::opt_dur")]
     pub timeout: Option<Duration>,
     pub accel: Accel,
