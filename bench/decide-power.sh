@@ -53,6 +53,18 @@
 #   +31.9%] at cv 24%: load that came and went within the run hit the base
 #   arm's first three repeats, which a test of independent runs cannot tell
 #   from a change).
+# A second run right after (405 s, load average ~3, cv per run median 2.0%):
+#   calibration: 457 IOPS (2187 µs a write); slow arm +115 µs: injected
+#   -5.00%, measured -5.12%
+#   fslab (sequential, 5% overall)   25/30  83%        4.4 / 3 / 12       1/30   3%
+#   fsperf (mean ± 1.96σ)            26/30  87%        2.1 / 2 / 5        8/30  27%
+#   LKP compare (median vs range)    24/30  80%        3.1 / 3 / 5        6/30  20%
+#   LKP bisect (ranges apart, gap)   15/30  50%        3.0 / 3 / 3        1/30   3%
+#   once at 12 repeats: fsperf regressed 20/30, A/A false 0/30; LKP compare
+#   17/30, 0/30; LKP bisect 1/30, 0/30.
+#   fslab's interval held the injected change in 25 of its 25 regressed calls.
+#   25 trials at a quiet moment (cv <= 5%): fslab 24 (96%), fsperf 23, LKP
+#   compare 22, LKP bisect 14.
 # Reading: with a quiet machine (cv per run <= ~3%) fslab finds the 5% within
 # 12 repeats in >= 90% of trials and its interval holds the 5% every time;
 # on a loaded one no rule does. fslab needs more repeats than fsperf's and
