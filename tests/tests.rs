@@ -3,6 +3,7 @@
 mod util;
 
 mod bad_input;
+mod bisect;
 mod calibration;
 mod cleanup;
 mod cli_conventions;
