@@ -40,12 +40,7 @@ impl Adaptive {
         let deciding = if r.adaptive() {
             Deciding::range(r.min, r.max, r.target)
         } else {
-            Deciding {
-                nominal: decide::ALPHA,
-                target: r.target,
-                grows: decide::Grows::Both,
-                range: None,
-            }
+            Deciding::fixed(r.target)
         };
         Adaptive {
             rng: fastrand::Rng::with_seed(seed),

@@ -133,20 +133,6 @@ fn deciding(lab: &LabPlan, base_repeats: u32, threshold: f64) -> Deciding {
     }
 }
 
-/// "−5.7% [−10.0%, −1.2%]", with the repeats an undecided one needs.
-fn interval(d: &Decision) -> String {
-    let mut s = format!(
-        "{} [{}, {}]",
-        compare::pct(d.change),
-        compare::pct(d.lo),
-        compare::pct(d.hi)
-    );
-    if let Some(m) = d.more {
-        let _ = write!(s, ", about {m} more repeat{}", if m == 1 { "" } else { "s" });
-    }
-    s
-}
-
 /// Every headline outcome of the comparisons, with its row's line; with
 /// the reports, each workload's telemetry deltas beneath its rows.
 fn outcomes(
@@ -183,7 +169,7 @@ fn outcomes(
                 };
                 let verdict = t
                     .verdict
-                    .map(|d| interval(&d))
+                    .map(|d| compare::interval_words(&d))
                     .unwrap_or_else(|| "no verdict (fewer than 2 repeats a side, or a zero)".into());
                 let mut line = format!(
                     "{:>12} {:>8} {:>9} {:>12} {:>8}  {col} · {} · {}",
@@ -356,30 +342,13 @@ fn report(
         (_, false) | (Some(Outcome::Undecided), _) | (None, _) => (UNDECIDED, "undecided"),
         (Some(Outcome::Pass), true) => (0, "not regressed"),
     };
-    let _ = writeln!(
-        s,
-        "\n{word} (exit {code}); {}",
-        compare::verdict_legend(&cmps.first().map(|c| c.1.clone()).unwrap_or_else(|| empty(rules)))
-    );
+    let _ = writeln!(s, "\n{word} (exit {code}); {}", compare::verdict_legend(&rules));
     print!(
         "{}",
         String::from_utf8_lossy(&crate::report::terminal_bytes(s.into_bytes()))
     );
     let verdicts = cmps.iter().flat_map(|(_, c)| super::adaptive::verdicts(c)).collect();
     (code, word, verdicts)
-}
-
-fn empty(deciding: Deciding) -> Comparison {
-    Comparison {
-        filesystems: Vec::new(),
-        baseline: String::new(),
-        workloads: Vec::new(),
-        environment: Vec::new(),
-        flagged: Vec::new(),
-        baseline_moved_from: None,
-        noise_cv: None,
-        deciding,
-    }
 }
 
 #[cfg(test)]

@@ -16,12 +16,17 @@ impl Deciding {
         let target = d.map_or(crate::plan::lab::DEFAULT_TARGET, |d| d.target);
         match d.filter(|d| d.max > d.min) {
             Some(d) => Deciding::range(d.min, d.max, target),
-            None => Deciding {
-                nominal: decide::ALPHA,
-                target,
-                grows: Grows::Both,
-                range: None,
-            },
+            None => Deciding::fixed(target),
+        }
+    }
+
+    /// The rules of a fixed number of repeats: one look at the plain level.
+    pub fn fixed(target: f64) -> Deciding {
+        Deciding {
+            nominal: decide::ALPHA,
+            target,
+            grows: Grows::Both,
+            range: None,
         }
     }
 

@@ -20,7 +20,7 @@ pub use build::{build, build_deciding};
 pub use metrics::{metrics, Metric, Unit, ALPHA};
 pub use model::{Col, Comparison, Deciding, Difference, Row, Side, WorkloadCmp};
 pub use text::{
-    bounds_line, differences, flag_notes, fmt_value, pct, refusal, render, render_as, verdict_legend, verdict_mark,
-    verdict_words, write, MARK,
+    bounds_line, differences, flag_notes, fmt_value, interval_words, pct, refusal, render, render_as, verdict_legend,
+    verdict_mark, verdict_words, write, MARK,
 };
 pub use workload::{flag, kernel_note, place, workload};

@@ -3,7 +3,7 @@
 //! the lines other renderings share (differences, refusal, flag notes).
 
 use super::metrics::{Unit, ALPHA};
-use super::model::{Col, Comparison, WorkloadCmp};
+use super::model::{Col, Comparison, Deciding, WorkloadCmp};
 use crate::plan::TableFormat;
 use crate::report::render::doc::Doc;
 use crate::stats::decide::{Call, Decision};
@@ -90,7 +90,13 @@ pub fn pct(x: f64) -> String {
 /// A verdict in words: "regressed −5.1% [−6.9%, −3.2%]", "undecided
 /// +0.3% [−2.9%, +3.6%], about 6 more repeats".
 pub fn verdict_words(d: &Decision) -> String {
-    let mut s = format!("{} {} [{}, {}]", d.call.name(), pct(d.change), pct(d.lo), pct(d.hi));
+    format!("{} {}", d.call.name(), interval_words(d))
+}
+
+/// A decision's change and interval: "−5.7% [−10.0%, −1.2%]", with the
+/// repeats an undecided one needs.
+pub fn interval_words(d: &Decision) -> String {
+    let mut s = format!("{} [{}, {}]", pct(d.change), pct(d.lo), pct(d.hi));
     if let Some(m) = d.more {
         let _ = write!(s, ", about {m} more repeat{}", if m == 1 { "" } else { "s" });
     }
@@ -341,7 +347,7 @@ fn legend(s: &mut Doc, c: &Comparison) {
             "\nmean ± 95% confidence interval over up to {n} repeats (Student t); ×: ratio to {}; ↑/↓: higher/lower is better",
             c.baseline
         );
-        let _ = writeln!(s, "{}", verdict_legend(c));
+        let _ = writeln!(s, "{}", verdict_legend(&c.deciding));
     } else if c.filesystems.len() > 1 {
         let _ = writeln!(
             s,
@@ -352,8 +358,7 @@ fn legend(s: &mut Doc, c: &Comparison) {
 }
 
 /// What the verdict marks mean and the rules that drew them.
-pub fn verdict_legend(c: &Comparison) -> String {
-    let d = &c.deciding;
+pub fn verdict_legend(d: &Deciding) -> String {
     let looks = match d.range {
         Some((min, max)) => format!(
             "looks after repeats {} at {:.2}% each, {}% over all looks",

@@ -205,7 +205,7 @@ pub(super) fn comparison(s: &mut String, n: &mut usize, cmp: &Comparison) {
             "mean over up to {repeats} repeats ± the half-width of its 95% confidence interval (Student t); × {b}: the mean over {b}'s, marked * and coloured (<span class=\"better\">better</span>, <span class=\"worse\">worse</span>) where the difference is significant; p: Welch's t-test, * where p &lt; {a}",
             b = esc(&cmp.baseline),
             a = compare::ALPHA
-        ) + ". " + &esc(&compare::verdict_legend(cmp))
+        ) + ". " + &esc(&compare::verdict_legend(&cmp.deciding))
     } else {
         format!(
             "one run per cell: no confidence interval or significance (give repeat = 3 or more); × {b}: the value over {b}'s",
