@@ -36,10 +36,14 @@ fn wide(dir: &Path) -> PathBuf {
 }
 
 fn compare(file: &Path, format: &str) -> String {
+    compare_at(file, format, "80")
+}
+
+fn compare_at(file: &Path, format: &str, width: &str) -> String {
     let out = fslab()
         .arg("compare")
         .arg(file)
-        .args(["--format", format])
+        .args(["--format", format, "--width", width])
         .output()
         .unwrap();
     assert!(
@@ -60,7 +64,7 @@ fn filesystems() -> Vec<&'static str> {
 fn plain_is_ascii_within_80_columns_and_keeps_every_figure() {
     let d = tempfile::tempdir().unwrap();
     let f = wide(d.path());
-    let boxed = compare(&f, "text");
+    let boxed = compare_at(&f, "text", "400");
     assert!(
         boxed.lines().any(|l| l.chars().count() > 80),
         "the fixture is not wide enough to test the split"

@@ -148,14 +148,15 @@ fn quiet_warnings_keep_the_flags_in_the_json_and_count_them() {
     let t = d.path().to_str().unwrap();
     // under a second: the cell is always flagged too-short
     let io = ["io", "--target", t, "--size", "4m", "--runtime", "200ms"];
-    let loud = run_with_json(d.path(), &io, &[]);
+    // each flag's evidence on one line, as the JSON has it
+    let loud = run_with_json(d.path(), &io, &["--width", "1000"]);
     let flags = flag_evidence(&d.path().join("r.json"));
     assert!(!flags.is_empty(), "a 200 ms cell has no flag");
     assert!(
         flags.iter().all(|f| loud.contains(f.as_str())),
         "{flags:?} not all in:\n{loud}"
     );
-    let quiet = run_with_json(d.path(), &io, &["--quiet-warnings"]);
+    let quiet = run_with_json(d.path(), &io, &["--quiet-warnings", "--width", "1000"]);
     let flags = flag_evidence(&d.path().join("r.json"));
     assert!(!flags.is_empty(), "--quiet-warnings removed the flags from the JSON");
     for f in &flags {

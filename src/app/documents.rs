@@ -12,6 +12,10 @@ use std::process::ExitCode;
 pub fn run_compare(a: &crate::cli::CompareArgs) -> ExitCode {
     use crate::model::{read_results, Report};
     use crate::report::compare;
+    let style = match plan::stdout_style(&a.layout) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
     let reports = match read_results(&a.files) {
         Ok(r) => r,
         Err(e) => return usage(e),
@@ -36,7 +40,7 @@ pub fn run_compare(a: &crate::cli::CompareArgs) -> ExitCode {
         }
     }
     print_bytes(&crate::report::terminal_bytes(
-        compare::render_as(&c, a.format).into_bytes(),
+        compare::render_as(&c, style).into_bytes(),
     ))
 }
 

@@ -43,7 +43,24 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N", allow_hyphen_values = true, help_heading = WORKLOAD)]
     pub seed: Option<String>,
     #[command(flatten)]
+    pub layout: LayoutArgs,
+    #[command(flatten)]
     pub telemetry: TelemetryArgs,
+}
+
+/// How the text report is laid out: its tables' format and the width it
+/// fits (every command with a text report, and `compare`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct LayoutArgs {
+    /// How the text report (stdout, --output text) draws its tables: text
+    /// (boxed), plain (ASCII, for mail), markdown or csv.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TableFormat::Text, help_heading = OUTPUT)]
+    pub format: TableFormat,
+    /// The widest line of the text report: wider tables are split into
+    /// blocks of columns, longer lines wrapped between words [default: the
+    /// terminal's width on a terminal ($COLUMNS if set), else 80].
+    #[arg(long, value_name = "COLS", allow_hyphen_values = true, help_heading = OUTPUT)]
+    pub width: Option<String>,
 }
 
 /// What is measured beside the numbers (every measuring command).
@@ -79,7 +96,7 @@ pub enum TableFormat {
     /// Boxed tables (Unicode box drawing, µs, ±, ×).
     #[default]
     Text,
-    /// ASCII only, at most 80 columns (wide tables split into column blocks): for mail.
+    /// ASCII only, no box drawing (wide tables split into column blocks): for mail.
     Plain,
     /// GitHub pipe tables, for issues and wikis.
     Markdown,

@@ -25,7 +25,7 @@ pub mod words;
 use clap::{Parser, Subcommand};
 
 pub use check::CheckArgs;
-pub use common::{CommonArgs, TableFormat, TelemetryArgs};
+pub use common::{CommonArgs, LayoutArgs, TableFormat, TelemetryArgs};
 pub use fio::FioArgs;
 pub use io::IoArgs;
 pub use meta::MetaArgs;

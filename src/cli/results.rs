@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use super::common::TableFormat;
+use super::common::LayoutArgs;
 
 #[derive(Debug, Args, Clone)]
 pub struct CompareArgs {
@@ -13,9 +13,8 @@ pub struct CompareArgs {
     /// The filesystem (or, for single-command results, the file name without .json) others are compared with.
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
-    /// Table format: text (boxed), plain (ASCII, 80 columns, for mail), markdown or csv.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TableFormat::Text)]
-    pub format: TableFormat,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
     /// Compare cells that ran different workloads (another bs, rw, kind...);
     /// without it they are refused, naming the keys. The table then says what differs.
     #[arg(long)]

@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use super::common::{CommonArgs, TableFormat, OUTPUT, SAFETY, TARGET, WORKLOAD};
+use super::common::{CommonArgs, SAFETY, TARGET, WORKLOAD};
 use super::words::{self, Word};
 
 pub(super) const RUN_EXAMPLES: &str = "\
@@ -59,9 +59,6 @@ pub struct RunArgs {
     /// With --allow-device: format a device even though it carries a filesystem or partition table.
     #[arg(long, help_heading = SAFETY)]
     pub force_overwrite: bool,
-    /// How the text report (stdout, --output text) draws its tables.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TableFormat::Text, help_heading = OUTPUT)]
-    pub format: TableFormat,
     /// Run every cell under this kernel: `host` (the running one) or
     /// IMAGE[,modules=DIR][,name=NAME], booted in a QEMU virtual machine with
     /// the cell's scratch image as its disk. Repeatable; replaces the plan's kernels.

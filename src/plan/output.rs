@@ -9,8 +9,8 @@
 //! half file, and a run that wrote nothing leaves an existing file alone.
 
 use super::{PlanError, Result};
-use crate::cli::CommonArgs;
 pub use crate::cli::TableFormat;
+use crate::cli::{CommonArgs, LayoutArgs};
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -41,12 +41,29 @@ pub enum OutputFormat {
 }
 
 /// How the text report is laid out: `OutputFormat::Text` is the default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct TextStyle {
     pub tables: TableFormat,
     /// A cell's flags and warnings, and each table's summary of them, stay
     /// in the JSON; the text counts them.
     pub quiet_warnings: bool,
+    /// The widest line (`--width`; the terminal's width on a terminal):
+    /// wider tables are split into blocks of columns, longer lines wrapped.
+    pub width: u16,
+}
+
+/// The width of text that goes to a file or a pipe (mail, a ticket, a log
+/// read in a terminal of unknown width).
+pub const DEFAULT_WIDTH: u16 = 80;
+
+impl Default for TextStyle {
+    fn default() -> Self {
+        TextStyle {
+            tables: TableFormat::default(),
+            quiet_warnings: false,
+            width: DEFAULT_WIDTH,
+        }
+    }
 }
 
 /// The `--output` formats `fslab COMMAND` writes (what `Outputs::parse`
@@ -80,7 +97,11 @@ pub struct Outputs(pub Vec<OutputSpec>);
 impl Outputs {
     /// Parses every `--output` of `command` and checks that each path can be written.
     pub fn from_args(c: &CommonArgs, command: &str) -> Result<Self> {
-        Ok(Self::parse(&c.output, c.quiet, command)?.with_quiet_warnings(c.quiet_warnings))
+        let width = parse_width(c.layout.width.as_deref())?;
+        Ok(Self::parse(&c.output, c.quiet, command)?
+            .with_quiet_warnings(c.quiet_warnings)
+            .with_tables(c.layout.format)
+            .with_width(width))
     }
 
     /// `--output` values `specs` of `command`: each format one `command`
@@ -202,22 +223,81 @@ impl Outputs {
         }
     }
 
-    fn restyled(mut self, change: impl Fn(&mut TextStyle)) -> Self {
+    /// The text outputs fit `width` columns (`--width`); without it, the
+    /// one on stdout fits the terminal ($COLUMNS, else the terminal's size)
+    /// and the others `DEFAULT_WIDTH`.
+    pub fn with_width(mut self, width: Option<u16>) -> Self {
         for o in &mut self.0 {
-            let mut st = match o.format {
-                OutputFormat::Text => TextStyle::default(),
-                OutputFormat::TextAs(st) => st,
-                _ => continue,
+            let w = match (&o.path, width) {
+                (_, Some(w)) => w,
+                (None, None) => terminal_width().unwrap_or(DEFAULT_WIDTH),
+                (Some(_), None) => DEFAULT_WIDTH,
             };
-            change(&mut st);
-            o.format = if st == TextStyle::default() {
-                OutputFormat::Text
-            } else {
-                OutputFormat::TextAs(st)
-            };
+            restyle(o, |st| st.width = w);
         }
         self
     }
+
+    fn restyled(mut self, change: impl Fn(&mut TextStyle)) -> Self {
+        for o in &mut self.0 {
+            restyle(o, &change);
+        }
+        self
+    }
+}
+
+/// `o`'s text style changed by `change`, if `o` is a text output.
+fn restyle(o: &mut OutputSpec, change: impl Fn(&mut TextStyle)) {
+    let mut st = match o.format {
+        OutputFormat::Text => TextStyle::default(),
+        OutputFormat::TextAs(st) => st,
+        _ => return,
+    };
+    change(&mut st);
+    o.format = if st == TextStyle::default() {
+        OutputFormat::Text
+    } else {
+        OutputFormat::TextAs(st)
+    };
+}
+
+/// The layout of a text report that goes to stdout (`fslab compare`):
+/// `--format`, and `--width` or the terminal's.
+pub fn stdout_style(l: &LayoutArgs) -> Result<TextStyle> {
+    let width = parse_width(l.width.as_deref())?
+        .or_else(terminal_width)
+        .unwrap_or(DEFAULT_WIDTH);
+    Ok(TextStyle {
+        tables: l.format,
+        width,
+        ..TextStyle::default()
+    })
+}
+
+/// The narrowest `--width`: a table's first column and one figure beside it.
+pub const MIN_WIDTH: u16 = 40;
+
+/// `--width COLS`, checked: MIN_WIDTH to 1000 columns.
+pub fn parse_width(s: Option<&str>) -> Result<Option<u16>> {
+    let Some(s) = s else { return Ok(None) };
+    match s.trim().parse::<u16>() {
+        Ok(w) if (MIN_WIDTH..=1000).contains(&w) => Ok(Some(w)),
+        _ => Err(PlanError::new(
+            "--width",
+            format!("'{s}': a number of columns from {MIN_WIDTH} to 1000"),
+        )),
+    }
+}
+
+/// The width of the terminal stdout shows on: $COLUMNS when it holds a
+/// width (as ls and clap read it: a script may set it for a pipe), else the
+/// terminal's own size when stdout is one; None for a file or a pipe.
+fn terminal_width() -> Option<u16> {
+    if let Some(w) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok()) {
+        return Some(w.clamp(MIN_WIDTH, 1000));
+    }
+    let ws = rustix::termios::tcgetwinsize(std::io::stdout()).ok()?;
+    (ws.ws_col > 0).then_some(ws.ws_col.clamp(MIN_WIDTH, 1000))
 }
 
 /// What this process reads and writes, as checked: the inputs it read (a

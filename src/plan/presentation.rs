@@ -26,13 +26,11 @@ impl Presentation {
         })
     }
 
-    /// `fslab run`'s presentation: its flags, `--format` for the tables,
-    /// and the plan's `quiet-warnings` key (`quiet_warnings`).
+    /// `fslab run`'s presentation: its flags and the plan's
+    /// `quiet-warnings` key (`quiet_warnings`).
     pub fn for_run(a: &RunArgs, quiet_warnings: bool) -> Result<Self> {
         Ok(Presentation {
-            outputs: Outputs::from_args(&a.common, "run")?
-                .with_tables(a.format)
-                .with_quiet_warnings(quiet_warnings),
+            outputs: Outputs::from_args(&a.common, "run")?.with_quiet_warnings(quiet_warnings),
             quiet: a.common.quiet,
         })
     }

@@ -4,7 +4,7 @@
 
 use super::metrics::{Unit, ALPHA};
 use super::model::{Col, Comparison, Deciding, WorkloadCmp};
-use crate::plan::TableFormat;
+use crate::plan::{TableFormat, TextStyle};
 use crate::report::render::doc::Doc;
 use crate::stats::decide::{Call, Decision};
 use crate::units::{fmt_rate, Nanos};
@@ -199,19 +199,20 @@ pub fn flag_notes(c: &Comparison) -> Vec<String> {
     out
 }
 
-/// The comparison as boxed text tables, one per workload.
+/// The comparison as boxed text tables, one per workload, in 80 columns.
 pub fn render(c: &Comparison) -> String {
-    render_as(c, TableFormat::Text)
+    render_as(c, TextStyle::default())
 }
 
-/// The comparison in format `f` (`fslab compare --format`).
-pub fn render_as(c: &Comparison, f: TableFormat) -> String {
-    if f == TableFormat::Csv {
+/// The comparison laid out as `style` says (`fslab compare --format`,
+/// `--width`).
+pub fn render_as(c: &Comparison, style: TextStyle) -> String {
+    if style.tables == TableFormat::Csv {
         return super::csv::render(c);
     }
     let mut d = Doc::new();
     write(&mut d, c);
-    d.render(f)
+    d.render(style.tables, style.width.into())
 }
 
 /// Writes the comparison's lines and tables, one table per workload, into `s`.

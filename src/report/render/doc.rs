@@ -66,6 +66,20 @@ impl Doc {
         self.parts.push(Part::Table(Box::new(t)));
     }
 
+    /// Adds aligned columns after the text written so far, each line after
+    /// `indent` (`Part::Grid`): the layout splits them into blocks of
+    /// columns that fit its width. Cells are made safe as a table's are.
+    pub fn grid(&mut self, indent: &str, head: Vec<String>, rows: Vec<Vec<String>>) {
+        self.flush();
+        let safe =
+            |v: Vec<String>| -> Vec<String> { v.into_iter().map(|c| crate::units::shown(&c).into_owned()).collect() };
+        self.parts.push(Part::Grid(super::parts::Grid {
+            indent: indent.to_string(),
+            head: safe(head),
+            rows: rows.into_iter().map(safe).collect(),
+        }));
+    }
+
     fn flush(&mut self) {
         if !self.cur.is_empty() {
             self.parts.push(Part::Text(std::mem::take(&mut self.cur)));
@@ -78,9 +92,11 @@ impl Doc {
         self.parts
     }
 
-    /// Lays the report out as `f`. CSV is not a layout of lines and tables
-    /// (the reporters make their own, see `compare_csv`): it gets the boxed one.
-    pub fn render(self, f: TableFormat) -> String {
+    /// Lays the report out as `f` in lines of at most `width` characters
+    /// (markdown's tables excepted: a pipe table is one line per row). CSV
+    /// is not a layout of lines and tables (the reporters make their own,
+    /// see `compare_csv`): it gets the boxed one.
+    pub fn render(self, f: TableFormat, width: usize) -> String {
         // the lines between tables: control characters escaped (newlines
         // are the lines' own), so no name can write escape sequences
         let parts: Vec<Part> = self
@@ -91,21 +107,19 @@ impl Doc {
                     std::borrow::Cow::Borrowed(_) => Part::Text(t),
                     std::borrow::Cow::Owned(o) => Part::Text(o),
                 },
-                table => table,
+                other => other,
             })
             .collect();
         match f {
-            TableFormat::Plain => super::plain::render(&parts),
+            TableFormat::Plain => super::plain::render(&parts, width),
             TableFormat::Markdown => super::markdown::render(&parts),
             TableFormat::Text | TableFormat::Csv => {
                 let mut s = String::new();
                 for p in parts {
                     match p {
-                        Part::Text(t) => s.push_str(&t),
-                        Part::Table(t) => {
-                            s.push_str(&t.to_string());
-                            s.push('\n');
-                        }
+                        Part::Text(t) => s.push_str(&super::fit::lines(&t, width)),
+                        Part::Table(t) => s.push_str(&super::fit::boxed(&t, width)),
+                        Part::Grid(g) => s.push_str(&super::plain::grid(&g, width, false)),
                     }
                 }
                 s
@@ -127,7 +141,8 @@ mod tests {
         let mut d = Doc::new();
         d.push_str("line \u{1b}]0;t\u{7} end\n");
         d.table(t);
-        let out = d.render(TableFormat::Text);
+        // wide enough for the cut cell: one boxed table
+        let out = d.render(TableFormat::Text, 400);
         assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out}");
         assert!(
             out.contains("a\\x1b[2Jb") && out.contains("line \\x1b]0;t\\x07 end"),

@@ -11,7 +11,17 @@ use comfy_table::Table;
 pub fn render(parts: &[Part]) -> String {
     let mut s = String::new();
     for p in parts {
+        // a grid is lines of text here: in the code block, at any width
+        let lines;
+        let p = match p {
+            Part::Grid(g) => {
+                lines = Part::Text(super::plain::grid(g, usize::MAX, false));
+                &lines
+            }
+            p => p,
+        };
         match p {
+            Part::Grid(_) => {}
             Part::Text(t) => {
                 let t = t.trim_matches('\n');
                 if t.trim().is_empty() {

@@ -5,6 +5,7 @@
 //! reporter.
 
 pub mod doc;
+pub mod fit;
 pub mod markdown;
 pub(crate) mod parts;
 pub mod plain;

@@ -10,6 +10,16 @@ pub enum Part {
     Text(String),
     /// A table; a newline follows it in every layout.
     Table(Box<Table>),
+    /// Aligned columns without borders inside a block of lines (iostat's
+    /// device rows, a phase table): laid out as lines at the report's width.
+    Grid(Grid),
+}
+
+/// Borderless aligned columns, each line after `indent`.
+pub struct Grid {
+    pub indent: String,
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
 }
 
 /// A table's header and rows as strings, every row as long as the widest.
@@ -29,7 +39,18 @@ pub fn cells(t: &Table) -> (Vec<String>, Vec<Vec<String>>) {
 /// holds figures (a cell starting with a digit).
 pub fn right_aligned(rows: &[Vec<String>], i: usize) -> bool {
     i > 0
-        && rows
-            .iter()
-            .any(|r| r[i].trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        && rows.iter().any(|r| {
+            r.get(i)
+                .is_some_and(|c| c.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        })
+}
+
+/// How many leading columns name a row (text, not figures: a summary's
+/// cell and operation): a table split into blocks of columns repeats them
+/// all in every block, so that no row loses its name. At least one, and
+/// fewer than all when there are figures.
+pub fn key_columns(head: &[String], rows: &[Vec<String>]) -> usize {
+    let n = head.len();
+    let keys = (0..n).take_while(|&i| i == 0 || !right_aligned(rows, i)).count();
+    keys.clamp(1, n.saturating_sub(1).max(1))
 }

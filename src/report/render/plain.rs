@@ -1,34 +1,32 @@
 //! `--format plain`: the text report for a mail to a kernel list. ASCII only
 //! (µs is "us", ± is "+/-", × is "x", ↑/↓ are "^"/"v"), no box drawing, no
-//! line longer than 80 columns: a table too wide is split into blocks of
-//! columns, each repeating the first column; a table whose first column and
-//! any one other do not fit is printed as "row / header: value" lines; long
-//! lines are wrapped at spaces.
+//! line longer than the width (80 columns unless `--width`): a table too
+//! wide is split into blocks of columns, each repeating the first column; a
+//! table whose first column and any one other do not fit is printed as
+//! "row / header: value" lines; long lines are wrapped at spaces.
 
-use super::parts::{cells, right_aligned, Part};
+use super::parts::{cells, key_columns, right_aligned, Grid, Part};
 use comfy_table::Table;
-
-/// The widest line plain output has.
-pub const WIDTH: usize = 80;
 
 /// Between two columns.
 const GAP: &str = "  ";
 
 /// The report's pieces, laid out.
-pub fn render(parts: &[Part]) -> String {
+pub fn render(parts: &[Part], width: usize) -> String {
     let mut s = String::new();
     for p in parts {
         match p {
             Part::Text(t) => {
                 for line in t.lines() {
-                    for l in wrap(&ascii(line), WIDTH) {
+                    for l in wrap(&ascii(line), width) {
                         s.push_str(&l);
                         s.push('\n');
                     }
                 }
             }
             // its last row ends the line, as a boxed table's bottom border does
-            Part::Table(t) => s.push_str(&table(t)),
+            Part::Table(t) => s.push_str(&table(t, width)),
+            Part::Grid(g) => s.push_str(&grid(g, width, true)),
         }
     }
     s
@@ -131,36 +129,58 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
 }
 
 /// A table as aligned ASCII columns under a dashed rule, split into column
-/// blocks of at most `WIDTH` characters.
-pub fn table(t: &Table) -> String {
+/// blocks of at most `width` characters.
+pub fn table(t: &Table, width: usize) -> String {
     let (head, rows) = cells(t);
     let head: Vec<String> = head.iter().map(|h| ascii(h)).collect();
     let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|c| ascii(c)).collect()).collect();
+    aligned(&head, &rows, width, "", true)
+}
+
+/// Borderless aligned columns at `width`, in ASCII for plain output
+/// (where "±" is three characters: converted before aligning, so that no
+/// line needs wrapping afterwards).
+pub fn grid(g: &Grid, width: usize, to_ascii: bool) -> String {
+    let cell = |c: &String| if to_ascii { ascii(c) } else { c.clone() };
+    let head: Vec<String> = g.head.iter().map(cell).collect();
+    let rows: Vec<Vec<String>> = g.rows.iter().map(|r| r.iter().map(cell).collect()).collect();
+    let indent = if to_ascii { ascii(&g.indent) } else { g.indent.clone() };
+    aligned(&head, &rows, width, &indent, false)
+}
+
+/// `head` and `rows` as aligned columns (figures right-aligned), each line
+/// after `indent`, under a dashed rule when `rule`; split into blocks of
+/// columns, each repeating the key columns (`key_columns`), so that no line
+/// is wider than `width`; as records when the keys and one other do not fit.
+pub fn aligned(head: &[String], rows: &[Vec<String>], width: usize, indent: &str, rule: bool) -> String {
     let n = head.len();
     if n == 0 {
         return String::new();
     }
-    let width = |i: usize| {
+    let col_width = |i: usize| {
         rows.iter()
-            .map(|r| r[i].chars().count())
+            .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
             .chain([head[i].chars().count()])
             .max()
             .unwrap_or(0)
     };
-    let widths: Vec<usize> = (0..n).map(width).collect();
-    let right: Vec<bool> = (0..n).map(|i| right_aligned(&rows, i)).collect();
-    // column blocks: the first column, then as many others as fit
+    let widths: Vec<usize> = (0..n).map(col_width).collect();
+    let right: Vec<bool> = (0..n).map(|i| right_aligned(rows, i)).collect();
+    // column blocks: the key columns, then as many others as fit
+    let room = width.saturating_sub(indent.chars().count());
+    let keys = key_columns(head, rows);
+    let key_width = widths[..keys].iter().sum::<usize>() + GAP.len() * (keys - 1);
     let mut blocks: Vec<Vec<usize>> = Vec::new();
-    let mut cur: Vec<usize> = vec![0];
-    let mut used = widths[0];
-    for i in 1..n {
-        let w = GAP.len() + widths[i];
-        if used + w > WIDTH && cur.len() > 1 {
-            blocks.push(std::mem::replace(&mut cur, vec![0]));
-            used = widths[0];
+    let mut cur: Vec<usize> = (0..keys).collect();
+    let mut used = key_width;
+    for (i, col) in widths.iter().enumerate().skip(keys) {
+        let w = GAP.len() + col;
+        if used + w > room && cur.len() > keys {
+            blocks.push(std::mem::replace(&mut cur, (0..keys).collect()));
+            used = key_width;
         }
-        if used + w > WIDTH {
-            return records(&head, &rows);
+        if used + w > room {
+            return records(head, rows, width);
         }
         cur.push(i);
         used += w;
@@ -168,11 +188,11 @@ pub fn table(t: &Table) -> String {
     blocks.push(cur);
     let mut s = String::new();
     for (b, cols) in blocks.iter().enumerate() {
-        if b > 0 {
+        if b > 0 && rule {
             s.push('\n');
         }
         let line = |cells: &dyn Fn(usize) -> String| {
-            let mut l = String::new();
+            let mut l = indent.to_string();
             for (k, &i) in cols.iter().enumerate() {
                 if k > 0 {
                     l.push_str(GAP);
@@ -190,9 +210,11 @@ pub fn table(t: &Table) -> String {
             format!("{}\n", l.trim_end())
         };
         s.push_str(&line(&|i| head[i].clone()));
-        s.push_str(&line(&|i| "-".repeat(widths[i])));
-        for r in &rows {
-            s.push_str(&line(&|i| r[i].clone()));
+        if rule {
+            s.push_str(&line(&|i| "-".repeat(widths[i])));
+        }
+        for r in rows {
+            s.push_str(&line(&|i| r.get(i).cloned().unwrap_or_default()));
         }
     }
     s
@@ -200,10 +222,10 @@ pub fn table(t: &Table) -> String {
 
 /// A table too wide for columns: each row's first cell on a line, then
 /// "header: value" under it, wrapped.
-fn records(head: &[String], rows: &[Vec<String>]) -> String {
+pub(super) fn records(head: &[String], rows: &[Vec<String>], width: usize) -> String {
     let mut s = String::new();
     for r in rows {
-        for l in wrap(&r[0], WIDTH) {
+        for l in wrap(&r[0], width) {
             s.push_str(&l);
             s.push('\n');
         }
@@ -211,7 +233,7 @@ fn records(head: &[String], rows: &[Vec<String>]) -> String {
             if c.trim().is_empty() {
                 continue;
             }
-            for l in wrap(&format!("  {}: {}", h.trim(), c.trim()), WIDTH) {
+            for l in wrap(&format!("  {}: {}", h.trim(), c.trim()), width) {
                 s.push_str(&l);
                 s.push('\n');
             }
@@ -262,8 +284,8 @@ mod tests {
         t.add_row(
             std::iter::once("read IOPS ↑".to_string()).chain((0..6).map(|i| format!("{i}2.15M ± 277.8k  0.98×"))),
         );
-        let s = table(&t);
-        assert!(s.lines().all(|l| l.len() <= WIDTH && l.is_ascii()), "{s}");
+        let s = table(&t, 80);
+        assert!(s.lines().all(|l| l.len() <= 80 && l.is_ascii()), "{s}");
         assert_eq!(s.matches("read IOPS ^").count(), s.matches("metric").count());
         assert!(s.matches("metric").count() >= 2, "{s}");
         for i in 0..6 {

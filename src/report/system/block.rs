@@ -1,4 +1,4 @@
-//! The system beside a cell as text blocks, at most 100 columns: the full
+//! The system beside a cell as text blocks, laid out at the report's width: the full
 //! block under a cell's table (devices, shares, CPU, pressure, per-phase
 //! table, memory, interference, ranks, notes), and the compact one per
 //! cell of a lab run.
@@ -15,7 +15,7 @@ use std::fmt::Write;
 /// Per timed phase (when there are several), from the samples whose
 /// interval's middle falls inside it: the CPU split and the top device's
 /// %util and awaits. Phases shorter than a sample have no row.
-pub(super) fn phase_table(s: &mut String, sys: &SystemData) {
+pub(super) fn phase_table(s: &mut Doc, sys: &SystemData) {
     if sys.phases.len() < 2 {
         return;
     }
@@ -37,16 +37,15 @@ pub(super) fn phase_table(s: &mut String, sys: &SystemData) {
         }
         let avg =
             |f: &dyn Fn(&SystemPoint) -> f64| pts.iter().map(|p| f(p) * p.len_ms as f64).sum::<f64>() / len as f64;
-        let mut row = format!(
-            "{:<14.14} {:>6.1} {:>6.1} {:>6.1} {:>7.1} {:>6.1} {:>6.1}",
-            ph.name,
-            (ph.end_ms - ph.start_ms) as f64 / 1e3,
-            avg(&|p| p.cpu.user + p.cpu.nice),
-            avg(&|p| p.cpu.system),
-            avg(&|p| p.cpu.iowait),
-            avg(&|p| p.cpu.idle),
-            avg(&|p| p.fslab_pct)
-        );
+        let mut row = vec![
+            ph.name.clone(),
+            format!("{:.1}", (ph.end_ms - ph.start_ms) as f64 / 1e3),
+            format!("{:.1}", avg(&|p| p.cpu.user + p.cpu.nice)),
+            format!("{:.1}", avg(&|p| p.cpu.system)),
+            format!("{:.1}", avg(&|p| p.cpu.iowait)),
+            format!("{:.1}", avg(&|p| p.cpu.idle)),
+            format!("{:.1}", avg(&|p| p.fslab_pct)),
+        ];
         if let Some(d) = top {
             let dp: Vec<_> = d
                 .samples
@@ -64,90 +63,65 @@ pub(super) fn phase_table(s: &mut String, sys: &SystemData) {
                     dp.iter().map(ticks).sum::<u64>() as f64 / n as f64
                 }
             };
-            let _ = write!(
-                row,
-                " {:>7.1} {:>8.2} {:>8.2}",
-                util,
-                aw(&|p| p.read_ios, &|p| p.read_ticks_ms),
-                aw(&|p| p.write_ios, &|p| p.write_ticks_ms)
-            );
+            row.push(format!("{util:.1}"));
+            row.push(format!("{:.2}", aw(&|p| p.read_ios, &|p| p.read_ticks_ms)));
+            row.push(format!("{:.2}", aw(&|p| p.write_ios, &|p| p.write_ticks_ms)));
         }
         rows.push(row);
     }
     if rows.is_empty() {
         return;
     }
-    let mut head = format!(
-        "{:<14} {:>6} {:>6} {:>6} {:>7} {:>6} {:>6}",
-        "phase", "secs", "usr%", "sys%", "iowait%", "idle%", "fslab%"
-    );
+    let mut head: Vec<String> = ["phase", "secs", "usr%", "sys%", "iowait%", "idle%", "fslab%"]
+        .map(String::from)
+        .to_vec();
     if let Some(d) = top {
-        let _ = write!(
-            head,
-            " {:>7} {:>8} {:>8}",
-            format!("{} %util", d.name),
-            "r_await",
-            "w_await"
-        );
+        head.extend([format!("{} %util", d.name), "r_await".into(), "w_await".into()]);
     }
-    let _ = writeln!(s, "  per phase (awaits in ms):\n    {head}");
-    for r in rows {
-        let _ = writeln!(s, "    {r}");
-    }
+    s.push_str("  per phase (awaits in ms):\n");
+    s.grid("    ", head, rows);
 }
 
-/// Width of the text report's lines.
-const WIDTH: usize = 100;
-
-/// Writes `text` after `first` (the indent of the first line), broken at
-/// spaces into lines of at most WIDTH columns, continued under `first` plus
-/// two spaces (a word longer than a line stays whole).
+/// Writes `text` after `first` (the indent of the line) as one line: the
+/// layout wraps it at the report's width (`--width`), continued under
+/// `first` plus two spaces.
 pub(super) fn wrapped(s: &mut String, first: &str, text: &str) {
-    let cont = format!("{first}  ");
-    let mut line = first.to_string();
-    let mut fresh = true;
-    for word in text.split(' ') {
-        if !fresh && line.chars().count() + 1 + word.chars().count() > WIDTH {
-            let _ = writeln!(s, "{line}");
-            line = cont.clone();
-            fresh = true;
-        }
-        if !fresh {
-            line.push(' ');
-        }
-        line.push_str(word);
-        fresh = false;
-    }
-    let _ = writeln!(s, "{line}");
+    let _ = writeln!(s, "{first}{text}");
 }
 
-/// Width of the device column.
-const DEV_W: usize = 8;
-
-fn device_header(s: &mut String, indent: &str) {
-    let _ = writeln!(
-        s,
-        "{indent}{:<DEV_W$} {:>9} {:>9} {:>8} {:>8} {:>10} {:>10} {:>7} {:>6}",
-        "device", "r/s", "w/s", "rMB/s", "wMB/s", "r_await ms", "w_await ms", "aqu-sz", "%util"
-    );
-}
-
-/// The device table: one row per device of the stack.
-fn device_table(s: &mut String, indent: &str, devs: &[DeviceData]) {
-    device_header(s, indent);
-    device_rows(s, indent, devs);
-}
-
-fn device_rows(s: &mut String, indent: &str, devs: &[DeviceData]) {
-    let w = devs.iter().map(|d| d.name.len()).max().unwrap_or(0).max(DEV_W);
-    for d in devs {
-        let t = &d.total;
-        let _ = writeln!(
-            s,
-            "{indent}{:<w$} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>10.2} {:>10.2} {:>7.2} {:>6.1}",
-            d.name, t.r_s, t.w_s, t.rmb_s, t.wmb_s, t.r_await_ms, t.w_await_ms, t.aqu_sz, t.util_pct
-        );
-    }
+/// The device table: one row per device of the stack, as iostat -x.
+fn device_table(s: &mut Doc, indent: &str, devs: &[DeviceData]) {
+    let head = [
+        "device",
+        "r/s",
+        "w/s",
+        "rMB/s",
+        "wMB/s",
+        "r_await ms",
+        "w_await ms",
+        "aqu-sz",
+        "%util",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = devs
+        .iter()
+        .map(|d| {
+            let t = &d.total;
+            vec![
+                d.name.clone(),
+                format!("{:.1}", t.r_s),
+                format!("{:.1}", t.w_s),
+                format!("{:.2}", t.rmb_s),
+                format!("{:.2}", t.wmb_s),
+                format!("{:.2}", t.r_await_ms),
+                format!("{:.2}", t.w_await_ms),
+                format!("{:.2}", t.aqu_sz),
+                format!("{:.1}", t.util_pct),
+            ]
+        })
+        .collect();
+    s.grid(indent, head, rows);
 }
 
 fn foreign_lines(s: &mut String, indent: &str, sys: &SystemData) {
@@ -265,18 +239,13 @@ pub fn text_compact(s: &mut Doc, c: &Cell, prev_stack: &str) -> String {
     };
     let (d, w) = dirty_peaks(sys);
     let mem = format!("peak Dirty {}, Writeback {}", Bytes(d * 1024), Bytes(w * 1024));
-    if head.chars().count() + mem.len() + 2 <= WIDTH {
-        let _ = writeln!(s, "{head}; {mem}");
-    } else {
-        wrapped(s, "", &head);
-        let _ = writeln!(s, "  {mem}");
-    }
+    let _ = writeln!(s, "{head}; {mem}");
     let stack = stack_line(sys);
     if !sys.devices.is_empty() {
         if stack != prev_stack {
             let _ = writeln!(s, "  stack: {stack}");
         }
-        device_rows(s, "  ", &sys.devices);
+        device_table(s, "  ", &sys.devices);
     }
     for l in share_lines(sys) {
         let _ = writeln!(s, "  {l}");
@@ -300,8 +269,7 @@ pub fn lab_text(s: &mut Doc, cells: &[Cell]) {
     if with.is_empty() {
         return;
     }
-    s.push_str("system per cell (device figures over the cell as iostat -x; per direction each device's\nawait beside fslab's mean latency, and its share: device time / fslab's):\n");
-    device_header(s, "  ");
+    s.push_str("system per cell (device figures over the cell as iostat -x; per direction each device's await beside fslab's mean latency, and its share: device time / fslab's):\n");
     let mut stack = String::new();
     for c in with {
         stack = text_compact(s, c, &stack);

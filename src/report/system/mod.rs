@@ -146,30 +146,39 @@ mod tests {
             }],
             ..SystemData::default()
         };
-        let mut s = String::new();
+        let mut s = Doc::new();
         phase_table(&mut s, &sys);
         assert_eq!(
-            s,
+            s.render(crate::plan::TableFormat::Text, 100),
             "  per phase (awaits in ms):
-    phase            secs   usr%   sys% iowait%  idle% fslab% vda %util  r_await  w_await
-    seq-create        2.0   20.0    0.0     0.0   80.0    0.0    50.0     0.00     2.50
-    seq-delete        1.1   80.0    0.0     0.0   20.0    0.0    50.0     0.00     0.00
+    phase       secs  usr%  sys%  iowait%  idle%  fslab%  vda %util  r_await  w_await
+    seq-create   2.0  20.0   0.0      0.0   80.0     0.0       50.0     0.00     2.50
+    seq-delete   1.1  80.0   0.0      0.0   20.0     0.0       50.0     0.00     0.00
 "
         );
+        // at 60 columns: two blocks, each naming its phases
+        let mut s = Doc::new();
+        phase_table(&mut s, &sys);
+        let out = s.render(crate::plan::TableFormat::Text, 60);
+        assert!(out.lines().all(|l| l.chars().count() <= 60), "{out}");
+        assert_eq!(out.matches("seq-delete").count(), 2, "{out}");
     }
 
     #[test]
-    fn long_lines_wrap_at_100_columns() {
-        let mut s = String::new();
+    fn long_lines_wrap_at_the_width() {
         let reason = "other processes used 76.5% of the CPUs (rustc 26752: 26.3%, rustc 28296: 22.4%, rustc 28509: 19.0%), steal 9.0%: above 10%";
-        wrapped(&mut s, "  ", &format!("disturbed: {reason}"));
-        assert!(s.lines().all(|l| l.chars().count() <= 100), "{s}");
-        assert_eq!(s.lines().count(), 2);
-        assert!(s.lines().nth(1).unwrap().starts_with("    "), "{s}");
-        assert_eq!(
-            s.split_whitespace().collect::<Vec<_>>().join(" "),
-            format!("disturbed: {reason}")
-        );
+        for width in [80, 100] {
+            let mut d = Doc::new();
+            wrapped(&mut d, "  ", &format!("disturbed: {reason}"));
+            let s = d.render(crate::plan::TableFormat::Text, width);
+            assert!(s.lines().all(|l| l.chars().count() <= width), "{s}");
+            assert_eq!(s.lines().count(), 2);
+            assert!(s.lines().nth(1).unwrap().starts_with("    "), "{s}");
+            assert_eq!(
+                s.split_whitespace().collect::<Vec<_>>().join(" "),
+                format!("disturbed: {reason}")
+            );
+        }
     }
 
     #[test]

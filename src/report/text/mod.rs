@@ -99,5 +99,5 @@ fn render_as(r: &Report, style: TextStyle) -> String {
     if r.interrupted {
         s.push_str("INTERRUPTED: results cover the time before the stop\n");
     }
-    std::mem::take(s).render(f)
+    std::mem::take(s).render(f, style.width.into())
 }
