@@ -58,4 +58,5 @@ mod telemetry_core;
 mod uring;
 mod verify;
 mod vm;
+mod width;
 mod xattr_placement;

@@ -189,7 +189,15 @@ pub fn run_calibrate(plan: &crate::plan::calibrate::CalibratePlan) -> Result<(),
     for o in &plan.outputs.0 {
         let bytes = match o.format {
             OutputFormat::Json => serde_json::to_string_pretty(&k).expect("a card serialises") + "\n",
-            _ => crate::report::calibration::card_text(&k, &source.to_string()),
+            // wrapped at the terminal's width on stdout, 80 in a file
+            _ => {
+                let width = match &o.path {
+                    None => crate::plan::stdout_style(&Default::default()).map_or(80, |s| s.width),
+                    Some(_) => crate::plan::DEFAULT_WIDTH,
+                };
+                let text = crate::report::calibration::card_text(&k, &source.to_string());
+                crate::report::render::fit::lines(&text, width.into())
+            }
         };
         match &o.path {
             Some(p) => crate::plan::write_atomically(p, bytes.as_bytes()).map_err(super::AppError::Output)?,

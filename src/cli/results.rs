@@ -46,6 +46,6 @@ pub(super) const COMPARE_EXAMPLES: &str = "Examples:
   fslab io --target /mnt/ext4 --rw randrw --direct --output json:ext4.json
   fslab io --target /mnt/xfs --rw randrw --direct --output json:xfs.json
   fslab compare ext4.json xfs.json --baseline ext4
-  fslab compare a.json b.json --format plain   # ASCII, <= 80 columns, for mail
+  fslab compare a.json b.json --format plain   # ASCII, for mail
   fslab compare 4k.json 64k.json --force  # differing workloads (bs)
   fslab compare meta.json --format markdown    # pipe tables: an issue, a wiki";

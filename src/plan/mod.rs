@@ -22,7 +22,7 @@ pub use lab::{FsKind, FsPlan, LabPlan, QueueSettings, WorkloadPlan};
 pub use meta::{ExtraPhase, MetaPlan, Order};
 pub use output::{
     check_path, formats_of, input_at, note_input, stdout_style, unnamed_file_in, write_atomically,
-    write_atomically_with, OutputFormat, OutputSpec, Outputs, TableFormat, TextStyle,
+    write_atomically_with, OutputFormat, OutputSpec, Outputs, TableFormat, TextStyle, DEFAULT_WIDTH,
 };
 pub use presentation::Presentation;
 pub use probe::{Load, ProbeOp, ProbePlan};

@@ -2,7 +2,7 @@
 //! device stack with its `iostat -x` figures, where fslab's latency goes
 //! (each device's await beside fslab's mean latency, and its share), the
 //! CPU split, pressure, dirty memory and interference ("disturbed: ..." or
-//! "quiet: ..."). Plain text, at most 100 columns, for mail. Used by
+//! "quiet: ..."). Plain text, laid out at the report's width. Used by
 //! `text` (one block per cell, a compact one per lab cell), and its
 //! helpers by `csv` and `html`.
 //!
