@@ -269,6 +269,33 @@ fn client_txt() -> Option<&'static Path> {
     .then_some(p)
 }
 
+/// Without a path, `fslab replay` replays dbench's load file where Debian's
+/// dbench package installs it (an installed fslab ships none), and its help
+/// says so.
+#[test]
+fn without_a_path_replay_takes_debians_client_txt() {
+    let help = String::from_utf8(fslab().args(["replay", "--help"]).output().unwrap().stdout).unwrap();
+    assert!(help.contains("[default: /usr/share/dbench/client.txt]"), "{help}");
+    let Some(lf) = client_txt() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    fslab()
+        .args([
+            "replay",
+            "--target",
+            dir.path().to_str().unwrap(),
+            "--time",
+            "1s",
+            "--quiet",
+        ])
+        .args(["--timestamps", "ignore", "--output", &format!("json:{}", out.display())])
+        .assert()
+        .success();
+    let j = read_json(&out);
+    assert_eq!(j["cells"][0]["plan"]["loadfile"], lf.to_str().unwrap(), "{j}");
+    assert!(ops(&j).iter().map(|o| o.1).sum::<u64>() > 0, "{:?}", ops(&j));
+}
+
 /// The whole Debian client.txt with 4 clients on tmpfs and on ext4: no
 /// mismatches (dbench itself reports none on this file).
 #[test]

@@ -11,6 +11,7 @@ mod compare_formats;
 mod compare_guard;
 mod decide;
 mod device;
+mod examples_cmd;
 mod factors;
 mod faultfs;
 mod faults;

@@ -86,6 +86,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Schema => return super::results::print_bytes(crate::model::result_schema_text().as_bytes()),
         Command::Completions(a) => return super::manual::run_completions(a),
         Command::Man(a) => return super::manual::run_man(a),
+        Command::Examples(a) => return super::examples::run_examples(a),
         Command::Run(a) => match validated(
             plan::quick_suite(a)
                 .and_then(|s| Ok((plan::Presentation::for_run(a, s.quiet_warnings)?, s)))
@@ -177,7 +178,8 @@ fn telemetry_args<'a>(
         | Command::Report(_)
         | Command::Schema
         | Command::Completions(_)
-        | Command::Man(_) => None,
+        | Command::Man(_)
+        | Command::Examples(_) => None,
     }
 }
 

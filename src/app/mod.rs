@@ -12,6 +12,7 @@ mod check_deltas;
 mod cleanup;
 pub mod command;
 mod documents;
+mod examples;
 mod fio;
 mod io;
 mod lab;

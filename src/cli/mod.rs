@@ -13,6 +13,7 @@
 
 mod check;
 mod common;
+mod examples;
 mod fio;
 mod io;
 mod meta;
@@ -26,10 +27,11 @@ use clap::{Parser, Subcommand};
 
 pub use check::CheckArgs;
 pub use common::{CommonArgs, LayoutArgs, TableFormat, TelemetryArgs};
+pub use examples::{ExamplesAction, ExamplesArgs};
 pub use fio::FioArgs;
 pub use io::IoArgs;
 pub use meta::MetaArgs;
-pub use probe::{ProbeArgs, ReplayArgs};
+pub use probe::{ProbeArgs, ReplayArgs, DBENCH_CLIENT_TXT};
 pub use results::{CompareArgs, ReportArgs};
 pub use run::RunArgs;
 pub use tools::{CalibrateArgs, CleanupArgs, CompletionsArgs, ManArgs};
@@ -116,6 +118,9 @@ pub enum Command {
     /// This host's floors (null syscall, clock read, tmpfs create/stat/unlink, cached pread, page-cache copy) and noise, as every result records them.
     #[command(after_help = CALIBRATE_EXAMPLES)]
     Calibrate(CalibrateArgs),
+    /// The example plans built into this binary: list them, print one, or write them into a directory.
+    #[command(after_help = examples::EXAMPLES_EXAMPLES)]
+    Examples(ExamplesArgs),
     /// Print the JSON Schema of the result file (docs/result.schema.json).
     #[command(hide = true)]
     Schema,

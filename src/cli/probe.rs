@@ -62,9 +62,15 @@ pub struct ProbeArgs {
     pub common: CommonArgs,
 }
 
+/// Where Debian's dbench package puts its NBENCH load file: what `fslab
+/// replay` replays when given none.
+pub const DBENCH_CLIENT_TXT: &str = "/usr/share/dbench/client.txt";
+
 #[derive(Debug, Args, Clone)]
 pub struct ReplayArgs {
-    /// The NBENCH load file (dbench's client.txt format).
+    /// The NBENCH load file (dbench's client.txt format); by default the
+    /// one Debian's dbench package installs.
+    #[arg(value_name = "LOADFILE", default_value = DBENCH_CLIENT_TXT)]
     pub loadfile: String,
     /// Number of clients (threads), each in its own directory.
     #[arg(long, value_name = "N", default_value = "1", allow_hyphen_values = true, help_heading = WORKLOAD)]

@@ -67,7 +67,7 @@ pub struct ManArgs {
 }
 
 /// What `fslab man SUBCOMMAND` takes.
-pub(super) const SUBCOMMANDS: [&str; 13] = [
+pub(super) const SUBCOMMANDS: [&str; 14] = [
     "run",
     "check",
     "io",
@@ -79,6 +79,7 @@ pub(super) const SUBCOMMANDS: [&str; 13] = [
     "report",
     "cleanup",
     "calibrate",
+    "examples",
     "completions",
     "man",
 ];

@@ -85,7 +85,12 @@ impl ReplayPlan {
             } else {
                 format!("{}:{}", e.file, e.line)
             };
-            PlanError::new(at, e.msg)
+            let hint = if a.loadfile == crate::cli::DBENCH_CLIENT_TXT && !std::path::Path::new(&a.loadfile).exists() {
+                " (the default load file: install Debian's dbench package, or name one)"
+            } else {
+                ""
+            };
+            PlanError::new(at, format!("{}{hint}", e.msg))
         })?;
         let seed = seed(&a.common)?;
         let stop_on_error = super::stop_on_error(&a.common)?;
