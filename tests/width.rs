@@ -1,9 +1,10 @@
 //! Issue 37, done-when 1: at COLUMNS=80 no line of any command's default
 //! text output is wider than 80 characters: the quick suite, each example
 //! plan (shortened, on real scratch filesystems; the kernel plan with one
-//! guest kernel beside the host's), and io, meta, probe, replay, compare
-//! and calibrate. `fslab fio`'s normal output is fio's own format, line for
-//! line (tests/fio_normal.rs), and is not laid out by fslab.
+//! guest kernel beside the host's), and io, meta, probe, replay, compare,
+//! calibrate and `examples list`. Not laid out by fslab: `fslab fio`'s
+//! normal output, fio's own format line for line (tests/fio_normal.rs), and
+//! `fslab examples show`, a plan file byte for byte.
 
 use crate::util::{debian_kernel, fslab, require_root_with, scratch_dir};
 use std::path::Path;
@@ -170,6 +171,7 @@ fn every_command_fits_80_columns() {
     }
     fits_80(d.path(), &["compare", json.to_str().unwrap()]);
     fits_80(d.path(), &["calibrate"]);
+    fits_80(d.path(), &["examples", "list"]);
 }
 
 #[test]
