@@ -27,8 +27,23 @@ fn io_result(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     out
 }
 
+/// The comparison's boxed text, wide enough for its lines and tables whole.
+fn wide(c: &compare::Comparison) -> String {
+    let style = fslab::plan::TextStyle {
+        width: 400,
+        ..Default::default()
+    };
+    compare::render_as(c, style)
+}
+
 fn compare_out(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = fslab().current_dir(dir).arg("compare").args(args).output().unwrap();
+    // wide: a note of what differs is one line
+    let out = fslab()
+        .current_dir(dir)
+        .args(["compare", "--width", "400"])
+        .args(args)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -199,7 +214,7 @@ fn kernel_ab_table_never_takes_the_tcg_column_as_baseline() {
         }
     }
     assert!(marked >= 20, "{marked}");
-    let text = compare::render(&c);
+    let text = wide(&c);
     assert!(text.contains("tmpfs@host (baseline)"), "{text}");
     assert!(text.contains("tmpfs@6.1 †") && text.contains("ext4@6.1 †"), "{text}");
     assert!(text.contains("×: ratio to tmpfs@host"), "{text}");
@@ -294,7 +309,7 @@ fn compare_takes_a_tcg_baseline_only_when_named() {
         .flat_map(|w| &w.rows)
         .flat_map(|r| r.cols.iter().flatten())
         .all(|col| col.ratio.is_none()));
-    let text = compare::render(&c);
+    let text = wide(&c);
     assert!(text.contains("no ratios: every column is flagged"), "{text}");
     assert!(!text.contains('×'), "{text}");
 }

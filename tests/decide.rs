@@ -80,7 +80,8 @@ fn an_adaptive_run_stops_by_its_verdicts_and_records_its_order() {
         assert_eq!(arms, ["a", "b"], "repeat {rep}");
     }
     // the text report says the verdicts and how they were drawn
-    let text = fslab().args(["compare"]).arg(&json).output().unwrap();
+    // (wide: the legend is one line)
+    let text = fslab().args(["compare", "--width", "300"]).arg(&json).output().unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("seq-create ops/s vs a: b "), "{text}");
     assert!(text.contains("looks after repeats 2,3,4,5"), "{text}");
@@ -90,7 +91,8 @@ fn check(base: &Path, plan: &str, extra: &[&str]) -> (Option<i32>, String, Strin
     let out = fslab()
         .args(["check"])
         .arg(base)
-        .args([plan, "--quiet", "--no-telemetry"])
+        // wide enough for LKP's one line per metric
+        .args([plan, "--quiet", "--no-telemetry", "--width", "200"])
         .args(extra)
         .timeout(Duration::from_secs(300))
         .output()

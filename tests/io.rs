@@ -282,6 +282,8 @@ fn mixed_direct_io_on_ext4_loop_device_text_matches_json() {
             "16k",
         ])
         .args(["--jobs", "16", "--direct", "--size", "4m", "--runtime", "2s", "--quiet"])
+        // one row per direction, whole
+        .args(["--width", "300"])
         .args([
             "--output",
             &format!("text:{}", tp.display()),

@@ -80,7 +80,8 @@ fn foreign_writes_to_the_disk_under_a_loop_device_are_not_fslab_s_share() {
         cmd.args(["io", "--target"])
             .arg(m.path())
             .args(["--rw", "randrw", "--size", "32m", "--runtime", "3s"])
-            .args(["--output", "text", "--output", &format!("json:{}", jp.display())]);
+            .args(["--output", "text", "--output", &format!("json:{}", jp.display())])
+            .args(["--width", "300"]);
         if direct {
             cmd.arg("--direct");
         }

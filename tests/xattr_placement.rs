@@ -161,7 +161,7 @@ xattr = ["user.test:256"]
     let (json, text) = (dir.path().join("r.json"), dir.path().join("r.txt"));
     let o = fslab()
         .current_dir(dir.path())
-        .args(["run", plan.to_str().unwrap(), "--quiet"])
+        .args(["run", plan.to_str().unwrap(), "--quiet", "--width", "300"])
         .args(["--output", &format!("json:{}", json.display())])
         .args(["--output", &format!("text:{}", text.display())])
         .output()

@@ -284,7 +284,9 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
         return ExitCode::from(crate::interrupt::exit_code());
     }
     let mut test = test;
-    let (code, word, verdicts) = report(&a.baseline, &base, &test, rules, threshold);
+    // at the terminal's width (--width, $COLUMNS), as every text report
+    let width = crate::plan::stdout_style(&a.run.common.layout).map_or(80, |s| s.width);
+    let (code, word, verdicts) = report(&a.baseline, &base, &test, (rules, threshold), width.into());
     // the result files say what the check decided, against what
     if !outputs.0.is_empty() {
         if let Some(l) = test.lab.as_mut() {
@@ -302,14 +304,15 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Prints the check's report; returns its exit code, its word and the
-/// verdicts of every comparison (baseline column against now's).
+/// Prints the check's report, its lines wrapped at `width`; returns its
+/// exit code, its word and the verdicts of every comparison (baseline
+/// column against now's).
 fn report(
     file: &str,
     base: &Report,
     test: &Report,
-    rules: Deciding,
-    threshold: f64,
+    (rules, threshold): (Deciding, f64),
+    width: usize,
 ) -> (u8, &'static str, Vec<crate::model::decision::VerdictEntry>) {
     let cmps = comparisons(base, test, rules);
     let lines = outcomes(&cmps, threshold, Some((base, test)));
@@ -343,6 +346,7 @@ fn report(
         (Some(Outcome::Pass), true) => (0, "not regressed"),
     };
     let _ = writeln!(s, "\n{word} (exit {code}); {}", compare::verdict_legend(&rules));
+    let s = crate::report::render::fit::lines(&s, width);
     print!(
         "{}",
         String::from_utf8_lossy(&crate::report::terminal_bytes(s.into_bytes()))

@@ -220,10 +220,17 @@ pub fn aligned(head: &[String], rows: &[Vec<String>], width: usize, indent: &str
     s
 }
 
-/// A table too wide for columns: each row's first cell on a line, then
-/// "header: value" under it, wrapped.
+/// A table too wide for columns: the first column's header, then each
+/// row's first cell on a line and "header: value" under it, wrapped.
 pub(super) fn records(head: &[String], rows: &[Vec<String>], width: usize) -> String {
     let mut s = String::new();
+    // the first column's header names the table (a comparison's workload)
+    if let Some(h) = head.first().filter(|h| !h.trim().is_empty()) {
+        for l in wrap(h.trim(), width) {
+            s.push_str(&l);
+            s.push('\n');
+        }
+    }
     for r in rows {
         for l in wrap(&r[0], width) {
             s.push_str(&l);
