@@ -198,4 +198,6 @@ fn width_is_a_flag_and_is_checked() {
     for bad in ["10", "wide", "0", "100000"] {
         crate::util::expect_usage(&["io", "--target", t, "--width", bad], "--width");
     }
+    // check's report is text: csv is refused, not ignored
+    crate::util::expect_usage(&["check", "base.json", "plan.toml", "--format", "csv"], "--format");
 }

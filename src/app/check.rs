@@ -14,6 +14,7 @@ use super::lab::run_lab_until;
 use crate::model::{KernelTag, Report};
 use crate::plan::{self, LabPlan, PlanError, Presentation};
 use crate::report::compare::{self, Comparison, Deciding};
+use crate::report::render::parts::Part;
 use crate::stats::decide::{self, Decision, Grows};
 use std::fmt::Write;
 use std::process::ExitCode;
@@ -225,6 +226,12 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
             "fslab check needs a plan file after the baseline",
         ));
     }
+    if a.run.common.layout.format == plan::TableFormat::Csv {
+        return usage(PlanError::new(
+            "--format",
+            "csv: fslab check prints its report as text, plain or markdown; --output csv:PATH writes the rows",
+        ));
+    }
     let base = match crate::model::read_results(std::slice::from_ref(&a.baseline)) {
         Ok(mut v) => v.remove(0).1,
         Err(e) => return usage(e),
@@ -285,8 +292,8 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
     }
     let mut test = test;
     // at the terminal's width (--width, $COLUMNS), as every text report
-    let width = crate::plan::stdout_style(&a.run.common.layout).map_or(80, |s| s.width);
-    let (code, word, verdicts) = report(&a.baseline, &base, &test, (rules, threshold), width.into());
+    let style = crate::plan::stdout_style(&a.run.common.layout).unwrap_or_default();
+    let (code, word, verdicts) = report(&a.baseline, &base, &test, (rules, threshold), style);
     // the result files say what the check decided, against what
     if !outputs.0.is_empty() {
         if let Some(l) = test.lab.as_mut() {
@@ -304,7 +311,8 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Prints the check's report, its lines wrapped at `width`; returns its
+/// Prints the check's report laid out as `style` says (its lines wrapped
+/// at the width; ASCII for plain, a code block for markdown); returns its
 /// exit code, its word and the verdicts of every comparison (baseline
 /// column against now's).
 fn report(
@@ -312,7 +320,7 @@ fn report(
     base: &Report,
     test: &Report,
     (rules, threshold): (Deciding, f64),
-    width: usize,
+    style: plan::TextStyle,
 ) -> (u8, &'static str, Vec<crate::model::decision::VerdictEntry>) {
     let cmps = comparisons(base, test, rules);
     let lines = outcomes(&cmps, threshold, Some((base, test)));
@@ -346,7 +354,11 @@ fn report(
         (Some(Outcome::Pass), true) => (0, "not regressed"),
     };
     let _ = writeln!(s, "\n{word} (exit {code}); {}", compare::verdict_legend(&rules));
-    let s = crate::report::render::fit::lines(&s, width);
+    let s = match style.tables {
+        plan::TableFormat::Plain => crate::report::render::plain::render(&[Part::Text(s)], style.width.into()),
+        plan::TableFormat::Markdown => crate::report::render::markdown::render(&[Part::Text(s)]),
+        _ => crate::report::render::fit::lines(&s, style.width.into()),
+    };
     print!(
         "{}",
         String::from_utf8_lossy(&crate::report::terminal_bytes(s.into_bytes()))
