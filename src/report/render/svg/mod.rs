@@ -10,11 +10,13 @@
 
 mod axes;
 mod bars;
+mod layout;
 mod timeline;
 mod xy;
 
-pub use axes::{esc, log_ticks, Scale, Tick, PALETTE};
+pub use axes::{esc, log_ticks, nth_color, Scale, Tick, PALETTE};
 pub use bars::{grouped_bars, Bar, BarGroup};
+pub use layout::text_w;
 pub use timeline::{Panel, Timeline};
 pub use xy::{Band, Series, XyChart};
 

@@ -1,0 +1,190 @@
+//! The HTML report of each example plan laid out by a real browser
+//! (headless Chromium) at 1280 and 800 px: no text of a chart leaves its
+//! chart or overlaps another, no heading or caption runs off the page, no
+//! legend gives two series one swatch. The results are real, shortened runs
+//! of examples/*.toml (tests/fixtures/make-examples.sh writes them).
+
+use crate::html::chromium;
+use crate::util::*;
+use std::path::{Path, PathBuf};
+
+/// The six example plans, by name.
+const PLANS: [&str; 6] = [
+    "seed-create-under-stream",
+    "seed-kernel-ab",
+    "seed-metadata-xattr",
+    "seed-raw-vs-fs",
+    "seed-raw-vs-fs-scheduler",
+    "seed-samba-xattr",
+];
+
+/// Run on load in a copy of the page: measures every SVG text against its
+/// chart and its neighbours, every block of text against the page, every
+/// legend's swatches against each other; writes what it found as JSON into
+/// `<pre id="layout-check">`.
+const CHECK: &str = r##"<script>
+window.addEventListener("load", function () {
+  var W = document.documentElement.clientWidth, bad = [], texts = 0, blocks = 0, legends = 0;
+  var say = function (el) { return (el.textContent || "").replace(/\s+/g, " ").trim().slice(0, 90); };
+  var cut = function (a, b) { return Math.min(a.right, b.right) - Math.max(a.left, b.left); };
+  var cutY = function (a, b) { return Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top); };
+  document.querySelectorAll("svg").forEach(function (svg) {
+    var sr = svg.getBoundingClientRect(), title = say(svg.querySelector("title") || svg);
+    if (sr.right > W + 0.5) bad.push("chart wider than the page (" + Math.round(sr.right) + " > " + W + "): " + title);
+    var boxes = [];
+    svg.querySelectorAll("text").forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      if (r.width === 0 || getComputedStyle(t).display === "none" || getComputedStyle(t).visibility === "hidden") return;
+      texts++;
+      if (r.left < sr.left - 0.5 || r.right > sr.right + 0.5 || r.top < sr.top - 0.5 || r.bottom > sr.bottom + 0.5)
+        bad.push("text outside its chart: \"" + say(t) + "\" in \"" + title + "\"");
+      boxes.push([t, r]);
+    });
+    for (var i = 0; i < boxes.length; i++)
+      for (var j = i + 1; j < boxes.length; j++)
+        if (cut(boxes[i][1], boxes[j][1]) > 1 && cutY(boxes[i][1], boxes[j][1]) > 3)
+          bad.push("texts overlap: \"" + say(boxes[i][0]) + "\" and \"" + say(boxes[j][0]) + "\" in \"" + title + "\"");
+    svg.querySelectorAll("g.legend").forEach(function (g) {
+      legends++;
+      var seen = {};
+      g.querySelectorAll(".sw").forEach(function (sw) {
+        var key = sw.getAttribute("fill") + "/" + sw.getAttribute("stroke") + "/" + sw.getAttribute("stroke-dasharray");
+        var name = say(sw.nextElementSibling || sw);
+        if (seen[key]) bad.push("one swatch for \"" + seen[key] + "\" and \"" + name + "\" in \"" + title + "\"");
+        seen[key] = name;
+      });
+    });
+  });
+  document.querySelectorAll("h1,h2,h3,h4,p,figcaption,summary,nav,li,table,pre").forEach(function (el) {
+    if (el.id === "layout-check" || el.closest("#layout-check")) return;
+    var box = el.closest(".scroll") || el, r = box.getBoundingClientRect();
+    if (r.width === 0) return;
+    blocks++;
+    if (r.right > W + 0.5 || box.scrollWidth > box.clientWidth + 1 && getComputedStyle(box).overflowX === "visible")
+      bad.push("runs off the page (" + Math.round(r.right) + " > " + W + "): <" + el.tagName.toLowerCase() + "> " + say(el));
+  });
+  if (document.documentElement.scrollWidth > W)
+    bad.push("the page scrolls sideways: " + document.documentElement.scrollWidth + " > " + W);
+  var pre = document.createElement("pre");
+  pre.id = "layout-check";
+  pre.textContent = JSON.stringify({ width: W, texts: texts, blocks: blocks, legends: legends, bad: bad });
+  document.body.appendChild(pre);
+});
+</script>"##;
+
+fn example_fixture(plan: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/examples")
+        .join(format!("{plan}.json"))
+}
+
+/// The report `fslab report` writes for the result of `plan`, in `dir`.
+fn render(dir: &Path, plan: &str) -> PathBuf {
+    let page = dir.join(format!("report-{plan}.html"));
+    fslab()
+        .arg("report")
+        .arg(example_fixture(plan))
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .success();
+    page
+}
+
+/// What the check found on `page` at `width` px: (texts measured, blocks
+/// measured, legends measured, the offending texts).
+fn check(dir: &Path, page: &Path, width: u32) -> (u64, u64, u64, Vec<String>) {
+    let html = std::fs::read_to_string(page).unwrap();
+    let at = html.rfind("</body>").expect("a page with a body");
+    let checked = dir.join(format!("checked-{width}.html"));
+    std::fs::write(&checked, format!("{}{CHECK}{}", &html[..at], &html[at..])).unwrap();
+    let url = format!("file://{}", checked.display());
+    let out = chromium(
+        &dir.join(format!("profile-{width}")),
+        &[
+            &format!("--window-size={width},900"),
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            &url,
+        ],
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = dom
+        .split("<pre id=\"layout-check\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the check ran: {:.500}", String::from_utf8_lossy(&out.stderr)))
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("the check's JSON");
+    assert_eq!(v["width"].as_u64(), Some(width as u64), "the page is {width} px wide");
+    let bad = v["bad"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap().to_string())
+        .collect();
+    (
+        v["texts"].as_u64().unwrap(),
+        v["blocks"].as_u64().unwrap(),
+        v["legends"].as_u64().unwrap(),
+        bad,
+    )
+}
+
+/// Done-when 2 of issue 37: every example plan's report, at 1280 and 800
+/// px, has no text outside its chart, no overlapping texts, no heading,
+/// caption or table off the page and no shared swatch; and the check
+/// measured texts, blocks and legends (it cannot pass on an empty page).
+/// With FSLAB_REPORT_PNG=DIR, also writes DIR/report-PLAN.png (1280 px).
+#[test]
+fn example_reports_lay_out_without_overflow_or_overlap() {
+    if !require("chromium", have("chromium")) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for plan in PLANS {
+        if !example_fixture(plan).exists() {
+            failures.push(format!("{plan}: no result (tests/fixtures/make-examples.sh writes it)"));
+            continue;
+        }
+        let page = render(dir.path(), plan);
+        for width in [1280, 800] {
+            let (texts, blocks, legends, bad) = check(dir.path(), &page, width);
+            // the check measured something: it cannot pass on an empty page
+            if texts < 20 || blocks < 5 || legends == 0 {
+                failures.push(format!(
+                    "{plan} at {width} px: measured only {texts} texts, {blocks} blocks, {legends} legends"
+                ));
+            }
+            failures.extend(bad.into_iter().map(|b| format!("{plan} at {width} px: {b}")));
+        }
+        if let Ok(out) = std::env::var("FSLAB_REPORT_PNG") {
+            let png = Path::new(&out).join(format!("report-{plan}.png"));
+            let url = format!("file://{}", page.display());
+            let shot = chromium(
+                &dir.path().join("profile-png"),
+                &[
+                    "--window-size=1280,1600",
+                    &format!("--screenshot={}", png.display()),
+                    &url,
+                ],
+            );
+            assert!(shot.status.success(), "{}", String::from_utf8_lossy(&shot.stderr));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} layout faults:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
