@@ -188,3 +188,126 @@ fn example_reports_lay_out_without_overflow_or_overlap() {
         failures.join("\n")
     );
 }
+
+/// Run on load after the report's flame script: zooms the first flame
+/// graph into its widest child of the root, hovers it, searches `QUERY`,
+/// and writes what it saw into `<pre id="flame-check">`.
+const FLAME_CHECK: &str = r##"<script>
+window.addEventListener("load", function () {
+  var svg = document.querySelector("svg.flame"), out = { graphs: document.querySelectorAll("svg.flame").length };
+  var fl = svg.flame, fig = svg.parentNode;
+  var kids = fl.frames.filter(function (f) { return f.d === 1; }).sort(function (a, b) { return b.v - a.v; });
+  var f = kids[kids.length - 1];
+  out.name = f.n;
+  out.before = +f.r.getAttribute("width");
+  f.g.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  out.after = +f.r.getAttribute("width");
+  out.shown = fl.frames.filter(function (x) { return x.g.style.display !== "none"; }).length;
+  out.all = fl.frames.length;
+  out.label = f.t.textContent;
+  f.g.dispatchEvent(new MouseEvent("mouseenter"));
+  out.info = fig.querySelector(".flameinfo").textContent;
+  fig.querySelector(".flamebar button").click();
+  out.reset = +f.r.getAttribute("width");
+  var box = fig.querySelector(".flamebar input");
+  box.value = "QUERY";
+  box.dispatchEvent(new Event("input"));
+  out.share = +fig.querySelector(".flamebar .found").getAttribute("data-share");
+  out.found = fig.querySelector(".flamebar .found").textContent;
+  out.total = +svg.getAttribute("data-total");
+  var pre = document.createElement("pre");
+  pre.id = "flame-check";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"##;
+
+/// The flame graphs (seed-metadata-xattr's result is profiled) in Chromium:
+/// a click zooms a frame to the graph's width and hides what is not its
+/// callers or callees, hovering names it with its share, "reset zoom" puts
+/// it back, and a search's share is the share of the stacks through a
+/// matching frame, as the folded stacks give it. Without scripts the graph
+/// is drawn and labelled all the same (the HTML has it), with no search box.
+#[test]
+fn flame_graphs_zoom_search_and_read_without_script() {
+    if !require("chromium", have("chromium")) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = render(dir.path(), "seed-metadata-xattr");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<svg") && html.contains("class=\"flame\""),
+        "flame graphs in the report"
+    );
+    // the first graph's stacks, from the fixture
+    let r =
+        fslab::model::parse_report(&std::fs::read_to_string(example_fixture("seed-metadata-xattr")).unwrap()).unwrap();
+    let stacks = &r.cells.iter().find_map(|c| c.profile.as_ref()).unwrap().phases[0].stacks;
+    let query = "ext4";
+    let total: u64 = stacks.iter().map(|s| s.count).sum();
+    let through: u64 = stacks
+        .iter()
+        .filter(|s| s.stack.split(';').any(|f| f.to_lowercase().contains(query)))
+        .map(|s| s.count)
+        .sum();
+    assert!(
+        through > 0 && through < total,
+        "the query matches some stacks: {through} of {total}"
+    );
+    let at = html.rfind("</body>").unwrap();
+    let checked = dir.path().join("flame.html");
+    let script = FLAME_CHECK.replace("QUERY", query);
+    std::fs::write(&checked, format!("{}{script}{}", &html[..at], &html[at..])).unwrap();
+    let url = format!("file://{}", checked.display());
+    let out = chromium(
+        &dir.path().join("p1"),
+        &["--virtual-time-budget=5000", "--dump-dom", &url],
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let json = dom
+        .split("<pre id=\"flame-check\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .unwrap_or_else(|| panic!("the check ran: {}", String::from_utf8_lossy(&out.stderr)))
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let (before, after, reset) = (
+        v["before"].as_f64().unwrap(),
+        v["after"].as_f64().unwrap(),
+        v["reset"].as_f64().unwrap(),
+    );
+    assert!(v["graphs"].as_u64().unwrap() >= 6, "{v}");
+    assert!(
+        before < 1180.0 && (after - 1180.0).abs() < 0.2,
+        "zoomed to the width: {v}"
+    );
+    assert!((reset - before).abs() < 0.2, "reset: {v}");
+    assert!(v["shown"].as_u64() < v["all"].as_u64(), "other frames hidden: {v}");
+    let name = v["name"].as_str().unwrap();
+    let info = v["info"].as_str().unwrap();
+    assert!(
+        info.starts_with(&format!("{name}: ")) && info.contains("% of all"),
+        "{v}"
+    );
+    assert_eq!(v["total"].as_u64(), Some(total));
+    let share = v["share"].as_f64().unwrap();
+    assert!(
+        (share - through as f64 / total as f64).abs() < 1e-5,
+        "matched share {share} vs {through}/{total}: {v}"
+    );
+    // without scripts the page is its HTML: the boxes, labels and
+    // tooltips drawn, no search box (the script makes it)
+    assert!(!html.contains("class=\"flamebar\""), "no search box without scripts");
+    let first = html
+        .split("class=\"flame\"")
+        .nth(1)
+        .unwrap()
+        .split("</svg>")
+        .next()
+        .unwrap();
+    assert!(first.matches("<rect").count() > 3 && first.contains("samples, ") && first.contains("</text>"));
+}

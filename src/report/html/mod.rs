@@ -48,7 +48,7 @@ table.env td,table.env th{text-align:left}.sig{font-weight:700}
 .tables{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}.cmpt h3{margin:.6em 0 .2em}.cmpt p{max-width:44em}
 table.cmp td{white-space:nowrap}.better{color:#007a4d;font-weight:700}.worse{color:#c0392b;font-weight:700}.note{color:#555;font-size:.9em}.fail{color:#b00}
 svg{max-width:100%;height:auto}figure.chart{max-width:100%;min-width:0}.scroll{overflow-x:auto;max-width:100%}.cmpt{max-width:100%;min-width:0}
-body{overflow-wrap:anywhere}nav.toc{background:#f6f8fa;border:1px solid #e4e4e4;padding:.4em .8em;font-size:.9em}nav.toc ol{margin:.3em 0;padding-left:1.4em}nav.toc .subs{color:#555;font-size:.92em}
+body{overflow-wrap:break-word}nav.toc{background:#f6f8fa;border:1px solid #e4e4e4;padding:.4em .8em;font-size:.9em}nav.toc ol{margin:.3em 0;padding-left:1.4em}nav.toc .subs{color:#555;font-size:.92em}
 a.totop{position:fixed;right:.8em;bottom:.8em;background:#fff;border:1px solid #ccc;border-radius:4px;padding:.15em .5em;font-size:.85em;text-decoration:none}
 @media print{body{margin:0}figure.chart{break-inside:avoid}details{display:block}nav.toc,a.totop{display:none}}";
 
