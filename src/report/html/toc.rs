@@ -4,12 +4,14 @@
 
 use std::fmt::Write;
 
+/// A section: its id, title and subsections (id, title).
+type Section = (String, String, Vec<(String, String)>);
+
 /// Gives every `<h3>` of `body` an id (its section's id and a number) and
 /// returns the body and the contents for it: `<nav id="contents">`.
 pub(super) fn contents(body: &str) -> (String, String) {
     let mut out = String::with_capacity(body.len() + 1024);
-    // (id, title, [(id, title)])
-    let mut sections: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
+    let mut sections: Vec<Section> = Vec::new();
     let mut rest = body;
     while let Some(at) = rest.find("<h") {
         out.push_str(&rest[..at]);

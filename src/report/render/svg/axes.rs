@@ -1,6 +1,7 @@
 //! What every chart shares: the palette, the scales and their ticks, the
 //! plot frame of an x/y chart, the SVG header, the legend row, escaping.
 
+pub use super::layout::esc;
 use super::layout::{wrap, TITLE_LINE};
 use std::fmt::Write;
 
@@ -44,13 +45,6 @@ pub(super) const MT: f64 = 30.0;
 
 pub(super) const MB: f64 = 60.0;
 
-/// Escapes text for SVG and HTML.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 pub(super) fn fwd(scale: Scale, v: f64) -> f64 {
     match scale {

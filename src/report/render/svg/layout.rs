@@ -5,8 +5,15 @@
 //! widest common sans face, the one headless Chromium uses on Debian),
 //! rounded up, so a label fits with any narrower face too.
 
-use super::axes::esc;
 use std::fmt::Write;
+
+/// Escapes text for SVG and HTML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
 
 /// The advance of `c` in ems (DejaVu Sans, rounded up).
 fn advance(c: char) -> f64 {
