@@ -45,7 +45,6 @@ pub(super) const MT: f64 = 30.0;
 
 pub(super) const MB: f64 = 60.0;
 
-
 pub(super) fn fwd(scale: Scale, v: f64) -> f64 {
     match scale {
         Scale::Linear => v,

@@ -49,7 +49,8 @@ impl YAxis {
             .filter(|v| *v > 0.0)
             .fold(f64::INFINITY, f64::min);
         if lo_v.is_finite() && hi_v > 10.0 * lo_v {
-            let (lo, hi) = extent(Scale::Log, [lo_v, hi_v].into_iter());
+            // the axis starts below the smallest bar, so that one shows too
+            let (lo, hi) = extent(Scale::Log, [lo_v / 3.0, hi_v].into_iter());
             return YAxis { log: true, lo, hi, top };
         }
         let (_, hi) = extent(Scale::Linear, [0.0, hi_v].into_iter());
