@@ -190,14 +190,23 @@ fn example_reports_lay_out_without_overflow_or_overlap() {
 }
 
 /// Run on load after the report's flame script: zooms the first flame
-/// graph into its widest child of the root, hovers it, searches `QUERY`,
+/// graph into its widest frame whose zoom hides other frames, hovers it, searches `QUERY`,
 /// and writes what it saw into `<pre id="flame-check">`.
 const FLAME_CHECK: &str = r##"<script>
 window.addEventListener("load", function () {
   var svg = document.querySelector("svg.flame"), out = { graphs: document.querySelectorAll("svg.flame").length };
   var fl = svg.flame, fig = svg.parentNode;
-  var kids = fl.frames.filter(function (f) { return f.d === 1; }).sort(function (a, b) { return b.v - a.v; });
-  var f = kids[kids.length - 1];
+  // its callers and callees: what a zoom into f keeps
+  var kin = function (f) {
+    return fl.frames.filter(function (x) {
+      var e = x.s + x.v, fe = f.s + f.v;
+      return (x.s >= f.s && e <= fe && x.d >= f.d) || (x.s <= f.s && e >= fe && x.d < f.d);
+    }).length;
+  };
+  // the widest frame whose zoom leaves some frames out
+  var f = fl.frames.slice().sort(function (a, b) { return b.v - a.v || a.d - b.d; })
+    .filter(function (x) { return kin(x) < fl.frames.length; })[0];
+  out.kin = kin(f);
   out.name = f.n;
   out.before = +f.r.getAttribute("width");
   f.g.dispatchEvent(new MouseEvent("click", { bubbles: true }));
@@ -286,7 +295,10 @@ fn flame_graphs_zoom_search_and_read_without_script() {
         "zoomed to the width: {v}"
     );
     assert!((reset - before).abs() < 0.2, "reset: {v}");
-    assert!(v["shown"].as_u64() < v["all"].as_u64(), "other frames hidden: {v}");
+    assert!(
+        v["shown"] == v["kin"] && v["shown"].as_u64() < v["all"].as_u64(),
+        "only its callers and callees shown: {v}"
+    );
     let name = v["name"].as_str().unwrap();
     let info = v["info"].as_str().unwrap();
     assert!(

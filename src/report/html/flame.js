@@ -7,12 +7,16 @@
 // below it), a click on the root or "reset zoom" zooms out.
 (function () {
   "use strict";
-  var NS = "http://www.w3.org/2000/svg", CHAR_W = 6.4;
+  var NS = "http://www.w3.org/2000/svg", CHAR_W = 5.5;
   var pct = function (v, of) { return (v * 100 / Math.max(of, 1)).toFixed(2) + "%"; };
-  var fit = function (name, w) {
-    var n = Math.floor((w - 6) / CHAR_W);
-    if (n < 3) return "";
-    return name.length <= n ? name : name.slice(0, n - 2) + "..";
+  // the label that fits w pixels, as the browser draws it
+  var fit = function (t, name, w) {
+    var n = Math.min(name.length, Math.floor((w - 6) / CHAR_W) + 2);
+    for (; n >= 3; n--) {
+      t.textContent = name.length <= n ? name : name.slice(0, n - 2) + "..";
+      if (t.getComputedTextLength() <= w - 6) return;
+    }
+    t.textContent = "";
   };
   document.querySelectorAll("svg.flame").forEach(function (svg) {
     var total = +svg.getAttribute("data-total"), pad = +svg.getAttribute("data-pad");
@@ -61,7 +65,7 @@
         f.r.setAttribute("x", x.toFixed(1));
         f.r.setAttribute("width", Math.max(w, 0).toFixed(1));
         f.t.setAttribute("x", (x + 3).toFixed(1));
-        f.t.textContent = fit(f.n, w);
+        fit(f.t, f.n, w);
       });
       reset.disabled = !zoom;
     }

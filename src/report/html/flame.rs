@@ -7,7 +7,7 @@
 
 use crate::model::system::{FoldedStack, PhaseProfile, Profile};
 use crate::model::{Cell, Report};
-use crate::report::render::svg::esc;
+use crate::report::render::svg::{esc, text_w};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -21,8 +21,8 @@ const BOTTOM: f64 = 8.0;
 const PAD: f64 = 10.0;
 /// Frames narrower than this are not drawn (nor their children).
 const MIN_W: f64 = 0.4;
-/// Average glyph width of the 11px font, for fitting labels.
-const CHAR_W: f64 = 6.4;
+/// Size of a frame's label (the report's `svg text`).
+const LABEL_PX: f64 = 11.0;
 
 #[derive(Default)]
 struct Node {
@@ -106,6 +106,15 @@ fn fit(s: &str, n: usize) -> Option<String> {
     Some(format!("{}..", s.chars().take(n - 2).collect::<String>()))
 }
 
+/// `s` cut (as `fit` does) to what fits `px` pixels drawn, or None.
+fn fit_px(s: &str, px: f64) -> Option<String> {
+    let n = s.chars().count();
+    (3..=n)
+        .rev()
+        .filter_map(|k| fit(s, k))
+        .find(|l| text_w(l, LABEL_PX, false) <= px)
+}
+
 /// A flame graph of `stacks` ("a;b;c" root first, with counts) titled `title`.
 pub fn svg(title: &str, stacks: &[FoldedStack]) -> String {
     let nodes = tree(stacks);
@@ -160,7 +169,7 @@ pub fn svg(title: &str, stacks: &[FoldedStack]) -> String {
             color(&n.name, i == 0),
             fh = FRAME_H - 1.0,
         );
-        if let Some(label) = fit(shown, ((w - 6.0) / CHAR_W) as usize) {
+        if let Some(label) = fit_px(shown, w - 6.0) {
             let _ = write!(
                 s,
                 r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
