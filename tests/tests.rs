@@ -33,6 +33,7 @@ mod fio_text_truth;
 mod fio_trim;
 mod guest_boots;
 mod html;
+mod html_layout;
 mod io;
 mod io_buffers;
 mod lab;

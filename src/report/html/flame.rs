@@ -7,7 +7,7 @@
 
 use crate::model::system::{FoldedStack, PhaseProfile, Profile};
 use crate::model::{Cell, Report};
-use crate::report::render::svg::esc;
+use crate::report::render::svg::{esc, text_w};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -21,8 +21,8 @@ const BOTTOM: f64 = 8.0;
 const PAD: f64 = 10.0;
 /// Frames narrower than this are not drawn (nor their children).
 const MIN_W: f64 = 0.4;
-/// Average glyph width of the 11px font, for fitting labels.
-const CHAR_W: f64 = 6.4;
+/// Size of a frame's label (the report's `svg text`).
+const LABEL_PX: f64 = 11.0;
 
 #[derive(Default)]
 struct Node {
@@ -106,23 +106,33 @@ fn fit(s: &str, n: usize) -> Option<String> {
     Some(format!("{}..", s.chars().take(n - 2).collect::<String>()))
 }
 
+/// `s` cut (as `fit` does) to what fits `px` pixels drawn, or None.
+fn fit_px(s: &str, px: f64) -> Option<String> {
+    let n = s.chars().count();
+    (3..=n)
+        .rev()
+        .filter_map(|k| fit(s, k))
+        .find(|l| text_w(l, LABEL_PX, false) <= px)
+}
+
 /// A flame graph of `stacks` ("a;b;c" root first, with counts) titled `title`.
 pub fn svg(title: &str, stacks: &[FoldedStack]) -> String {
     let nodes = tree(stacks);
     let total = nodes[0].value.max(1) as f64;
     let scale = (W - 2.0 * PAD) / total;
-    // the frames wide enough to draw: (node, depth, x)
-    let mut drawn: Vec<(usize, usize, f64)> = Vec::new();
-    let mut todo = vec![(0usize, 0usize, PAD)];
-    while let Some((i, depth, x)) = todo.pop() {
-        drawn.push((i, depth, x));
-        let mut cx = x;
+    // the frames wide enough to draw: (node, depth, x, first sample)
+    let mut drawn: Vec<(usize, usize, f64, u64)> = Vec::new();
+    let mut todo = vec![(0usize, 0usize, PAD, 0u64)];
+    while let Some((i, depth, x, start)) = todo.pop() {
+        drawn.push((i, depth, x, start));
+        let (mut cx, mut cs) = (x, start);
         for &c in nodes[i].children.values() {
             let w = nodes[c].value as f64 * scale;
             if w >= MIN_W {
-                todo.push((c, depth + 1, cx));
+                todo.push((c, depth + 1, cx, cs));
             }
             cx += w;
+            cs += nodes[c].value;
         }
     }
     drawn.sort_by(|a, b| a.1.cmp(&b.1).then(a.2.total_cmp(&b.2)));
@@ -131,11 +141,12 @@ pub fn svg(title: &str, stacks: &[FoldedStack]) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" aria-label="{t}" class="flame"><title>{t}</title><rect width="{W}" height="{h}" fill="#fff"/><text x="{x}" y="20" text-anchor="middle" class="t">{t}</text>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {h}" width="{W}" height="{h}" role="img" aria-label="{t}" class="flame" data-total="{total}" data-pad="{PAD}"><title>{t}</title><rect width="{W}" height="{h}" fill="#fff"/><text x="{x}" y="20" text-anchor="middle" class="t">{t}</text>"##,
         t = esc(title),
         x = W / 2.0,
+        total = nodes[0].value,
     );
-    for (i, d, x) in drawn {
+    for (i, d, x, start) in drawn {
         let n = &nodes[i];
         let w = n.value as f64 * scale;
         let y = h - BOTTOM - (d + 1) as f64 * FRAME_H;
@@ -149,14 +160,16 @@ pub fn svg(title: &str, stacks: &[FoldedStack]) -> String {
         };
         let _ = write!(
             s,
-            r#"<g><title>{} ({} samples, {:.2}%){space}</title><rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{fh}" fill="{}" rx="2"/>"#,
+            r#"<g data-s="{start}" data-v="{}" data-d="{d}" data-n="{}"><title>{} ({} samples, {:.2}%){space}</title><rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{fh}" fill="{}" rx="2"/>"#,
+            n.value,
+            esc(shown),
             esc(shown),
             n.value,
             n.value as f64 * 100.0 / total,
             color(&n.name, i == 0),
             fh = FRAME_H - 1.0,
         );
-        if let Some(label) = fit(shown, ((w - 6.0) / CHAR_W) as usize) {
+        if let Some(label) = fit_px(shown, w - 6.0) {
             let _ = write!(
                 s,
                 r#"<text x="{:.1}" y="{:.1}">{}</text>"#,
@@ -205,7 +218,7 @@ pub fn section(s: &mut String, sources: &[(String, &Report)]) -> usize {
         return 0;
     }
     let mut n = 0;
-    s.push_str("<h2 id=\"profile\">CPU profile</h2>\n<p class=\"note\">Where fslab's CPU time went in each timed phase (--profile: perf_event_open, cpu-clock, every thread of fslab). Flame graphs: one box per function, the root at the bottom, callers below their callees, width by samples; kernel frames orange, user frames blue; hover a box for its samples. Top symbols: inclusive share (anywhere on the stack) and self share (on top of it).</p>\n");
+    s.push_str("<h2 id=\"profile\">CPU profile</h2>\n<p class=\"note\">Where fslab's CPU time went in each timed phase (--profile: perf_event_open, cpu-clock, every thread of fslab). Flame graphs: one box per function, the root at the bottom, callers below their callees, width by samples; kernel frames orange, user frames blue; hover a box for its samples (with scripts on: click a box to zoom into it, search names to highlight them and see their share). Top symbols: inclusive share (anywhere on the stack) and self share (on top of it).</p>\n");
     for (c, p) in cells {
         let _ = writeln!(s, "<h3>{}</h3>", esc(&c.name));
         let mut info = format!("profiling cost ~{:.1}% of fslab's CPU", p.overhead_pct);
@@ -247,8 +260,15 @@ pub fn section(s: &mut String, sources: &[(String, &Report)]) -> usize {
             s.push_str("</table></details>\n");
         }
     }
+    // zoom, search and the hovered frame's line: inline, no network; the
+    // graphs read without it
+    let _ = writeln!(s, "<style>{FLAME_CSS}</style><script>{FLAME_JS}</script>");
     n
 }
+
+const FLAME_JS: &str = include_str!("flame.js");
+
+const FLAME_CSS: &str = ".flamebar{display:flex;gap:.6em;align-items:center;padding:.3em .5em;font-size:.85em}.flamebar input{width:18em;max-width:50%}.flameinfo{font-size:.85em;color:#333;padding:.2em .5em;min-height:1.2em;overflow-wrap:anywhere}";
 
 #[cfg(test)]
 mod tests {
@@ -285,10 +305,10 @@ mod tests {
         assert!(s.contains("<title>spin (40000 samples, 40.00%) [user]</title>"));
         assert!(!s.contains("deeper"), "frames under {MIN_W} px are not drawn");
         // root, main, work, spin, xfs_attr_set (rare is under a pixel too)
-        assert_eq!(s.matches("<g>").count(), 5);
+        assert_eq!(s.matches("<g ").count(), 5);
         let width = |name: &str| -> f64 {
             let g = s
-                .split("<g>")
+                .split("<g ")
                 .find(|g| g.contains(&format!("<title>{name} (")))
                 .unwrap();
             g.split("width=\"")

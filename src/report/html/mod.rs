@@ -1,5 +1,6 @@
 //! `fslab report` and `--output html`: one self-contained HTML page (inline
-//! SVG and CSS, no script, no network) with the environment of every result,
+//! SVG and CSS, no network; a script only to zoom and search flame graphs,
+//! which read without it) with the environment of every result,
 //! bar charts with 95% CI whiskers and baseline ratios for plans, latency
 //! percentile curves per cell, per-second time series, probe timelines with
 //! phases shaded and stalls marked, and per-operation tables. A pure
@@ -17,6 +18,7 @@ mod latency;
 mod probes;
 mod system;
 mod tables;
+mod toc;
 
 pub use latency::resolves;
 
@@ -45,7 +47,10 @@ svg text.n{font-size:11px;font-weight:600}svg text.b{font-size:10px;fill:#444}
 table.env td,table.env th{text-align:left}.sig{font-weight:700}
 .tables{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}.cmpt h3{margin:.6em 0 .2em}.cmpt p{max-width:44em}
 table.cmp td{white-space:nowrap}.better{color:#007a4d;font-weight:700}.worse{color:#c0392b;font-weight:700}.note{color:#555;font-size:.9em}.fail{color:#b00}
-@media print{body{margin:0}figure.chart{break-inside:avoid}details{display:block}}";
+svg{max-width:100%;height:auto}figure.chart{max-width:100%;min-width:0}.scroll{overflow-x:auto;max-width:100%}.cmpt{max-width:100%;min-width:0}
+body{overflow-wrap:break-word}nav.toc{background:#f6f8fa;border:1px solid #e4e4e4;padding:.4em .8em;font-size:.9em}nav.toc ol{margin:.3em 0;padding-left:1.4em}nav.toc .subs{color:#555;font-size:.92em}
+a.totop{position:fixed;right:.8em;bottom:.8em;background:#fff;border:1px solid #ccc;border-radius:4px;padding:.15em .5em;font-size:.85em;text-decoration:none}
+@media print{body{margin:0}figure.chart{break-inside:avoid}details{display:block}nav.toc,a.totop{display:none}}";
 
 /// Renders the page for one or more results (`label` names a result that is
 /// not a plan run, as in `fslab compare`).
@@ -66,6 +71,11 @@ pub fn render(sources: &[(String, &Report)]) -> String {
     tables::op_tables(&mut body, sources);
     tables::ranks(&mut body, sources);
     n += flame::section(&mut body, sources);
+    // wide tables scroll in their own box, not the page
+    let body = body
+        .replace("<table", "<div class=\"scroll\"><table")
+        .replace("</table>", "</table></div>");
+    let (body, nav) = toc::contents(&body);
     let interrupted = sources.iter().any(|(_, r)| r.interrupted);
     let title = sources
         .iter()
@@ -85,6 +95,7 @@ pub fn render(sources: &[(String, &Report)]) -> String {
     if interrupted {
         s.push_str("<p class=\"fail\">Interrupted: results cover the time before the stop.</p>\n");
     }
+    s.push_str(&nav);
     s.push_str(&body);
     s.push_str("<p class=\"note\">Made by fslab from its result files; every number here is in them (docs/results.md).</p>\n</body></html>\n");
     s

@@ -5,7 +5,7 @@
 use super::common::{fmt_ns, fmt_pct, fmt_plain, place, steps};
 use crate::model::system::SystemData;
 use crate::model::{Cell, Report};
-use crate::report::render::svg::{self, esc, Band, Scale, Series, PALETTE};
+use crate::report::render::svg::{self, esc, Band, Scale, Series};
 use crate::report::system as sy;
 use std::fmt::Write;
 
@@ -76,7 +76,7 @@ fn op_panels(c: &Cell) -> Vec<svg::Panel> {
                         let v = if bytes { d.bytes as f64 / 1e6 } else { d.ops as f64 };
                         (p.t_s as f64, (p.t_s + 1) as f64, v)
                     }));
-                    line(k.name().into(), PALETTE[i % PALETTE.len()], pts, false)
+                    line(k.name().into(), &svg::nth_color(i), pts, false)
                 })
                 .collect(),
             stacked: false,
@@ -95,7 +95,7 @@ fn op_panels(c: &Cell) -> Vec<svg::Panel> {
                             .iter()
                             .map(|p| (p.t_s as f64, (p.t_s + 1) as f64, p.dir(*k).p99_ns as f64)),
                     );
-                    line(k.name().into(), PALETTE[i % PALETTE.len()], pts, false)
+                    line(k.name().into(), &svg::nth_color(i), pts, false)
                 })
                 .collect(),
             stacked: false,
@@ -122,7 +122,7 @@ fn device_panels(sys: &SystemData) -> Vec<svg::Panel> {
                         let (a, b) = span(p.t_ms, p.len_ms);
                         (a, b, p.util_pct)
                     }));
-                    line(d.name.clone(), PALETTE[i % PALETTE.len()], pts, false)
+                    line(d.name.clone(), &svg::nth_color(i), pts, false)
                 })
                 .collect(),
             stacked: false,
@@ -130,7 +130,7 @@ fn device_panels(sys: &SystemData) -> Vec<svg::Panel> {
         });
         let mut awaits = Vec::new();
         for (i, d) in sys.devices.iter().enumerate() {
-            let col = PALETTE[i % PALETTE.len()];
+            let col = &svg::nth_color(i);
             if d.total.read_ios > 0 || d.samples.iter().any(|p| p.read_ios > 0) {
                 let pts = steps(d.samples.iter().map(|p| {
                     let (a, b) = span(p.t_ms, p.len_ms);

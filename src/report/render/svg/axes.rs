@@ -1,12 +1,27 @@
 //! What every chart shares: the palette, the scales and their ticks, the
 //! plot frame of an x/y chart, the SVG header, the legend row, escaping.
 
+pub use super::layout::esc;
+use super::layout::{wrap, TITLE_LINE};
 use std::fmt::Write;
 
 /// Colours for series, one per filesystem (colour-blind friendly: Okabe-Ito).
 pub const PALETTE: [&str; 8] = [
     "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000",
 ];
+
+/// The colour of the `i`-th series: the palette, then hues spaced by the
+/// golden angle (darker, then lighter), so no two series of a chart share a
+/// colour however many there are.
+pub fn nth_color(i: usize) -> String {
+    if i < PALETTE.len() {
+        return PALETTE[i].to_string();
+    }
+    let k = i - PALETTE.len();
+    let hue = (k as f64 * 137.508 + 20.0) % 360.0;
+    let light = [38.0, 58.0, 48.0][k / 8 % 3];
+    format!("hsl({hue:.0},65%,{light:.0}%)")
+}
 
 /// How an axis maps values to positions.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,14 +44,6 @@ pub(super) const MR: f64 = 30.0;
 pub(super) const MT: f64 = 30.0;
 
 pub(super) const MB: f64 = 60.0;
-
-/// Escapes text for SVG and HTML.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 pub(super) fn fwd(scale: Scale, v: f64) -> f64 {
     match scale {
@@ -206,31 +213,38 @@ impl Frame {
     }
 }
 
-pub(super) fn header(s: &mut String, title: &str, w: f64, h: f64) {
+/// Opens a chart of `w` by `h` pixels under its title, the title wrapped
+/// to the width (each line beyond the first adds `TITLE_LINE` to the
+/// height, and the chart below moves down by it). Returns that shift;
+/// `close` ends the chart.
+pub(super) fn header(s: &mut String, title: &str, w: f64, h: f64) -> f64 {
+    let lines = wrap(title, w - 16.0);
+    let dy = (lines.len() - 1) as f64 * TITLE_LINE;
     let _ = write!(
         s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="{t}"><title>{t}</title><rect width="{w}" height="{h}" fill="#fff"/><text x="{x}" y="18" text-anchor="middle" class="t">{t}</text>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {hh}" width="{w}" height="{hh}" role="img" aria-label="{t}"><title>{t}</title><rect width="{w}" height="{hh}" fill="#fff"/>"##,
         t = esc(title),
-        x = w / 2.0
+        hh = h + dy
     );
-}
-
-/// A legend row along the bottom; repeated labels (one per repeat) once.
-pub(super) fn legend<'a>(s: &mut String, items: impl Iterator<Item = (&'a str, &'a str)>, y: f64) {
-    let mut seen: Vec<&str> = Vec::new();
-    let mut x = ML;
-    for (label, color) in items {
-        if seen.contains(&label) || label.is_empty() {
-            continue;
-        }
-        seen.push(label);
+    for (i, l) in lines.iter().enumerate() {
         let _ = write!(
             s,
-            r#"<rect x="{x:.0}" y="{:.0}" width="10" height="10" fill="{color}"/><text x="{:.0}" y="{y:.0}" class="k">{}</text>"#,
-            y - 9.0,
-            x + 14.0,
-            esc(label)
+            r#"<text x="{x}" y="{y}" text-anchor="middle" class="t">{}</text>"#,
+            esc(l),
+            x = w / 2.0,
+            y = 18.0 + i as f64 * TITLE_LINE
         );
-        x += 24.0 + 6.5 * label.chars().count() as f64;
     }
+    if dy > 0.0 {
+        let _ = write!(s, r#"<g transform="translate(0 {dy})">"#);
+    }
+    dy
+}
+
+/// Ends a chart `header` opened (shifted down by `dy`).
+pub(super) fn close(s: &mut String, dy: f64) {
+    if dy > 0.0 {
+        s.push_str("</g>");
+    }
+    s.push_str("</svg>");
 }

@@ -10,11 +10,13 @@
 
 mod axes;
 mod bars;
+mod layout;
 mod timeline;
 mod xy;
 
-pub use axes::{esc, log_ticks, Scale, Tick, PALETTE};
+pub use axes::{esc, log_ticks, nth_color, Scale, Tick, PALETTE};
 pub use bars::{grouped_bars, Bar, BarGroup};
+pub use layout::text_w;
 pub use timeline::{Panel, Timeline};
 pub use xy::{Band, Series, XyChart};
 
@@ -81,6 +83,53 @@ mod tests {
         );
         assert!(svg.contains("ops/s &lt;x&gt;") && svg.contains("w&lt;2&gt;"));
         assert_eq!(svg.matches("class=\"whisker\"").count(), 4, "one per bar");
+    }
+
+    /// Bars of µs and ms on one chart: a log axis, on which the µs bar is
+    /// still a visible fraction of the ms one; within a decade, linear.
+    #[test]
+    fn bars_spanning_decades_go_logarithmic() {
+        let bar = |label: &str, value: f64| Bar {
+            label: label.into(),
+            value,
+            ci: None,
+            note: String::new(),
+            color: PALETTE[0].into(),
+        };
+        let chart = |a: f64, b: f64| {
+            grouped_bars(
+                "p99",
+                &[BarGroup {
+                    label: "w".into(),
+                    bars: vec![bar("fast", a), bar("slow", b)],
+                }],
+                |v| format!("{v}"),
+                &[],
+            )
+        };
+        let heights = |svg: &str| -> Vec<f64> {
+            svg.split("<rect x=")
+                .filter(|r| r.contains("</title></rect>"))
+                .map(|r| {
+                    r.split("height=\"")
+                        .nth(1)
+                        .unwrap()
+                        .split('"')
+                        .next()
+                        .unwrap()
+                        .parse()
+                        .unwrap()
+                })
+                .collect()
+        };
+        let log = chart(20e3, 8e6);
+        assert!(log.contains("p99 (log scale)"), "{log}");
+        let h = heights(&log);
+        assert!(h[0] >= 10.0 && h[1] > h[0], "the small bar is visible: {h:?}");
+        let lin = chart(2e6, 8e6);
+        assert!(!lin.contains("log scale"));
+        let h = heights(&lin);
+        assert!((h[0] / h[1] - 0.25).abs() < 0.01, "linear from 0: {h:?}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Timelines: panels (lines or stacked areas) stacked on one shared time
 //! axis, the phases shaded across all of them: the system beside a cell.
 
-use super::axes::{esc, extent, fwd, header, log_ticks, ticks, Scale};
+use super::axes::{close, esc, extent, fwd, header, log_ticks, ticks, Scale};
+use super::layout::{band_label_rows, draw_legend, legend_rows, text_w, Item, B_PX, K_PX};
 use super::xy::{Band, Series};
 use std::fmt::Write;
 
@@ -38,6 +39,10 @@ const TOP: f64 = 30.0;
 const BOTTOM: f64 = 40.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
+/// A panel title's baseline above its plot.
+const GAP_TITLE: f64 = 6.0;
+/// Between rows of a panel's legend.
+const LEGEND_ROW: f64 = 13.0;
 
 /// The shared x axis: seconds from `x0` to `x1` over the plot's width.
 struct XAxis {
@@ -70,7 +75,13 @@ impl YAxis {
 impl Timeline {
     pub fn render(&self) -> String {
         let top = TOP + if self.alert.is_some() { 16.0 } else { 0.0 };
-        let h = top + self.panels.len() as f64 * (PH + GAP) + BOTTOM;
+        // each panel's legend in rows after its title; its block taller by the rows beyond the first
+        let legends: Vec<Vec<(usize, f64, Item)>> = self.panels.iter().map(panel_legend).collect();
+        let gaps: Vec<f64> = legends
+            .iter()
+            .map(|l| GAP + l.iter().map(|p| p.0).max().unwrap_or(0) as f64 * LEGEND_ROW)
+            .collect();
+        let h = top + gaps.iter().map(|g| g + PH).sum::<f64>() + BOTTOM;
         let (x0, x1) = extent(
             Scale::Linear,
             self.panels
@@ -81,7 +92,7 @@ impl Timeline {
         let x1 = x1.max(x0 + 1e-9);
         let xa = XAxis { x0, x1 };
         let mut s = String::new();
-        header(&mut s, &self.title, TW, h);
+        let dy = header(&mut s, &self.title, TW, h);
         if let Some(a) = &self.alert {
             let _ = write!(
                 s,
@@ -90,11 +101,14 @@ impl Timeline {
                 esc(a)
             );
         }
+        let mut yb = top;
         for (k, p) in self.panels.iter().enumerate() {
-            self.panel(&mut s, &xa, k, p, top);
+            let yt = yb + gaps[k]; // top of the plot area
+            self.panel(&mut s, &xa, (k, p), yt, yt - gaps[k] + GAP - GAP_TITLE);
+            draw_legend(&mut s, &legends[k], yt - gaps[k] + GAP - GAP_TITLE, LEGEND_ROW, "b");
+            yb = yt + PH;
         }
         // the shared x axis, under the last panel
-        let yb = top + self.panels.len() as f64 * (PH + GAP);
         for t in ticks(Scale::Linear, x0, x1) {
             let x = xa.px(t);
             let _ = write!(
@@ -107,21 +121,21 @@ impl Timeline {
         }
         let _ = write!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="k">seconds</text></svg>"#,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="k">seconds</text>"#,
             (LEFT + TW - RIGHT) / 2.0,
             yb + 32.0
         );
+        close(&mut s, dy);
         s
     }
 
-    /// Panel `k`: its title, the bands, its y axis, its series and legend.
-    fn panel(&self, s: &mut String, xa: &XAxis, k: usize, p: &Panel, top: f64) {
-        let yt = top + k as f64 * (PH + GAP) + GAP; // top of the plot area
+    /// Panel `k`: its title (at `title_y`), the bands, its y axis and series.
+    fn panel(&self, s: &mut String, xa: &XAxis, (k, p): (usize, &Panel), yt: f64, title_y: f64) {
         let yb = yt + PH;
         let _ = write!(
             s,
             r#"<text x="{LEFT}" y="{:.1}" class="n">{}</text>"#,
-            yt - 6.0,
+            title_y,
             esc(&p.title)
         );
         let drawn = drawn_points(p);
@@ -149,11 +163,12 @@ impl Timeline {
             xr = TW - RIGHT
         );
         series_paths(s, p, &drawn, xa, &ya);
-        panel_legend(s, p, yt);
     }
 
-    /// The bands across panel `k` (labelled in the first panel only).
+    /// The bands across panel `k` (labelled in the first panel only, in
+    /// two rows where neighbours' labels would overlap).
     fn bands_of(&self, s: &mut String, xa: &XAxis, k: usize, yt: f64) {
+        let mut spans = Vec::new();
         for b in &self.bands {
             let (a, c) = (xa.px(b.from), xa.px(b.to));
             let _ = write!(
@@ -164,15 +179,18 @@ impl Timeline {
                 b.opacity,
                 esc(&b.label)
             );
-            if k == 0 && !b.label.is_empty() && c - a > 30.0 {
-                let _ = write!(
-                    s,
-                    r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" class="b">{}</text>"#,
-                    (a + c) / 2.0,
-                    yt + 11.0,
-                    esc(&b.label)
-                );
-            }
+            spans.push((a, c, if c - a > 30.0 { b.label.as_str() } else { "" }));
+        }
+        if k > 0 {
+            return;
+        }
+        for (i, x, row) in band_label_rows(&spans, LEFT, TW - RIGHT, 2) {
+            let _ = write!(
+                s,
+                r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle" class="b">{}</text>"#,
+                yt + 11.0 + row as f64 * 11.0,
+                esc(spans[i].2)
+            );
         }
     }
 }
@@ -269,20 +287,19 @@ fn series_paths(s: &mut String, p: &Panel, drawn: &[Vec<(f64, f64)>], xa: &XAxis
     }
 }
 
-/// The panel's legend, right-aligned on its title row.
-fn panel_legend(s: &mut String, p: &Panel, yt: f64) {
-    let mut x = TW - RIGHT;
-    for sr in p.series.iter().rev() {
-        let w = 16.0 + 6.0 * sr.label.chars().count() as f64;
-        x -= w;
-        let _ = write!(
-            s,
-            r#"<rect x="{x:.0}" y="{:.0}" width="9" height="9" fill="{}"/><text x="{:.0}" y="{:.1}" class="b">{}</text>"#,
-            yt - 14.0,
-            sr.color,
-            x + 12.0,
-            yt - 6.0,
-            esc(&sr.label)
-        );
-    }
+/// The panel's legend placed on its title row after the title, wrapped
+/// into more rows where it is longer than the row.
+fn panel_legend(p: &Panel) -> Vec<(usize, f64, Item<'_>)> {
+    let x0 = LEFT + text_w(&p.title, K_PX, true) + 16.0;
+    let x1 = TW - RIGHT;
+    legend_rows(
+        p.series.iter().map(|sr| Item {
+            label: &sr.label,
+            color: &sr.color,
+            dashed: sr.dashed,
+        }),
+        x0,
+        x1,
+        B_PX,
+    )
 }

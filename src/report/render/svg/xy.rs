@@ -1,8 +1,12 @@
 //! Line and scatter charts on linear, logarithmic or "nines" axes, with
 //! shaded bands (probe phases) and marked ranges (stalls).
 
-use super::axes::{esc, extent, fwd, header, legend, log_ticks, ticks, Frame, Scale, Tick, H, MB, ML, MR, MT, W};
+use super::axes::{close, esc, extent, fwd, header, log_ticks, ticks, Frame, Scale, Tick, H, MB, ML, MR, MT, W};
+use super::layout::{band_label_rows, draw_legend, legend_rows, Item, K_PX};
 use std::fmt::Write;
+
+/// Between rows of a legend.
+const LEGEND_ROW: f64 = 15.0;
 
 /// A drawn series.
 #[derive(Debug, Clone)]
@@ -60,22 +64,32 @@ impl XyChart {
             y0,
         };
         let mut s = String::new();
-        header(&mut s, &self.title, W, H);
+        // the legend in rows under the plot, the chart taller by the rows beyond the first
+        let placed = legend_rows(
+            self.series.iter().map(|x| Item {
+                label: &x.label,
+                color: &x.color,
+                dashed: x.dashed,
+            }),
+            ML,
+            W - 8.0,
+            K_PX,
+        );
+        let rows = placed.iter().map(|p| p.0 + 1).max().unwrap_or(1);
+        let dy = header(&mut s, &self.title, W, H + (rows - 1) as f64 * LEGEND_ROW);
         self.draw_bands(&mut s, &f);
         self.draw_axes(&mut s, &f, (x0, x1), (y0, y1));
         self.draw_series(&mut s, &f);
-        legend(
-            &mut s,
-            self.series.iter().map(|x| (x.label.as_str(), x.color.as_str())),
-            H - 12.0,
-        );
-        s.push_str("</svg>");
+        draw_legend(&mut s, &placed, H - 12.0, LEGEND_ROW, "k");
+        close(&mut s, dy);
         s
     }
 
     fn draw_bands(&self, s: &mut String, f: &Frame) {
+        let mut spans = Vec::new();
         for b in &self.bands {
             let (a, c) = (f.px(b.from), f.px(b.to));
+            spans.push((a, c, if c - a > 30.0 { b.label.as_str() } else { "" }));
             let _ = write!(
                 s,
                 r#"<rect x="{a:.1}" y="{MT}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="{}"><title>{}</title></rect>"#,
@@ -85,15 +99,15 @@ impl XyChart {
                 b.opacity,
                 esc(&b.label)
             );
-            if !b.label.is_empty() && c - a > 30.0 {
-                let _ = write!(
-                    s,
-                    r#"<text x="{:.1}" y="{}" text-anchor="middle" class="b">{}</text>"#,
-                    (a + c) / 2.0,
-                    MT + 12.0,
-                    esc(&b.label)
-                );
-            }
+        }
+        // labels in two rows at the top of the plot, never on each other
+        for (i, x, row) in band_label_rows(&spans, ML, W - MR, 2) {
+            let _ = write!(
+                s,
+                r#"<text x="{x:.1}" y="{}" text-anchor="middle" class="b">{}</text>"#,
+                MT + 12.0 + row as f64 * 12.0,
+                esc(spans[i].2)
+            );
         }
     }
 
