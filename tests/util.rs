@@ -247,7 +247,8 @@ pub fn run_quick_suite(dir: &Path, runtime: &str) -> (String, serde_json::Value)
     let json = dir.join("quick.json");
     let out = fslab()
         .current_dir(dir)
-        .args(["run", "--runtime", runtime, "--quiet", "--output", "text", "--output"])
+        // wide: the tests read the summary's rows whole
+        .args(["run", "--runtime", runtime, "--quiet", "--width", "300", "--output", "text", "--output"])
         .arg(format!("json:{}", json.display()))
         .output()
         .unwrap();
