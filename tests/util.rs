@@ -248,7 +248,8 @@ pub fn run_quick_suite(dir: &Path, runtime: &str) -> (String, serde_json::Value)
     let out = fslab()
         .current_dir(dir)
         // wide: the tests read the summary's rows whole
-        .args(["run", "--runtime", runtime, "--quiet", "--width", "300", "--output", "text", "--output"])
+        .args(["run", "--runtime", runtime, "--quiet", "--width", "300"])
+        .args(["--output", "text", "--output"])
         .arg(format!("json:{}", json.display()))
         .output()
         .unwrap();
