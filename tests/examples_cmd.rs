@@ -187,3 +187,27 @@ fn bad_example_input_exits_2_in_one_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("fslab examples list"));
 }
+
+/// A write that fails part-way (the filesystem fills up) removes the files
+/// it made and nothing else: a decoy beside them keeps its bytes.
+#[test]
+fn a_failed_write_removes_only_what_it_made() {
+    if !require_root_with(&["mount", "umount"]) {
+        return;
+    }
+    // three pages: the decoy and two examples fit, the third does not
+    let m = Mount::new("tmpfs", "tmpfs", "size=12k");
+    let decoy = m.path().join("decoy.toml");
+    let bytes = b"# a user's plan\nname = \"mine\"\n".repeat(20);
+    std::fs::write(&decoy, &bytes).unwrap();
+    let out = fslab()
+        .args(["examples", "write", m.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("writing '"), "{err}");
+    assert_eq!(listing(m.path()), ["decoy.toml"], "{err}");
+    assert_eq!(std::fs::read(&decoy).unwrap(), bytes, "the decoy changed");
+}

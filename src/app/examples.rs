@@ -91,7 +91,10 @@ fn listing() -> String {
     let col = EXAMPLES.iter().map(|e| e.name.len()).max().unwrap_or(0) + 2;
     let mut out = String::new();
     for e in &EXAMPLES {
-        let mut lines = wrap(&description(e.text), WIDTH - col).into_iter();
+        // the layout's wrap, without its continuation indent
+        let mut lines = crate::report::render::plain::wrap(&description(e.text), WIDTH - col)
+            .into_iter()
+            .map(|l| l.trim_start().to_string());
         out.push_str(&format!("{:col$}{}\n", e.name, lines.next().unwrap_or_default()));
         for l in lines {
             out.push_str(&format!("{:col$}{l}\n", ""));
@@ -119,26 +122,6 @@ fn description(text: &str) -> String {
         Some(s) => format!("{s}."),
         None => sentence.to_string(),
     }
-}
-
-/// `text`'s words in lines of at most `width` characters (a longer word on
-/// a line of its own).
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for w in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + w.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(w);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
 }
 
 /// Why `write` stopped: one line, and the exit code (2 refused before
@@ -184,19 +167,23 @@ fn write_all(dir: &Path) -> Result<Vec<String>, Refusal> {
             Err(err) => return Err(failed(format!("'{}': {err}", shown(&dir.join(e.name))))),
         }
     }
-    let mut made: Vec<&str> = Vec::new();
+    let mut made: Vec<(&str, Ident)> = Vec::new();
     for e in &EXAMPLES {
-        if let Err(r) = write_one(&dfd, e) {
-            // what this run made goes again; nothing else is touched
-            for name in made {
-                let _ = rustix::fs::unlinkat(&dfd, name, AtFlags::empty());
+        let r = match write_one(&dfd, e) {
+            Ok(ident) => {
+                made.push((e.name, ident));
+                continue;
             }
-            return Err(match r {
-                WriteError::Exists => exists(&dir.join(e.name)),
-                WriteError::Io(err) => failed(format!("writing '{}': {err}", shown(&dir.join(e.name)))),
-            });
+            Err(r) => r,
+        };
+        // what this run made goes again; nothing else is touched
+        for (name, ident) in made {
+            remove_if_ours(&dfd, name, ident);
         }
-        made.push(e.name);
+        return Err(match r {
+            WriteError::Exists => exists(&dir.join(e.name)),
+            WriteError::Io(err) => failed(format!("writing '{}': {err}", shown(&dir.join(e.name)))),
+        });
     }
     Ok(EXAMPLES.iter().map(|e| shown(&dir.join(e.name))).collect())
 }
@@ -206,6 +193,26 @@ fn exists(p: &Path) -> Refusal {
         "'{}' exists; fslab does not replace it (remove it, or write into another directory)",
         crate::units::shown(&p.display().to_string())
     ))
+}
+
+/// A file's identity (device, inode): what `write` made is removed only
+/// while its name still holds that file, not one another process put there.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Ident(u64, u64);
+
+fn ident_of(fd: impl AsFd) -> Result<Ident, Errno> {
+    let st = rustix::fs::fstat(fd)?;
+    Ok(Ident(st.st_dev, st.st_ino))
+}
+
+/// Unlinks `name` in `dfd` if it is still the file `ident` (not a
+/// symbolic link or a file put there since).
+fn remove_if_ours(dfd: &OwnedFd, name: &str, ident: Ident) {
+    if let Ok(st) = rustix::fs::statat(dfd, name, AtFlags::SYMLINK_NOFOLLOW) {
+        if Ident(st.st_dev, st.st_ino) == ident {
+            let _ = rustix::fs::unlinkat(dfd, name, AtFlags::empty());
+        }
+    }
 }
 
 enum WriteError {
@@ -236,8 +243,8 @@ fn mode_of(e: &Example) -> Mode {
 }
 
 /// Writes one example into the directory `dfd` under its name, whole or
-/// not at all, never over an existing name.
-fn write_one(dfd: &OwnedFd, e: &Example) -> Result<(), WriteError> {
+/// not at all, never over an existing name; returns what it made.
+fn write_one(dfd: &OwnedFd, e: &Example) -> Result<Ident, WriteError> {
     let unnamed = rustix::fs::openat(dfd, ".", OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC, mode_of(e));
     match unnamed {
         Ok(fd) => {
@@ -247,7 +254,10 @@ fn write_one(dfd: &OwnedFd, e: &Example) -> Result<(), WriteError> {
             match rustix::fs::linkat(CWD, proc_path.as_str(), dfd, e.name, AtFlags::SYMLINK_FOLLOW) {
                 // no /proc to name the unnamed file by: made by name instead
                 Err(Errno::NOENT) => write_named(dfd, e),
-                r => Ok(r?),
+                r => {
+                    r?;
+                    Ok(ident_of(&f)?)
+                }
             }
         }
         // a filesystem (or kernel) without O_TMPFILE
@@ -257,16 +267,17 @@ fn write_one(dfd: &OwnedFd, e: &Example) -> Result<(), WriteError> {
 }
 
 /// Writes one example under its name, created `O_EXCL | O_NOFOLLOW`, and
-/// removes it again if writing failed.
-fn write_named(dfd: &OwnedFd, e: &Example) -> Result<(), WriteError> {
+/// removes it again (if the name still holds it) when writing failed.
+fn write_named(dfd: &OwnedFd, e: &Example) -> Result<Ident, WriteError> {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let mut f = std::fs::File::from(rustix::fs::openat(dfd, e.name, flags, mode_of(e))?);
+    let ident = ident_of(&f)?;
     if let Err(err) = f.write_all(e.text.as_bytes()) {
         drop(f);
-        let _ = rustix::fs::unlinkat(dfd, e.name, AtFlags::empty());
+        remove_if_ours(dfd, e.name, ident);
         return Err(err.into());
     }
-    Ok(())
+    Ok(ident)
 }
 
 #[cfg(test)]
