@@ -87,6 +87,18 @@ pub struct TelemetryArgs {
     /// Profile samples per second and CPU [default: 999].
     #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
     pub profile_hz: Option<String>,
+    /// Split each operation's time into layers (on CPU, runqueue, I/O,
+    /// journal/log, lock, writeback throttling) per operation kind, with
+    /// the block layer's queue and device time: measured in the kernel by
+    /// BPF on tracepoints (needs root; without, the cell says so and still
+    /// measures).
+    #[arg(long)]
+    pub anatomy: bool,
+    /// Explain each operation slower than DUR: where it slept (kernel
+    /// stacks), who woke it, the journal commits, log forces and device
+    /// activity meanwhile (needs root) [e.g. 100ms].
+    #[arg(long, value_name = "DUR", allow_hyphen_values = true)]
+    pub explain_slow: Option<String>,
 }
 
 /// How tables are printed (`fslab compare --format`, `fslab run --format`).

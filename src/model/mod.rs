@@ -7,6 +7,7 @@
 //! Layout of a result file: docs/results.md (schema 2; `read` also takes
 //! schema 1, see `v1`).
 
+pub mod anatomy;
 pub mod calibration;
 pub mod decision;
 mod dir;
@@ -199,6 +200,10 @@ pub struct Cell {
     /// `--profile`: where fslab's CPU time went, per phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<system::Profile>,
+    /// `--anatomy`, `--explain-slow`: where each operation's time went, layer
+    /// by layer, and why the slow ones stalled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anatomy: Option<anatomy::Anatomy>,
     /// Metadata cells with xattrs: where the xattrs live.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xattrs: Option<system::XattrPlacement>,
@@ -455,6 +460,7 @@ impl Cell {
             error: None,
             system: None,
             profile: None,
+            anatomy: None,
             xattrs: None,
             steadystate: None,
             verdict: None,

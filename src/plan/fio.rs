@@ -339,6 +339,8 @@ pub fn effective_args(fa: &FioArgs) -> Result<FioArgs> {
             ("--profile", None) => eff.telemetry.profile = true,
             ("--profile-dir", Some(v)) => eff.telemetry.profile_dir = Some(v),
             ("--profile-hz", Some(v)) => eff.telemetry.profile_hz = Some(v),
+            ("--anatomy", None) => eff.telemetry.anatomy = true,
+            ("--explain-slow", Some(v)) => eff.telemetry.explain_slow = Some(v),
             ("--disturbed-cpu", Some(v)) => eff.telemetry.disturbed_cpu = Some(v),
             ("--minimal", None) => eff.minimal = true,
             ("--terse-version", Some(v)) => eff.terse_version = Some(v),

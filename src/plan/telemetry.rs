@@ -26,6 +26,12 @@ pub struct TelemetryPlan {
     /// Where folded-stacks files go (--profile-dir); None: beside the
     /// result file (`app::telemetry::install` decides).
     pub profile_dir: Option<PathBuf>,
+    /// --anatomy: per-layer histograms per operation kind.
+    #[serde(default)]
+    pub anatomy: bool,
+    /// --explain-slow: operations at or over this many ns are explained.
+    #[serde(default)]
+    pub explain_slow_ns: Option<u64>,
 }
 
 impl Default for TelemetryPlan {
@@ -36,6 +42,8 @@ impl Default for TelemetryPlan {
             profile: false,
             profile_hz: DEFAULT_PROFILE_HZ,
             profile_dir: None,
+            anatomy: false,
+            explain_slow_ns: None,
         }
     }
 }
@@ -61,6 +69,14 @@ impl TelemetryPlan {
                 .ok()
                 .filter(|v| (1..=100_000).contains(v))
                 .ok_or_else(|| PlanError::new("--profile-hz", format!("'{s}' is not a frequency in 1..=100000")))?;
+        }
+        t.anatomy = a.anatomy;
+        if let Some(s) = &a.explain_slow {
+            let d = crate::units::parse_duration(s)
+                .ok()
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| PlanError::new("--explain-slow", format!("'{s}' is not a duration above 0 (e.g. 100ms)")))?;
+            t.explain_slow_ns = Some(d.as_nanos().min(u64::MAX as u128) as u64);
         }
         if let Some(d) = &a.profile_dir {
             if d.is_empty() {

@@ -134,9 +134,12 @@ pub fn run_groups<W: Workload>(
 }
 
 /// Worker j's context.
-fn ctx<'a, W>(g: &'a Group<W>, s: &'a Shared, j: usize, stop: &'a AtomicBool, t0: Instant) -> Ctx<'a> {
+/// Only the first group's workers are traced (`--anatomy`, `--explain-slow`):
+/// the probe and not its load, a command's one group, a fio segment's first job.
+fn ctx<'a, W>(g: &'a Group<W>, s: &'a Shared, gi: usize, j: usize, stop: &'a AtomicBool, t0: Instant) -> Ctx<'a> {
     Ctx {
         j,
+        traced: gi == 0,
         cfg: &g.cfg,
         stop,
         halt: &s.halt,
@@ -158,7 +161,7 @@ fn inline_run<W: Workload>(g: &Group<W>, s: &Shared, stop: &AtomicBool) -> (Vec<
     dist::coordinator().barrier();
     let t0 = Instant::now();
     let unix = unix_now_ns();
-    (vec![vec![drive_caught(&ctx(g, s, 0, stop, t0), built)]], unix)
+    (vec![vec![drive_caught(&ctx(g, s, 0, 0, stop, t0), built)]], unix)
 }
 
 /// What the calling thread needs while the workers run.
@@ -207,7 +210,7 @@ fn threaded_run<W: Workload>(
                     // wait_for: the group starts when the named one has ended
                     let t0 = match g.cfg.wait_for.and_then(|w| groups.get(w).zip(shared.get(w))) {
                         Some((wg, ws)) => {
-                            let c = ctx(g, sh, j, stop, t0);
+                            let c = ctx(g, sh, gi, j, stop, t0);
                             while ws.ended.load(Ordering::SeqCst) < wg.cfg.jobs && !c.stopped() {
                                 std::thread::sleep(Duration::from_millis(1));
                             }
@@ -217,7 +220,7 @@ fn threaded_run<W: Workload>(
                     };
                     // startdelay: the group's times count from its own start
                     let t0 = t0 + g.cfg.start_delay;
-                    let c = ctx(g, sh, j, stop, t0);
+                    let c = ctx(g, sh, gi, j, stop, t0);
                     let waited = g.cfg.wait_for.is_some() || !g.cfg.start_delay.is_zero();
                     if waited && (!pace::wait_until(t0, Duration::ZERO, &|| c.stopped()) || c.stopped()) {
                         let out = WorkerOut::default();

@@ -183,6 +183,9 @@ pub struct Counter {
 /// Everything a worker loop gets from the runner besides its engine and workload.
 pub(crate) struct Ctx<'a> {
     pub j: usize,
+    /// The worker's operations are traced when a tracer is installed
+    /// (`stats::anatomy`): the first group's only.
+    pub traced: bool,
     pub cfg: &'a RunConfig,
     /// The run's stop flag (a signal).
     pub stop: &'a AtomicBool,

@@ -49,6 +49,9 @@ pub(crate) struct Recorder<'a> {
     per_io_samples: bool,
     /// Operations per submit and per reap call (queueing engines).
     pub batches: Batches,
+    /// The kernel's view of this thread, when the run is traced
+    /// (`--anatomy`, `--explain-slow`; the sync loop only).
+    pub trace: Option<Box<dyn crate::stats::anatomy::ThreadTrace>>,
 }
 
 impl<'a> Recorder<'a> {
@@ -100,6 +103,7 @@ impl<'a> Recorder<'a> {
             samplers,
             sample_at,
             batches: Batches::default(),
+            trace: None,
         }
     }
 

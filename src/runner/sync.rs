@@ -28,11 +28,17 @@ use std::time::Duration;
 /// loop it always was (the hooks inline to a `next_due` and nothing).
 pub(super) fn run<W: Workload, P: Pace>(ctx: &Ctx, engine: &mut dyn Engine, wl: &mut W, mut pace: P) -> WorkerOut {
     let mut rec = Recorder::new(ctx, false);
+    if ctx.traced {
+        rec.trace = crate::stats::anatomy::thread();
+    }
     let mut error = None;
     while !ctx.stopped() {
         let Some(intended) = pace.before(ctx, &mut rec, wl) else {
             break;
         };
+        if let Some(t) = &mut rec.trace {
+            t.begin();
+        }
         let start = Instant::now();
         let Some(step) = pace.issue(start, engine, wl) else {
             break;
@@ -45,6 +51,9 @@ pub(super) fn run<W: Workload, P: Pace>(ctx: &Ctx, engine: &mut dyn Engine, wl: 
         if rec.recording {
             let sched = intended.map(|t| ns(end.saturating_duration_since(t)));
             rec.record(step, lat, sched, end);
+            if let Some(t) = &mut rec.trace {
+                t.end(step.dir, lat, end);
+            }
         }
         if let ControlFlow::Break(e) = pace.after(ctx, &mut rec, Done { step, start, end, lat }) {
             error = e;

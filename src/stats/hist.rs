@@ -34,6 +34,13 @@ impl LatHist {
         self.0.get_or_insert_with(empty).saturating_record(ns.clamp(1, MAX_NS));
     }
 
+    /// Records `n` values of `ns` (a histogram made elsewhere, bucket by bucket).
+    pub fn record_n(&mut self, ns: u64, n: u64) {
+        if n > 0 {
+            self.0.get_or_insert_with(empty).saturating_record_n(ns.clamp(1, MAX_NS), n);
+        }
+    }
+
     /// Number of recorded values.
     pub fn len(&self) -> u64 {
         self.0.as_ref().map_or(0, |h| h.len())

@@ -6,6 +6,7 @@
 //! count/sum/sum-of-squares/min/max, so means and extremes are exact and only the
 //! percentiles carry the histogram's (< 1 %) error.
 
+pub mod anatomy;
 pub mod confidence;
 pub mod cpu;
 pub mod decide;

@@ -6,6 +6,7 @@
 //! result model's `model::system` types; `app::telemetry` attaches it to
 //! every cell through the pipeline's hooks.
 
+pub mod anatomy;
 pub mod diskstats;
 pub mod interference;
 pub mod latency;

@@ -2,6 +2,7 @@
 //! every command gets the system beside it (`cell.system`) and, with
 //! `--profile`, its CPU profile (`cell.profile`).
 
+mod anatomy;
 mod profile;
 mod system;
 
@@ -42,6 +43,9 @@ pub fn install(t: &TelemetryPlan, result: Option<&Path>) -> Result<(), crate::pl
                 "fslab: note: --profile writes its folded stacks into the current directory (no result file; --profile-dir sets where)"
             );
         }
+    }
+    if t.anatomy || t.explain_slow_ns.is_some() {
+        hooks.push(Box::new(anatomy::AnatomyHook::open(t)));
     }
     install_hooks(hooks);
     Ok(())

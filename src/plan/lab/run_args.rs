@@ -207,6 +207,10 @@ pub(super) fn merge_telemetry(plan: &TelemetryPlan, a: &crate::cli::TelemetryArg
     if a.disturbed_cpu.is_some() {
         t.disturbed_cpu_pct = cli.disturbed_cpu_pct;
     }
+    t.anatomy |= cli.anatomy;
+    if cli.explain_slow_ns.is_some() {
+        t.explain_slow_ns = cli.explain_slow_ns;
+    }
     if t.profile && !t.enabled {
         return Err(PlanError::new(
             if a.profile { "--profile" } else { "--no-telemetry" },

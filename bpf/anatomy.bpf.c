@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+//
+// fslab's latency anatomy (issue 36), aggregated in the kernel.
+//
+// The kernel here has no kprobes, so everything hangs on tracepoints, whose
+// records fslab checks against each event's `format` file before loading
+// (src/telemetry/anatomy/formats.rs): a kernel with another layout is
+// refused with one line, never misread.
+//
+// - sched_switch / sched_waking: for each registered worker thread (`tids`,
+//   filled by fslab), the time it spent off the CPU, asleep (with the kernel
+//   stack it slept in and who woke it) or preempted. Each sleep lands in the
+//   thread's slot of `slots`, an mmapped array the worker reads after each
+//   operation with plain loads: no system call on the hot path.
+// - block_rq_insert / issue / complete: each request's queue (insert ->
+//   issue) and device (issue -> complete) time, into log-linear histograms
+//   per device and direction (`devhist`, 128 sub-buckets per power of two,
+//   so under 1 % error like fslab's own), into 10 ms windows of device
+//   activity (`window`, read for a slow operation's span), and into the slot
+//   of the worker that submitted it.
+// - jbd2 commits and XFS log forces: a ring buffer of events (`events`);
+//   they are rare (tens per second), so user space joins them to slow
+//   operations at the cell's end.
+//
+// Regenerate the object with bpf/build.sh (clang -target bpf); the object is
+// checked in so that building fslab needs no C toolchain.
+
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+#define RING 64
+#define MAX_SLOTS 256
+#define WINDOW_NS 10000000ULL
+#define NWINDOWS 8192
+#define SUB_BITS 7
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Offsets of `rwbs` in block_rq_{insert,issue,complete}: they moved when
+ * ioprio was added (6.4), so fslab reads them from the format files. */
+volatile const __u32 rwbs_insert = 34;
+volatile const __u32 rwbs_issue = 34;
+volatile const __u32 rwbs_complete = 34;
+
+struct sleep {
+	__u64 end;
+	__u64 dur;
+	__s32 stack;
+	__u32 waker;
+	__s32 waker_stack;
+	__u32 state;
+	char waker_comm[16];
+};
+
+struct slot {
+	__u64 seq;
+	__u64 off_ns;
+	__u64 runq_ns;
+	__u64 blk_n;
+	__u64 blk_queue_ns;
+	__u64 blk_dev_ns;
+	__u64 out_ts;
+	__s32 out_stack;
+	__u32 out_state;
+	struct sleep ring[RING];
+};
+
+struct waker {
+	__u32 tid;
+	__s32 stack;
+	char comm[16];
+};
+
+struct rqkey {
+	__u32 dev;
+	__u32 pad;
+	__u64 sector;
+};
+
+struct rqval {
+	__u64 insert;
+	__u64 issue;
+	__u32 slot;
+	__u32 dir;
+};
+
+struct window {
+	__u64 epoch;
+	__u64 n;
+	__u64 writes;
+	__u64 bytes;
+	__u64 queue_ns;
+	__u64 dev_ns;
+	__u64 dev_max;
+	__u64 pad;
+};
+
+struct histkey {
+	__u32 dev;
+	__u16 layer; /* 0 queue, 1 device */
+	__u16 dir;   /* 0 read, 1 write, 2 other (flush, discard) */
+	__u32 bucket;
+	__u32 pad;
+};
+
+struct event {
+	__u64 ts;
+	__u32 kind;
+	__u32 dev;
+	__u32 tid;
+	__u32 pid;
+	__u32 blocks;
+	__u32 handles;
+	__u64 lsn;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct slot);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct waker);
+} wakers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 64 * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct rqkey);
+	__type(value, struct rqval);
+} rqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NWINDOWS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct window);
+} windows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct histkey);
+	__type(value, __u64);
+} devhist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+/* Lost events and requests, so the report can say what it missed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline void count_lost(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&lost, &what);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+struct switch_args {
+	__u64 common;
+	char prev_comm[16];
+	__s32 prev_pid;
+	__s32 prev_prio;
+	__s64 prev_state;
+	char next_comm[16];
+	__s32 next_pid;
+	__s32 next_prio;
+};
+
+struct waking_args {
+	__u64 common;
+	char comm[16];
+	__s32 pid;
+	__s32 prio;
+	__s32 target_cpu;
+};
+
+static __always_inline struct slot *slot_of(__u32 tid, __u32 *index)
+{
+	__u32 *s = bpf_map_lookup_elem(&tids, &tid);
+	if (!s)
+		return 0;
+	if (index)
+		*index = *s;
+	return bpf_map_lookup_elem(&slots, s);
+}
+
+SEC("tracepoint/sched/sched_switch")
+int on_switch(struct switch_args *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct slot *sl = slot_of(ctx->prev_pid, 0);
+	if (sl) {
+		/* TASK_REPORT bits: 0 means runnable (preempted or yielded) */
+		__u32 state = ctx->prev_state & 0xff;
+		sl->out_ts = now;
+		sl->out_state = state;
+		sl->out_stack = state ? bpf_get_stackid(ctx, &stacks, 0) : -1;
+	}
+	__u32 next = ctx->next_pid;
+	sl = slot_of(next, 0);
+	if (!sl || !sl->out_ts)
+		return 0;
+	__u64 d = now - sl->out_ts;
+	sl->out_ts = 0;
+	if (!sl->out_state) {
+		sl->runq_ns += d;
+		return 0;
+	}
+	struct sleep *e = &sl->ring[sl->seq & (RING - 1)];
+	e->end = now;
+	e->dur = d;
+	e->stack = sl->out_stack;
+	e->state = sl->out_state;
+	struct waker *w = bpf_map_lookup_elem(&wakers, &next);
+	if (w) {
+		e->waker = w->tid;
+		e->waker_stack = w->stack;
+		__builtin_memcpy(e->waker_comm, w->comm, 16);
+		bpf_map_delete_elem(&wakers, &next);
+	} else {
+		e->waker = 0;
+		e->waker_stack = -1;
+		e->waker_comm[0] = 0;
+	}
+	sl->off_ns += d;
+	sl->seq += 1;
+	return 0;
+}
+
+/* sched_waking runs in the waker's context (sched_wakeup may run on the
+ * wakee's CPU), so its task and stack are the waker's. */
+SEC("tracepoint/sched/sched_waking")
+int on_waking(struct waking_args *ctx)
+{
+	__u32 pid = ctx->pid;
+	if (!bpf_map_lookup_elem(&tids, &pid))
+		return 0;
+	struct waker w = {};
+	w.tid = (__u32)bpf_get_current_pid_tgid();
+	w.stack = bpf_get_stackid(ctx, &stacks, 0);
+	bpf_get_current_comm(w.comm, sizeof(w.comm));
+	bpf_map_update_elem(&wakers, &pid, &w, BPF_ANY);
+	return 0;
+}
+
+struct blk_args {
+	__u64 common;
+	__u32 dev;
+	__u32 pad;
+	__u64 sector;
+	__u32 nr_sector;
+	__u32 bytes_or_error;
+};
+
+static __always_inline __u32 dir_of(void *ctx, __u32 off)
+{
+	char rwbs[4] = {};
+	bpf_probe_read_kernel(rwbs, sizeof(rwbs), (char *)ctx + (off & 0xff));
+	/* a leading F is a preflush: the direction follows */
+	char c = rwbs[0] == 'F' ? rwbs[1] : rwbs[0];
+	return c == 'R' ? 0 : c == 'W' ? 1 : 2;
+}
+
+static __always_inline __u32 slot_index_of_current(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 *s = bpf_map_lookup_elem(&tids, &tid);
+	return s ? *s + 1 : 0;
+}
+
+SEC("tracepoint/block/block_rq_insert")
+int on_insert(struct blk_args *ctx)
+{
+	struct rqkey k = { .dev = ctx->dev, .sector = ctx->sector };
+	struct rqval v = {
+		.insert = bpf_ktime_get_ns(),
+		.slot = slot_index_of_current(),
+		.dir = dir_of(ctx, rwbs_insert),
+	};
+	if (bpf_map_update_elem(&rqs, &k, &v, BPF_ANY))
+		count_lost(0);
+	return 0;
+}
+
+SEC("tracepoint/block/block_rq_issue")
+int on_issue(struct blk_args *ctx)
+{
+	struct rqkey k = { .dev = ctx->dev, .sector = ctx->sector };
+	__u64 now = bpf_ktime_get_ns();
+	struct rqval *v = bpf_map_lookup_elem(&rqs, &k);
+	if (v) {
+		v->issue = now;
+		if (!v->slot)
+			v->slot = slot_index_of_current();
+		return 0;
+	}
+	struct rqval n = {
+		.issue = now,
+		.slot = slot_index_of_current(),
+		.dir = dir_of(ctx, rwbs_issue),
+	};
+	if (bpf_map_update_elem(&rqs, &k, &n, BPF_ANY))
+		count_lost(0);
+	return 0;
+}
+
+/* floor(log2(v)) for v > 0, without loops */
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0;
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	return r;
+}
+
+/* Log-linear: values under 2^SUB_BITS exactly, above that 2^SUB_BITS
+ * sub-buckets per power of two (relative width 1/128). */
+static __always_inline __u32 bucket_of(__u64 v)
+{
+	if (v < (1ULL << SUB_BITS))
+		return (__u32)v;
+	__u32 e = log2_u64(v);
+	__u32 sub = (__u32)(v >> (e - SUB_BITS)) & ((1U << SUB_BITS) - 1);
+	return ((e - SUB_BITS + 1) << SUB_BITS) | sub;
+}
+
+static __always_inline void hist_add(__u32 dev, __u16 layer, __u16 dir, __u64 v)
+{
+	struct histkey k = { .dev = dev, .layer = layer, .dir = dir, .bucket = bucket_of(v) };
+	__u64 one = 1;
+	__u64 *n = bpf_map_lookup_elem(&devhist, &k);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else if (bpf_map_update_elem(&devhist, &k, &one, BPF_NOEXIST)) {
+		n = bpf_map_lookup_elem(&devhist, &k);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		else
+			count_lost(1);
+	}
+}
+
+static __always_inline void window_add(__u64 now, __u32 dir, __u64 bytes, __u64 q, __u64 d)
+{
+	__u64 epoch = now / WINDOW_NS;
+	__u32 i = (__u32)(epoch % NWINDOWS);
+	struct window *w = bpf_map_lookup_elem(&windows, &i);
+	if (!w)
+		return;
+	__u64 old = w->epoch;
+	if (old != epoch) {
+		/* the first completion of a new window clears it; a racing
+		 * completion on another CPU may land before the clear and be lost
+		 * (rare: only at a window's first instant) */
+		if (__sync_val_compare_and_swap(&w->epoch, old, epoch) == old) {
+			w->n = 0;
+			w->writes = 0;
+			w->bytes = 0;
+			w->queue_ns = 0;
+			w->dev_ns = 0;
+			w->dev_max = 0;
+		}
+	}
+	__sync_fetch_and_add(&w->n, 1);
+	if (dir == 1)
+		__sync_fetch_and_add(&w->writes, 1);
+	__sync_fetch_and_add(&w->bytes, bytes);
+	__sync_fetch_and_add(&w->queue_ns, q);
+	__sync_fetch_and_add(&w->dev_ns, d);
+	if (d > w->dev_max)
+		w->dev_max = d;
+}
+
+SEC("tracepoint/block/block_rq_complete")
+int on_complete(struct blk_args *ctx)
+{
+	struct rqkey k = { .dev = ctx->dev, .sector = ctx->sector };
+	__u64 now = bpf_ktime_get_ns();
+	struct rqval *v = bpf_map_lookup_elem(&rqs, &k);
+	if (!v)
+		return 0;
+	if (!v->issue) {
+		bpf_map_delete_elem(&rqs, &k);
+		return 0;
+	}
+	__u64 q = v->insert ? v->issue - v->insert : 0;
+	__u64 d = now - v->issue;
+	__u32 dir = v->dir;
+	__u32 slot = v->slot;
+	bpf_map_delete_elem(&rqs, &k);
+	if (slot) {
+		__u32 i = slot - 1;
+		struct slot *sl = bpf_map_lookup_elem(&slots, &i);
+		if (sl) {
+			__sync_fetch_and_add(&sl->blk_n, 1);
+			__sync_fetch_and_add(&sl->blk_queue_ns, q);
+			__sync_fetch_and_add(&sl->blk_dev_ns, d);
+		}
+	}
+	if (v->insert)
+		hist_add(ctx->dev, 0, dir, q);
+	hist_add(ctx->dev, 1, dir, d);
+	window_add(now, dir, (__u64)ctx->nr_sector * 512, q, d);
+	return 0;
+}
+
+/* journal and log events */
+enum {
+	EV_JBD2_START = 1,
+	EV_JBD2_LOCKING,
+	EV_JBD2_FLUSHING,
+	EV_JBD2_LOGGING,
+	EV_JBD2_END,
+	EV_JBD2_STATS,
+	EV_XFS_FORCE,
+};
+
+struct jbd2_args {
+	__u64 common;
+	__u32 dev;
+	__u8 sync_commit;
+	__u8 pad[3];
+	__u32 transaction;
+};
+
+struct jbd2_stats_args {
+	__u64 common;
+	__u32 dev;
+	__u32 tid;
+	__u64 times[6];
+	__u32 handle_count;
+	__u32 blocks;
+	__u32 blocks_logged;
+};
+
+struct xfs_force_args {
+	__u64 common;
+	__u32 dev;
+	__u32 pad;
+	__s64 lsn;
+	__u64 caller_ip;
+};
+
+static __always_inline void emit(__u32 kind, __u32 dev, __u32 tid, __u32 blocks, __u32 handles, __u64 lsn)
+{
+	struct event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(2);
+		return;
+	}
+	e->ts = bpf_ktime_get_ns();
+	e->kind = kind;
+	e->dev = dev;
+	e->tid = tid;
+	e->pid = (__u32)bpf_get_current_pid_tgid();
+	e->blocks = blocks;
+	e->handles = handles;
+	e->lsn = lsn;
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tracepoint/jbd2/jbd2_start_commit")
+int on_jbd2_start(struct jbd2_args *ctx) { emit(EV_JBD2_START, ctx->dev, ctx->transaction, 0, 0, 0); return 0; }
+SEC("tracepoint/jbd2/jbd2_commit_locking")
+int on_jbd2_locking(struct jbd2_args *ctx) { emit(EV_JBD2_LOCKING, ctx->dev, ctx->transaction, 0, 0, 0); return 0; }
+SEC("tracepoint/jbd2/jbd2_commit_flushing")
+int on_jbd2_flushing(struct jbd2_args *ctx) { emit(EV_JBD2_FLUSHING, ctx->dev, ctx->transaction, 0, 0, 0); return 0; }
+SEC("tracepoint/jbd2/jbd2_commit_logging")
+int on_jbd2_logging(struct jbd2_args *ctx) { emit(EV_JBD2_LOGGING, ctx->dev, ctx->transaction, 0, 0, 0); return 0; }
+SEC("tracepoint/jbd2/jbd2_end_commit")
+int on_jbd2_end(struct jbd2_args *ctx) { emit(EV_JBD2_END, ctx->dev, ctx->transaction, 0, 0, 0); return 0; }
+SEC("tracepoint/jbd2/jbd2_run_stats")
+int on_jbd2_stats(struct jbd2_stats_args *ctx)
+{
+	emit(EV_JBD2_STATS, ctx->dev, ctx->tid, ctx->blocks, ctx->handle_count, 0);
+	return 0;
+}
+SEC("tracepoint/xfs/xfs_log_force")
+int on_xfs_force(struct xfs_force_args *ctx)
+{
+	emit(EV_XFS_FORCE, ctx->dev, 0, 0, 0, (__u64)ctx->lsn);
+	return 0;
+}

@@ -1,0 +1,228 @@
+//! The BPF object's shared memory as fslab reads it: the layouts of
+//! `bpf/anatomy.bpf.c`'s `struct slot`, `struct sleep` and `struct window`
+//! (kept in step by `layouts_match_the_object`), mapped read-only from the
+//! kernel's mmapable arrays and read with volatile loads.
+//!
+//! This is the only unsafe code of the anatomy: the mmap and munmap, and
+//! reads at offsets inside the mapping (bounds checked against its length).
+
+use std::os::fd::AsFd;
+
+/// `struct slot`: a 64-byte header, then `RING` sleeps of 48 bytes.
+pub const RING: u64 = 64;
+pub const MAX_SLOTS: u32 = 256;
+pub const SLOT_SIZE: usize = 64 + RING as usize * SLEEP_SIZE;
+const SLEEP_SIZE: usize = 48;
+/// `struct window`: 10 ms of block completions.
+pub const WINDOW_NS: u64 = 10_000_000;
+pub const NWINDOWS: u64 = 8192;
+const WINDOW_SIZE: usize = 64;
+
+/// A read-only mapping of an mmapable BPF array.
+pub struct Mapping {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is shared memory the kernel writes; fslab only reads
+// it with volatile loads, from any thread.
+unsafe impl Send for Mapping {}
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Maps `len` bytes of the array map behind `fd`.
+    pub fn new(fd: impl AsFd, len: usize) -> std::io::Result<Mapping> {
+        // SAFETY: a fresh shared read-only mapping of a BPF map's fd;
+        // nothing else refers to the address range it returns.
+        let ptr = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                len,
+                rustix::mm::ProtFlags::READ,
+                rustix::mm::MapFlags::SHARED,
+                fd.as_fd(),
+                0,
+            )
+        }?;
+        Ok(Mapping { ptr: ptr as *const u8, len })
+    }
+
+    #[inline]
+    fn u64_at(&self, off: usize) -> u64 {
+        assert!(off + 8 <= self.len && off % 8 == 0);
+        // SAFETY: in bounds and aligned (checked above) within a live mapping.
+        unsafe { (self.ptr.add(off) as *const u64).read_volatile() }
+    }
+
+    #[inline]
+    fn u32_at(&self, off: usize) -> u32 {
+        assert!(off + 4 <= self.len && off % 4 == 0);
+        // SAFETY: as `u64_at`.
+        unsafe { (self.ptr.add(off) as *const u32).read_volatile() }
+    }
+
+    fn bytes_at(&self, off: usize, out: &mut [u8]) {
+        for (i, b) in out.iter_mut().enumerate() {
+            assert!(off + i < self.len);
+            // SAFETY: in bounds (checked above) within a live mapping.
+            *b = unsafe { self.ptr.add(off + i).read_volatile() };
+        }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the range `new` mapped; nothing reads it after this.
+        let _ = unsafe { rustix::mm::munmap(self.ptr as *mut _, self.len) };
+    }
+}
+
+/// A thread's counters at one instant.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Counters {
+    pub seq: u64,
+    pub off_ns: u64,
+    pub runq_ns: u64,
+    pub blk_n: u64,
+    pub blk_queue_ns: u64,
+    pub blk_dev_ns: u64,
+}
+
+/// One sleep of the ring.
+#[derive(Clone, Debug, Default)]
+pub struct RawSleep {
+    pub dur: u64,
+    pub stack: i32,
+    pub waker: u32,
+    pub waker_stack: i32,
+    pub state: u32,
+    pub waker_comm: String,
+}
+
+/// One 10 ms window of block completions.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Window {
+    pub epoch: u64,
+    pub n: u64,
+    pub writes: u64,
+    pub bytes: u64,
+    pub queue_ns: u64,
+    pub dev_ns: u64,
+    pub dev_max: u64,
+}
+
+impl Mapping {
+    #[inline]
+    pub fn counters(&self, slot: u32) -> Counters {
+        let b = slot as usize * SLOT_SIZE;
+        Counters {
+            seq: self.u64_at(b),
+            off_ns: self.u64_at(b + 8),
+            runq_ns: self.u64_at(b + 16),
+            blk_n: self.u64_at(b + 24),
+            blk_queue_ns: self.u64_at(b + 32),
+            blk_dev_ns: self.u64_at(b + 40),
+        }
+    }
+
+    pub fn sleep(&self, slot: u32, seq: u64) -> RawSleep {
+        let b = slot as usize * SLOT_SIZE + 64 + (seq % RING) as usize * SLEEP_SIZE;
+        let mut comm = [0u8; 16];
+        self.bytes_at(b + 32, &mut comm);
+        let n = comm.iter().position(|&c| c == 0).unwrap_or(16);
+        RawSleep {
+            dur: self.u64_at(b + 8),
+            stack: self.u32_at(b + 16) as i32,
+            waker: self.u32_at(b + 20),
+            waker_stack: self.u32_at(b + 24) as i32,
+            state: self.u32_at(b + 28),
+            waker_comm: String::from_utf8_lossy(&comm[..n]).into_owned(),
+        }
+    }
+
+    pub fn window(&self, epoch: u64) -> Window {
+        let b = (epoch % NWINDOWS) as usize * WINDOW_SIZE;
+        Window {
+            epoch: self.u64_at(b),
+            n: self.u64_at(b + 8),
+            writes: self.u64_at(b + 16),
+            bytes: self.u64_at(b + 24),
+            queue_ns: self.u64_at(b + 32),
+            dev_ns: self.u64_at(b + 40),
+            dev_max: self.u64_at(b + 48),
+        }
+    }
+}
+
+/// Sizes of the two mappings.
+pub const SLOTS_LEN: usize = SLOT_SIZE * MAX_SLOTS as usize;
+pub const WINDOWS_LEN: usize = WINDOW_SIZE * NWINDOWS as usize;
+
+/// `struct histkey` of `devhist`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HistKey {
+    pub dev: u32,
+    pub layer: u16,
+    pub dir: u16,
+    pub bucket: u32,
+    pub pad: u32,
+}
+
+// SAFETY: plain old data, no padding (4 + 2 + 2 + 4 + 4 bytes), any bit
+// pattern valid.
+unsafe impl aya::Pod for HistKey {}
+
+/// The value at the middle of log-linear bucket `b` of `devhist`
+/// (`bucket_of` in the C source: exact under 128, then 128 per power of two).
+pub fn bucket_value(b: u32) -> u64 {
+    const SUB: u32 = 7;
+    if b < (1 << SUB) {
+        return b as u64;
+    }
+    let e = (b >> SUB) + SUB - 1;
+    let sub = (b & ((1 << SUB) - 1)) as u64;
+    let low = (1u64 << e) | (sub << (e - SUB));
+    low + (1u64 << (e - SUB)) / 2
+}
+
+/// The kernel's dev_t (major << 20 | minor) as "major:minor".
+pub fn dev_name(dev: u32) -> String {
+    format!("{}:{}", dev >> 20, dev & 0xf_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The C source's `bucket_of`, in Rust, against `bucket_value`.
+    fn bucket_of(v: u64) -> u32 {
+        if v < 128 {
+            return v as u32;
+        }
+        let e = 63 - v.leading_zeros();
+        let sub = ((v >> (e - 7)) & 127) as u32;
+        ((e - 7 + 1) << 7) | sub
+    }
+
+    #[test]
+    fn buckets_round_trip_within_one_percent() {
+        for v in [1u64, 127, 128, 129, 1000, 4096, 123_456, 10_000_000, 3_000_000_000] {
+            let m = bucket_value(bucket_of(v));
+            let err = (m as f64 - v as f64).abs() / v as f64;
+            assert!(err < 0.01, "{v} -> {m}");
+        }
+    }
+
+    #[test]
+    fn layouts_match_the_object() {
+        // the C source's sizes, as compiled into the checked-in object
+        let src = include_str!("../../../bpf/anatomy.bpf.c");
+        assert!(src.contains("#define RING 64"));
+        assert!(src.contains("#define MAX_SLOTS 256"));
+        assert!(src.contains("#define NWINDOWS 8192"));
+        assert!(src.contains("#define WINDOW_NS 10000000ULL"));
+        assert_eq!(SLOT_SIZE, 3136);
+        assert_eq!(dev_name((7 << 20) | 3), "7:3");
+    }
+}

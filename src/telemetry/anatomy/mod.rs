@@ -1,0 +1,259 @@
+//! `--anatomy` and `--explain-slow`: where each operation's time went,
+//! measured by BPF programs on tracepoints (`bpf/anatomy.bpf.c`).
+//!
+//! Aggregation is in the kernel: the programs keep per-thread counters in a
+//! mapped array that each worker reads around its operations, device
+//! histograms in a hash map read once per cell, and only rare events
+//! (journal commits, log forces) cross to user space as records. Without
+//! root, BPF, tracefs or a tracepoint layout fslab knows, a session is not
+//! opened (or opened without the missing part) and the cell says what
+//! could not be observed, in one line each, and still measures.
+
+mod classify;
+mod collect;
+mod formats;
+mod kernel;
+mod thread;
+
+use crate::stats::anatomy::{Layer, ThreadTrace, Tracer};
+use crate::stats::Instant;
+use aya::maps::{HashMap as BpfHash, MapData, StackTraceMap};
+use aya::programs::TracePoint;
+use classify::Resolved;
+use kernel::{Mapping, MAX_SLOTS, SLOTS_LEN, WINDOWS_LEN};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use thread::Thread;
+
+pub use collect::Event;
+
+/// The object built by bpf/build.sh from bpf/anatomy.bpf.c.
+static OBJECT: &[u8] = include_bytes!("anatomy.bpf.o");
+
+/// What a session traces: per-layer histograms, slow operations, or both.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Operations at or over this many ns are explained.
+    pub explain_slow_ns: Option<u64>,
+}
+
+/// The tracepoints, by program: (program, category, event, what is lost without it).
+const PROGRAMS: &[(&str, &str, &str, &str)] = &[
+    ("on_switch", "sched", "sched_switch", "off-CPU time"),
+    ("on_waking", "sched", "sched_waking", "who woke a sleep"),
+    ("on_insert", "block", "block_rq_insert", "block queue time"),
+    ("on_issue", "block", "block_rq_issue", "block device time"),
+    ("on_complete", "block", "block_rq_complete", "block device time"),
+    ("on_jbd2_start", "jbd2", "jbd2_start_commit", "jbd2 commits"),
+    ("on_jbd2_locking", "jbd2", "jbd2_commit_locking", "jbd2 commits"),
+    ("on_jbd2_flushing", "jbd2", "jbd2_commit_flushing", "jbd2 commits"),
+    ("on_jbd2_logging", "jbd2", "jbd2_commit_logging", "jbd2 commits"),
+    ("on_jbd2_end", "jbd2", "jbd2_end_commit", "jbd2 commits"),
+    ("on_jbd2_stats", "jbd2", "jbd2_run_stats", "jbd2 commit sizes"),
+    ("on_xfs_force", "xfs", "xfs_log_force", "XFS log forces"),
+];
+
+pub(crate) struct Inner {
+    /// Keeps the programs attached; its `tids` map registers threads.
+    tids: Mutex<BpfHash<MapData, u32, u32>>,
+    slots: Mapping,
+    windows: Mapping,
+    stacks: Mutex<StackTraceMap<MapData>>,
+    syms: crate::telemetry::profile::symbols::KernelSymbols,
+    resolved: Mutex<HashMap<i32, Option<Resolved>>>,
+    free: Mutex<Vec<u32>>,
+    threshold: Option<u64>,
+    /// Reference points of the two clocks: fslab's `Instant` and the kernel's CLOCK_MONOTONIC.
+    clock: (Instant, u64),
+    /// What the workers handed back, since the cell started.
+    collected: Mutex<collect::Collected>,
+    events: collect::EventReader,
+    /// The programs that run; the rest are named in `unobserved`.
+    unobserved: Vec<String>,
+    devhist: Mutex<BpfHash<MapData, kernel::HistKey, u64>>,
+    lost: Mutex<aya::maps::Array<MapData, u64>>,
+    _bpf: Mutex<aya::Ebpf>,
+    _tracefs: formats::TraceFs,
+}
+
+/// An open session: programs attached until it is dropped.
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+impl Session {
+    /// Loads and attaches the programs. Err: one line saying why nothing
+    /// can be observed (the caller prints it and measures without).
+    pub fn open(opts: Options) -> Result<Session, String> {
+        if !rustix::process::geteuid().is_root() {
+            return Err("needs root (BPF programs on tracepoints)".into());
+        }
+        let tracefs = formats::TraceFs::open()?;
+        let layout = tracefs.check()?;
+        let mut bpf = aya::EbpfLoader::new()
+            .override_global("rwbs_insert", &layout.rwbs_insert, true)
+            .override_global("rwbs_issue", &layout.rwbs_issue, true)
+            .override_global("rwbs_complete", &layout.rwbs_complete, true)
+            .load(OBJECT)
+            .map_err(|e| format!("the kernel refused fslab's BPF object: {e}"))?;
+        let mut unobserved = layout.missing.clone();
+        for &(prog, cat, ev, what) in PROGRAMS {
+            if layout.missing_event(cat, ev) {
+                continue;
+            }
+            let p: &mut TracePoint = bpf
+                .program_mut(prog)
+                .and_then(|p| p.try_into().ok())
+                .ok_or_else(|| format!("fslab's BPF object lacks {prog}"))?;
+            let attached = p.load().map_err(|e| e.to_string()).and_then(|()| p.attach(cat, ev).map(|_| ()).map_err(|e| e.to_string()));
+            if let Err(e) = attached {
+                if prog == "on_switch" {
+                    return Err(format!("cannot attach to sched:sched_switch: {e}"));
+                }
+                let line = format!("{what}: {cat}:{ev} could not be attached ({e})");
+                if !unobserved.contains(&line) {
+                    unobserved.push(line);
+                }
+            }
+        }
+        let take = |bpf: &mut aya::Ebpf, name: &str| bpf.take_map(name).ok_or_else(|| format!("fslab's BPF object lacks the map {name}"));
+        let tids = BpfHash::try_from(take(&mut bpf, "tids")?).map_err(|e| e.to_string())?;
+        let stacks = StackTraceMap::try_from(take(&mut bpf, "stacks")?).map_err(|e| e.to_string())?;
+        let devhist = BpfHash::try_from(take(&mut bpf, "devhist")?).map_err(|e| e.to_string())?;
+        let lost = aya::maps::Array::try_from(take(&mut bpf, "lost")?).map_err(|e| e.to_string())?;
+        let events = collect::EventReader::start(take(&mut bpf, "events")?)?;
+        let slots = match bpf.map("slots") {
+            Some(aya::maps::Map::Array(d)) => Mapping::new(d.fd(), SLOTS_LEN),
+            _ => return Err("fslab's BPF object lacks the map slots".into()),
+        }
+        .map_err(|e| format!("cannot map the per-thread counters: {e}"))?;
+        let windows = match bpf.map("windows") {
+            Some(aya::maps::Map::Array(d)) => Mapping::new(d.fd(), WINDOWS_LEN),
+            _ => return Err("fslab's BPF object lacks the map windows".into()),
+        }
+        .map_err(|e| format!("cannot map the device windows: {e}"))?;
+        let syms = crate::telemetry::profile::symbols::KernelSymbols::load();
+        if syms.is_empty() {
+            unobserved.push("sleep sites: /proc/kallsyms hides kernel addresses (kptr_restrict), stacks are not named".into());
+        }
+        Ok(Session {
+            inner: Arc::new(Inner {
+                tids: Mutex::new(tids),
+                slots,
+                windows,
+                stacks: Mutex::new(stacks),
+                syms,
+                resolved: Mutex::new(HashMap::new()),
+                free: Mutex::new((0..MAX_SLOTS).rev().collect()),
+                threshold: opts.explain_slow_ns,
+                clock: (Instant::now(), monotonic_ns()),
+                collected: Mutex::new(collect::Collected::default()),
+                events,
+                unobserved,
+                devhist: Mutex::new(devhist),
+                lost: Mutex::new(lost),
+                _bpf: Mutex::new(bpf),
+                _tracefs: tracefs,
+            }),
+        })
+    }
+
+    /// Forgets what earlier cells left (device histograms, events, slow operations).
+    pub fn start_cell(&self) {
+        self.inner.clear();
+    }
+
+    /// This cell's anatomy, from everything since `start_cell`.
+    pub fn take_cell(&self) -> crate::model::anatomy::Anatomy {
+        collect::take(&self.inner)
+    }
+
+    pub fn tracer(&self) -> Arc<dyn Tracer> {
+        Arc::new(self.clone())
+    }
+}
+
+impl Tracer for Session {
+    fn thread(&self) -> Option<Box<dyn ThreadTrace>> {
+        let slot = self.inner.free.lock().unwrap_or_else(|e| e.into_inner()).pop()?;
+        let tid = rustix::thread::gettid().as_raw_nonzero().get() as u32;
+        if self.inner.tids.lock().unwrap_or_else(|e| e.into_inner()).insert(tid, slot, 0).is_err() {
+            self.inner.free.lock().unwrap_or_else(|e| e.into_inner()).push(slot);
+            return None;
+        }
+        Some(Box::new(Thread::new(self.inner.clone(), slot, tid)))
+    }
+}
+
+impl Inner {
+    /// fslab's `Instant` on the kernel's CLOCK_MONOTONIC.
+    fn mono_ns(&self, t: Instant) -> u64 {
+        let (i0, m0) = self.clock;
+        if t >= i0 {
+            m0 + (t - i0).as_nanos() as u64
+        } else {
+            m0.saturating_sub((i0 - t).as_nanos() as u64)
+        }
+    }
+
+    /// The stack `id` named and classified (cached; None: not in the map).
+    fn resolve(&self, id: i32) -> Option<Resolved> {
+        if let Some(r) = self.resolved.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+            return r.clone();
+        }
+        let frames = self.stack_names(id);
+        let r = frames.map(|f| classify::classify(&f));
+        self.resolved.lock().unwrap_or_else(|e| e.into_inner()).insert(id, r.clone());
+        r
+    }
+
+    fn stack_names(&self, id: i32) -> Option<Vec<String>> {
+        if id < 0 || self.syms.is_empty() {
+            return None;
+        }
+        let st = self.stacks.lock().unwrap_or_else(|e| e.into_inner()).get(&(id as u32), 0).ok()?;
+        Some(
+            st.frames()
+                .iter()
+                .map(|f| self.syms.lookup(f.ip).map_or_else(|| format!("{:#x}", f.ip), str::to_string))
+                .collect(),
+        )
+    }
+
+    /// A thread ended: its figures join the cell's, its slot is freed.
+    fn release(&self, t: &mut Thread) {
+        let _ = self.tids.lock().unwrap_or_else(|e| e.into_inner()).remove(&t.tid);
+        {
+            let mut c = self.collected.lock().unwrap_or_else(|e| e.into_inner());
+            c.add(&t.kinds, std::mem::take(&mut t.slow));
+        }
+        self.free.lock().unwrap_or_else(|e| e.into_inner()).push(t.slot);
+    }
+
+    fn clear(&self) {
+        *self.collected.lock().unwrap_or_else(|e| e.into_inner()) = collect::Collected {
+            start: monotonic_ns(),
+            ..Default::default()
+        };
+        self.events.clear();
+        let mut lost = self.lost.lock().unwrap_or_else(|e| e.into_inner());
+        for i in 0..3 {
+            let _ = lost.set(i, 0, 0);
+        }
+        let mut h = self.devhist.lock().unwrap_or_else(|e| e.into_inner());
+        let keys: Vec<kernel::HistKey> = h.keys().filter_map(Result::ok).collect();
+        for k in keys {
+            let _ = h.remove(&k);
+        }
+    }
+
+    fn layers() -> Vec<Layer> {
+        Layer::ALL.to_vec()
+    }
+}
