@@ -18,9 +18,9 @@
 //   so under 1 % error like fslab's own), into 10 ms windows of device
 //   activity (`window`, read for a slow operation's span), and into the slot
 //   of the worker that submitted it.
-// - jbd2 commits and XFS log forces: a ring buffer of events (`events`);
-//   they are rare (tens per second), so user space joins them to slow
-//   operations at the cell's end.
+// - jbd2 commits and XFS log forces: a ring buffer of events (`events`,
+//   4 MiB: 100k events), read at the cell's end (no reader thread: see
+//   src/telemetry/anatomy/collect.rs) and joined to slow operations.
 //
 // Regenerate the object with bpf/build.sh (clang -target bpf); the object is
 // checked in so that building fslab needs no C toolchain.
@@ -168,7 +168,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, 1 << 22);
 } events SEC(".maps");
 
 /* Lost events and requests, so the report can say what it missed. */

@@ -75,7 +75,12 @@ impl TelemetryPlan {
             let d = crate::units::parse_duration(s)
                 .ok()
                 .filter(|d| !d.is_zero())
-                .ok_or_else(|| PlanError::new("--explain-slow", format!("'{s}' is not a duration above 0 (e.g. 100ms)")))?;
+                .ok_or_else(|| {
+                    PlanError::new(
+                        "--explain-slow",
+                        format!("'{s}' is not a duration above 0 (e.g. 100ms)"),
+                    )
+                })?;
             t.explain_slow_ns = Some(d.as_nanos().min(u64::MAX as u128) as u64);
         }
         if let Some(d) = &a.profile_dir {

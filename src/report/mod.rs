@@ -9,6 +9,7 @@
 //! each for the small ones). No file imports this one: it only names the
 //! parts and dispatches a format to its reporter.
 
+pub mod anatomy;
 pub mod bonnie_csv;
 pub mod calibration;
 pub mod compare;

@@ -37,7 +37,9 @@ impl LatHist {
     /// Records `n` values of `ns` (a histogram made elsewhere, bucket by bucket).
     pub fn record_n(&mut self, ns: u64, n: u64) {
         if n > 0 {
-            self.0.get_or_insert_with(empty).saturating_record_n(ns.clamp(1, MAX_NS), n);
+            self.0
+                .get_or_insert_with(empty)
+                .saturating_record_n(ns.clamp(1, MAX_NS), n);
         }
     }
 

@@ -72,6 +72,7 @@ fn extras(s: &mut Doc, c: &Cell) {
     if let Some(l) = crate::report::system::profile_line(c) {
         let _ = writeln!(s, "{l}");
     }
+    crate::report::anatomy::text(s, c);
 }
 
 fn depth_levels(counts: &[u64]) -> String {

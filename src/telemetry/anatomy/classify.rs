@@ -28,6 +28,7 @@ fn is_scheduler(f: &str) -> bool {
             | "bit_wait"
             | "__wait_on_bit"
             | "out_of_line_wait_on_bit"
+            | "out_of_line_wait_on_bit_lock"
             | "__wait_on_bit_lock"
             | "do_wait_for_common"
             | "__wait_for_common"
@@ -40,7 +41,9 @@ fn is_scheduler(f: &str) -> bool {
 }
 
 fn class_of_frame(f: &str) -> Option<Layer> {
-    if f.starts_with("balance_dirty_pages") {
+    // the page cache's dirty limits, and the block layer's writeback
+    // throttling (wbt) that holds a writer's requests behind writeback
+    if f.starts_with("balance_dirty_pages") || f.starts_with("wbt_wait") || f.starts_with("rq_qos_wait") {
         return Some(Layer::Throttle);
     }
     if f.starts_with("jbd2") || f.starts_with("xlog_") || f.starts_with("xfs_log_") || f.contains("log_force") {
@@ -133,13 +136,37 @@ mod tests {
         let r = classify(&fsync);
         assert_eq!(r.class, Layer::Journal);
         assert_eq!(r.site, "jbd2_log_wait_commit");
-        let throttled = v(&["__schedule", "schedule", "io_schedule_timeout", "balance_dirty_pages", "ext4_buffered_write_iter"]);
+        let throttled = v(&[
+            "__schedule",
+            "schedule",
+            "io_schedule_timeout",
+            "balance_dirty_pages",
+            "ext4_buffered_write_iter",
+        ]);
         assert_eq!(classify(&throttled).class, Layer::Throttle);
         assert_eq!(classify(&throttled).site, "balance_dirty_pages");
-        let lock = v(&["__schedule", "schedule", "rwsem_down_write_slowpath", "down_write", "filename_create"]);
+        let wbt = v(&[
+            "__schedule",
+            "io_schedule",
+            "rq_qos_wait",
+            "wbt_wait",
+            "__rq_qos_throttle",
+            "blk_mq_submit_bio",
+        ]);
+        assert_eq!(classify(&wbt).class, Layer::Throttle);
+        let lock = v(&[
+            "__schedule",
+            "schedule",
+            "rwsem_down_write_slowpath",
+            "down_write",
+            "filename_create",
+        ]);
         assert_eq!(classify(&lock).class, Layer::Lock);
         let io = v(&["__schedule", "io_schedule", "folio_wait_bit_common", "filemap_read"]);
         assert_eq!(classify(&io).class, Layer::Io);
-        assert_eq!(classify(&v(&["__schedule", "schedule", "do_nanosleep"])).class, Layer::Other);
+        assert_eq!(
+            classify(&v(&["__schedule", "schedule", "do_nanosleep"])).class,
+            Layer::Other
+        );
     }
 }

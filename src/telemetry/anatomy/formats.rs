@@ -41,7 +41,14 @@ fn fields(text: &str) -> Vec<(String, u32, u32)> {
         };
         let mut parts = rest.split(';').map(str::trim);
         let decl = parts.next().unwrap_or("");
-        let name = decl.rsplit(' ').next().unwrap_or("").split('[').next().unwrap_or("").to_string();
+        let name = decl
+            .rsplit(' ')
+            .next()
+            .unwrap_or("")
+            .split('[')
+            .next()
+            .unwrap_or("")
+            .to_string();
         let mut off = None;
         let mut size = None;
         for p in parts {
@@ -60,17 +67,42 @@ fn fields(text: &str) -> Vec<(String, u32, u32)> {
 
 /// What the C source reads of each event: (category, event, [(field, offset, size)]).
 const EXPECTED: &[(&str, &str, &[(&str, u32, u32)])] = &[
-    ("sched", "sched_switch", &[("prev_pid", 24, 4), ("prev_state", 32, 8), ("next_pid", 56, 4)]),
+    (
+        "sched",
+        "sched_switch",
+        &[("prev_pid", 24, 4), ("prev_state", 32, 8), ("next_pid", 56, 4)],
+    ),
     ("sched", "sched_waking", &[("pid", 24, 4)]),
-    ("block", "block_rq_insert", &[("dev", 8, 4), ("sector", 16, 8), ("nr_sector", 24, 4)]),
-    ("block", "block_rq_issue", &[("dev", 8, 4), ("sector", 16, 8), ("nr_sector", 24, 4)]),
-    ("block", "block_rq_complete", &[("dev", 8, 4), ("sector", 16, 8), ("nr_sector", 24, 4)]),
+    (
+        "block",
+        "block_rq_insert",
+        &[("dev", 8, 4), ("sector", 16, 8), ("nr_sector", 24, 4)],
+    ),
+    (
+        "block",
+        "block_rq_issue",
+        &[("dev", 8, 4), ("sector", 16, 8), ("nr_sector", 24, 4)],
+    ),
+    (
+        "block",
+        "block_rq_complete",
+        &[("dev", 8, 4), ("sector", 16, 8), ("nr_sector", 24, 4)],
+    ),
     ("jbd2", "jbd2_start_commit", &[("dev", 8, 4), ("transaction", 16, 4)]),
     ("jbd2", "jbd2_commit_locking", &[("dev", 8, 4), ("transaction", 16, 4)]),
     ("jbd2", "jbd2_commit_flushing", &[("dev", 8, 4), ("transaction", 16, 4)]),
     ("jbd2", "jbd2_commit_logging", &[("dev", 8, 4), ("transaction", 16, 4)]),
     ("jbd2", "jbd2_end_commit", &[("dev", 8, 4), ("transaction", 16, 4)]),
-    ("jbd2", "jbd2_run_stats", &[("dev", 8, 4), ("tid", 12, 4), ("handle_count", 64, 4), ("blocks", 68, 4)]),
+    (
+        "jbd2",
+        "jbd2_run_stats",
+        &[
+            ("dev", 8, 4),
+            ("tid", 12, 4),
+            ("handle_count", 64, 4),
+            ("blocks", 68, 4),
+        ],
+    ),
     ("xfs", "xfs_log_force", &[("dev", 8, 4), ("lsn", 16, 8)]),
 ];
 
@@ -88,7 +120,11 @@ fn matches(fmt: &str, want: &[(&str, u32, u32)]) -> Result<(), String> {
 }
 
 fn rwbs_offset(fmt: &str) -> Option<u32> {
-    fields(fmt).into_iter().find(|(n, _, s)| n == "rwbs" && *s >= 4).map(|(_, o, _)| o).filter(|&o| o < 256)
+    fields(fmt)
+        .into_iter()
+        .find(|(n, _, s)| n == "rwbs" && *s >= 4)
+        .map(|(_, o, _)| o)
+        .filter(|&o| o < 256)
 }
 
 impl TraceFs {

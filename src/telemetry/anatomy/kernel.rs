@@ -44,7 +44,10 @@ impl Mapping {
                 0,
             )
         }?;
-        Ok(Mapping { ptr: ptr as *const u8, len })
+        Ok(Mapping {
+            ptr: ptr as *const u8,
+            len,
+        })
     }
 
     #[inline]

@@ -111,7 +111,10 @@ impl Session {
                 .program_mut(prog)
                 .and_then(|p| p.try_into().ok())
                 .ok_or_else(|| format!("fslab's BPF object lacks {prog}"))?;
-            let attached = p.load().map_err(|e| e.to_string()).and_then(|()| p.attach(cat, ev).map(|_| ()).map_err(|e| e.to_string()));
+            let attached = p
+                .load()
+                .map_err(|e| e.to_string())
+                .and_then(|()| p.attach(cat, ev).map(|_| ()).map_err(|e| e.to_string()));
             if let Err(e) = attached {
                 if prog == "on_switch" {
                     return Err(format!("cannot attach to sched:sched_switch: {e}"));
@@ -122,7 +125,10 @@ impl Session {
                 }
             }
         }
-        let take = |bpf: &mut aya::Ebpf, name: &str| bpf.take_map(name).ok_or_else(|| format!("fslab's BPF object lacks the map {name}"));
+        let take = |bpf: &mut aya::Ebpf, name: &str| {
+            bpf.take_map(name)
+                .ok_or_else(|| format!("fslab's BPF object lacks the map {name}"))
+        };
         let tids = BpfHash::try_from(take(&mut bpf, "tids")?).map_err(|e| e.to_string())?;
         let stacks = StackTraceMap::try_from(take(&mut bpf, "stacks")?).map_err(|e| e.to_string())?;
         let devhist = BpfHash::try_from(take(&mut bpf, "devhist")?).map_err(|e| e.to_string())?;
@@ -140,7 +146,9 @@ impl Session {
         .map_err(|e| format!("cannot map the device windows: {e}"))?;
         let syms = crate::telemetry::profile::symbols::KernelSymbols::load();
         if syms.is_empty() {
-            unobserved.push("sleep sites: /proc/kallsyms hides kernel addresses (kptr_restrict), stacks are not named".into());
+            unobserved.push(
+                "sleep sites: /proc/kallsyms hides kernel addresses (kptr_restrict), stacks are not named".into(),
+            );
         }
         Ok(Session {
             inner: Arc::new(Inner {
@@ -183,7 +191,14 @@ impl Tracer for Session {
     fn thread(&self) -> Option<Box<dyn ThreadTrace>> {
         let slot = self.inner.free.lock().unwrap_or_else(|e| e.into_inner()).pop()?;
         let tid = rustix::thread::gettid().as_raw_nonzero().get() as u32;
-        if self.inner.tids.lock().unwrap_or_else(|e| e.into_inner()).insert(tid, slot, 0).is_err() {
+        if self
+            .inner
+            .tids
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(tid, slot, 0)
+            .is_err()
+        {
             self.inner.free.lock().unwrap_or_else(|e| e.into_inner()).push(slot);
             return None;
         }
@@ -209,7 +224,10 @@ impl Inner {
         }
         let frames = self.stack_names(id);
         let r = frames.map(|f| classify::classify(&f));
-        self.resolved.lock().unwrap_or_else(|e| e.into_inner()).insert(id, r.clone());
+        self.resolved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, r.clone());
         r
     }
 
@@ -217,11 +235,20 @@ impl Inner {
         if id < 0 || self.syms.is_empty() {
             return None;
         }
-        let st = self.stacks.lock().unwrap_or_else(|e| e.into_inner()).get(&(id as u32), 0).ok()?;
+        let st = self
+            .stacks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(id as u32), 0)
+            .ok()?;
         Some(
             st.frames()
                 .iter()
-                .map(|f| self.syms.lookup(f.ip).map_or_else(|| format!("{:#x}", f.ip), str::to_string))
+                .map(|f| {
+                    self.syms
+                        .lookup(f.ip)
+                        .map_or_else(|| format!("{:#x}", f.ip), str::to_string)
+                })
                 .collect(),
         )
     }
