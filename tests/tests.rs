@@ -2,6 +2,7 @@
 
 mod util;
 
+mod anatomy;
 mod bad_input;
 mod bisect;
 mod calibration;

@@ -180,6 +180,17 @@ pub fn paragraph(o: &SlowOperation) -> String {
         let _ = write!(p, ": {}", parts.join("; "));
     }
     let _ = write!(p, ". Runqueue {}.", Nanos(o.runqueue_ns));
+    meanwhile(&mut p, o);
+    let _ = write!(
+        p,
+        " {:.0}% of its time is in named sleeps.",
+        o.attributed_share() * 100.0
+    );
+    p
+}
+
+/// What the journal and the devices did during a slow operation.
+fn meanwhile(p: &mut String, o: &SlowOperation) {
     for c in o.commits.iter().take(3) {
         let _ = write!(p, " jbd2 commit {} on {}", c.tid, c.dev);
         if let Some(t) = c.total_ns {
@@ -232,12 +243,6 @@ pub fn paragraph(o: &SlowOperation) -> String {
             Nanos(o.own_device_ns)
         );
     }
-    let _ = write!(
-        p,
-        " {:.0}% of its time is in named sleeps.",
-        o.attributed_share() * 100.0
-    );
-    p
 }
 
 fn slow_text(s: &mut Doc, a: &Anatomy) {
@@ -262,6 +267,25 @@ fn slow_text(s: &mut Doc, a: &Anatomy) {
     for o in &a.slow {
         let _ = writeln!(s, "  {}", paragraph(o));
     }
+}
+
+/// The lab run's per-cell anatomy section (after the system's), or nothing
+/// when no cell was traced.
+pub fn lab_text(s: &mut Doc, cells: &[Cell]) {
+    let with: Vec<&Cell> = cells.iter().filter(|c| c.anatomy.is_some()).collect();
+    if with.is_empty() {
+        return;
+    }
+    s.push_str("anatomy per cell:\n");
+    for c in with {
+        let place = match &c.lab {
+            Some(l) => format!("{} #{} {}", l.column(), l.repeat, l.table()),
+            None => c.name.clone(),
+        };
+        let _ = writeln!(s, "{place}:");
+        text(s, c);
+    }
+    s.push('\n');
 }
 
 /// The anatomy lines of `c`, if it was traced.

@@ -2,6 +2,7 @@
 //! shaded and its stalls marked.
 
 use super::common::{figure, fmt_ns, fmt_plain, place};
+use crate::model::anatomy::Anatomy;
 use crate::model::probe::ProbeData;
 use crate::model::{Cell, Report};
 use crate::report::render::svg::{Band, Scale, Series, XyChart, PALETTE};
@@ -16,7 +17,7 @@ pub(super) fn probes(s: &mut String, n: &mut usize, sources: &[(String, &Report)
     if cells.is_empty() {
         return;
     }
-    s.push_str("<h2 id=\"probes\">Probe timelines</h2>\n<p class=\"note\">Every probe's latency at its scheduled time; phases shaded, stalls (probes over the threshold, with the slots they blocked) in red.</p>\n<div class=\"grid\">\n");
+    s.push_str("<h2 id=\"probes\">Probe timelines</h2>\n<p class=\"note\">Every probe's latency at its scheduled time; phases shaded, stalls (probes over the threshold, with the slots they blocked) in red: hover a stall for its anatomy when the run had --explain-slow.</p>\n<div class=\"grid\">\n");
     for (label, c) in cells {
         let p = c.probe.as_ref().expect("filtered");
         let (fs, _) = place(label, c);
@@ -32,7 +33,7 @@ pub(super) fn probes(s: &mut String, n: &mut usize, sources: &[(String, &Report)
             x_scale: Scale::Linear,
             y_scale: Scale::Log,
             series: series(p),
-            bands: bands(p),
+            bands: bands(p, c.anatomy.as_ref()),
             y_fmt: fmt_ns,
             x_fmt: fmt_plain,
         };
@@ -52,7 +53,7 @@ fn sec(ns: u64) -> f64 {
 }
 
 /// A probe's phases shaded (a load only while it ran), its stalls in red.
-fn bands(p: &ProbeData) -> Vec<Band> {
+fn bands(p: &ProbeData, anatomy: Option<&Anatomy>) -> Vec<Band> {
     let mut bands: Vec<Band> = p
         .phases
         .iter()
@@ -68,6 +69,7 @@ fn bands(p: &ProbeData) -> Vec<Band> {
                 label: ph.name.clone(),
                 color: color.into(),
                 opacity,
+                tip: String::new(),
             }];
             if loaded_to < ph.end_ns {
                 b.push(Band {
@@ -76,6 +78,7 @@ fn bands(p: &ProbeData) -> Vec<Band> {
                     label: format!("{} (load done)", ph.name),
                     color: "#888".into(),
                     opacity,
+                    tip: String::new(),
                 });
             }
             b
@@ -87,8 +90,31 @@ fn bands(p: &ProbeData) -> Vec<Band> {
         label: format!("stall {}", fmt_ns(st.max_ns as f64)),
         color: "#D00".into(),
         opacity: 0.35,
+        tip: stall_tip(st.start_ns, st.end_ns, st.max_ns, anatomy),
     }));
     bands
+}
+
+/// Within this of a stall, an explained slow operation is taken for one of
+/// its probes: the anatomy's clock starts when the cell's timed part does,
+/// the probe's when its workers are released, a few ms apart.
+const NEAR_NS: u64 = 100_000_000;
+
+/// A stall's hover text: the explanations (`--explain-slow`) of the slow
+/// operations that ran during it.
+fn stall_tip(start: u64, end: u64, max: u64, anatomy: Option<&Anatomy>) -> String {
+    let mut tip = format!("stall {}", fmt_ns(max as f64));
+    let Some(a) = anatomy else {
+        return tip;
+    };
+    for o in &a.slow {
+        let (from, to) = (o.at_ns, o.at_ns + o.latency_ns);
+        if from <= end + NEAR_NS && to + NEAR_NS >= start {
+            tip.push_str("\n\n");
+            tip.push_str(&crate::report::anatomy::paragraph(o));
+        }
+    }
+    tip
 }
 
 /// The probe's latencies, and in red those of probes that failed.

@@ -218,6 +218,7 @@ fn timeline_figure(s: &mut String, n: &mut usize, label: &str, c: &Cell) {
             label: ph.name.clone(),
             color: "#888".into(),
             opacity: if i % 2 == 0 { 0.08 } else { 0.16 },
+            tip: String::new(),
         })
         .collect();
     let title = match &c.lab {

@@ -77,6 +77,7 @@ fn render_as(r: &Report, style: TextStyle) -> String {
         s.push_str(&crate::report::xattrs::lab_text(r));
         s.push('\n');
         crate::report::system::lab_text(s, &r.cells);
+        crate::report::anatomy::lab_text(s, &r.cells);
     } else {
         for c in &r.cells {
             cell::cell(s, c);

@@ -171,6 +171,7 @@ mod tests {
                 label: "run".into(),
                 color: "#888".into(),
                 opacity: 0.1,
+                tip: String::new(),
             }],
             alert: Some("disturbed <x>".into()),
             x_fmt: |v| format!("{v}"),

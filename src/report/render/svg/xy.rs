@@ -29,6 +29,9 @@ pub struct Band {
     pub label: String,
     pub color: String,
     pub opacity: f64,
+    /// Shown on hover instead of the label when not empty (a stall's
+    /// explanation).
+    pub tip: String,
 }
 
 /// A line or scatter chart.
@@ -97,7 +100,7 @@ impl XyChart {
                 H - MT - MB,
                 b.color,
                 b.opacity,
-                esc(&b.label)
+                esc(if b.tip.is_empty() { &b.label } else { &b.tip })
             );
         }
         // labels in two rows at the top of the plot, never on each other
