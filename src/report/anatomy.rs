@@ -263,7 +263,7 @@ fn slow_text(s: &mut Doc, a: &Anatomy) {
             named as f64 * 100.0 / total as f64
         );
     }
-    s.push_str("\n");
+    s.push('\n');
     for o in &a.slow {
         let _ = writeln!(s, "  {}", paragraph(o));
     }

@@ -146,7 +146,7 @@ fn device_figures(inner: &Inner) -> Vec<DeviceLatency> {
             device,
         })
         .collect();
-    out.sort_by(|a, b| b.requests.cmp(&a.requests));
+    out.sort_by_key(|d| std::cmp::Reverse(d.requests));
     out
 }
 
@@ -219,7 +219,7 @@ fn explain(inner: &Inner, r: &RawSlow, events: &[Event], cell_start: u64) -> Slo
             waker_stack,
         });
     }
-    sleeps.sort_by(|a, b| b.ns.cmp(&a.ns));
+    sleeps.sort_by_key(|s| std::cmp::Reverse(s.ns));
     let forces: Vec<&Event> = events
         .iter()
         .filter(|e| e.kind == EV_XFS_FORCE && e.ts >= r.start && e.ts <= r.end)
@@ -273,7 +273,7 @@ pub fn take(inner: &Inner) -> Anatomy {
         })
         .collect();
     let mut slow = c.slow;
-    slow.sort_by(|a, b| b.lat.cmp(&a.lat));
+    slow.sort_by_key(|s| std::cmp::Reverse(s.lat));
     let slow_dropped = slow.len().saturating_sub(MAX_SLOW) as u64;
     slow.truncate(MAX_SLOW);
     let mut explained: Vec<SlowOperation> = slow.iter().map(|r| explain(inner, r, &events, c.start)).collect();

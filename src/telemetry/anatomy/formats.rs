@@ -65,8 +65,11 @@ fn fields(text: &str) -> Vec<(String, u32, u32)> {
     out
 }
 
-/// What the C source reads of each event: (category, event, [(field, offset, size)]).
-const EXPECTED: &[(&str, &str, &[(&str, u32, u32)])] = &[
+/// A field the C source reads: (name, offset, size).
+type Field = (&'static str, u32, u32);
+
+/// What the C source reads of each event: (category, event, fields).
+const EXPECTED: &[(&str, &str, &[Field])] = &[
     (
         "sched",
         "sched_switch",

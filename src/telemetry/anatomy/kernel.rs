@@ -25,8 +25,10 @@ pub struct Mapping {
 }
 
 // SAFETY: the mapping is shared memory the kernel writes; fslab only reads
-// it with volatile loads, from any thread.
+// it with volatile loads, so moving it to another thread is sound.
 unsafe impl Send for Mapping {}
+// SAFETY: as for Send: reads from any number of threads at once are
+// volatile loads of memory nothing in fslab writes.
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
@@ -52,14 +54,14 @@ impl Mapping {
 
     #[inline]
     fn u64_at(&self, off: usize) -> u64 {
-        assert!(off + 8 <= self.len && off % 8 == 0);
+        assert!(off + 8 <= self.len && off.is_multiple_of(8));
         // SAFETY: in bounds and aligned (checked above) within a live mapping.
         unsafe { (self.ptr.add(off) as *const u64).read_volatile() }
     }
 
     #[inline]
     fn u32_at(&self, off: usize) -> u32 {
-        assert!(off + 4 <= self.len && off % 4 == 0);
+        assert!(off + 4 <= self.len && off.is_multiple_of(4));
         // SAFETY: as `u64_at`.
         unsafe { (self.ptr.add(off) as *const u32).read_volatile() }
     }
