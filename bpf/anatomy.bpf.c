@@ -42,6 +42,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 volatile const __u32 rwbs_insert = 34;
 volatile const __u32 rwbs_issue = 34;
 volatile const __u32 rwbs_complete = 34;
+volatile const __u32 rwbs_bio = 28;
 
 struct sleep {
 	__u64 end;
@@ -170,6 +171,33 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
 } events SEC(".maps");
+
+/* The LBA map: sectors written or read per (device, 100 ms, 1 MiB of the
+ * device, class), from block_bio_queue (the submitter's context, so the
+ * journal thread is seen as itself). */
+#define LBA_SHIFT 11
+#define LBA_TIME_NS 100000000ULL
+
+struct lbakey {
+	__u32 dev;
+	__u32 t;
+	__u32 lba;
+	__u32 class; /* 0 data write, 1 metadata write, 2 journal/log, 3 read */
+};
+
+/* a bio may be hundreds of MiB (large folios): its sectors are kept with
+ * the last MiB it reached, and spread over its range in user space */
+struct lbaval {
+	__u64 sectors;
+	__u64 last;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 131072);
+	__type(key, struct lbakey);
+	__type(value, struct lbaval);
+} lbamap SEC(".maps");
 
 /* Lost events and requests, so the report can say what it missed. */
 struct {
@@ -436,6 +464,55 @@ int on_complete(struct blk_args *ctx)
 		hist_add(ctx->dev, 0, dir, q);
 	hist_add(ctx->dev, 1, dir, d);
 	window_add(now, dir, (__u64)ctx->nr_sector * 512, q, d);
+	return 0;
+}
+
+SEC("tracepoint/block/block_bio_queue")
+int on_bio_queue(struct blk_args *ctx)
+{
+	char rwbs[6] = {};
+	bpf_probe_read_kernel(rwbs, sizeof(rwbs), (char *)ctx + (rwbs_bio & 0xff));
+	__u32 i = rwbs[0] == 'F' ? 1 : 0;
+	char dir = i ? rwbs[1] : rwbs[0];
+	if (dir != 'W' && dir != 'R')
+		return 0;
+	__u32 class = 0;
+	if (dir == 'R') {
+		class = 3;
+	} else {
+		char comm[8] = {};
+		bpf_get_current_comm(comm, sizeof(comm));
+		/* constant indexes: the verifier refuses a variable one here */
+		int fua = i ? rwbs[2] == 'F' : rwbs[1] == 'F';
+		int meta = 0;
+#pragma unroll
+		for (int j = 1; j < 6; j++)
+			meta |= rwbs[j] == 'M';
+		/* the journal thread's writes, and preflush or FUA writes (a
+		 * log's commit records: XFS writes its log so) */
+		if ((comm[0] == 'j' && comm[1] == 'b' && comm[2] == 'd' && comm[3] == '2' && comm[4] == '/') || i || fua)
+			class = 2;
+		else if (meta)
+			class = 1;
+	}
+	struct lbakey k = {
+		.dev = ctx->dev,
+		.t = (__u32)(bpf_ktime_get_ns() / LBA_TIME_NS),
+		.lba = (__u32)(ctx->sector >> LBA_SHIFT),
+		.class = class,
+	};
+	__u64 n = ctx->nr_sector;
+	__u64 last = (ctx->sector + (n ? n - 1 : 0)) >> LBA_SHIFT;
+	struct lbaval *v = bpf_map_lookup_elem(&lbamap, &k);
+	if (v) {
+		__sync_fetch_and_add(&v->sectors, n);
+		if (last > v->last)
+			v->last = last;
+	} else {
+		struct lbaval nv = { .sectors = n, .last = last };
+		if (bpf_map_update_elem(&lbamap, &k, &nv, BPF_NOEXIST))
+			count_lost(3);
+	}
 	return 0;
 }
 

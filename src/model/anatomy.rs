@@ -19,6 +19,9 @@ pub struct Anatomy {
     /// and device (issue -> complete) time, from the block tracepoints.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceLatency>,
+    /// `--anatomy`: where each device's blocks landed over the cell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lba: Vec<LbaMap>,
     /// `--explain-slow`: the threshold, and each operation over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slow_threshold_ns: Option<u64>,
@@ -58,6 +61,30 @@ pub struct DeviceLatency {
     pub queue: Figure,
     /// Issue -> complete.
     pub device: Figure,
+}
+
+/// The classes of an LBA map's points, by index.
+pub const LBA_CLASSES: [&str; 4] = ["data", "metadata", "journal/log", "read"];
+
+/// Where a device's blocks landed over a cell (iowatcher-like), from
+/// block_bio_queue: the bytes submitted per time step, offset step and
+/// class. A write is journal/log when the journal thread (jbd2) submitted
+/// it or it carries a preflush or FUA (a log's commit records), metadata
+/// when marked REQ_META, else data; reads are one class.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LbaMap {
+    pub dev: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    /// A point's time and offset span.
+    pub time_step_ns: u64,
+    pub offset_step_bytes: u64,
+    /// The highest offset submitted, in bytes (the picture's height).
+    pub extent_bytes: u64,
+    /// Bytes per class (`LBA_CLASSES`' order).
+    pub bytes: Vec<u64>,
+    /// [time index from the cell's start, offset index, class, bytes].
+    pub points: Vec<[u64; 4]>,
 }
 
 /// One operation over `--explain-slow`'s threshold, and where its time went.

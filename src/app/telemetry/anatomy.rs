@@ -59,6 +59,7 @@ impl CellHook for AnatomyHook {
             a.kinds.clear();
             a.layer_names.clear();
             a.devices.clear();
+            a.lba.clear();
         }
         cell.anatomy = Some(a);
     }

@@ -10,6 +10,7 @@
 //! One file per section of the page, in the order they appear; `common`
 //! holds what they share. This file puts the page together.
 
+mod anatomy;
 mod common;
 mod comparison;
 mod environment;
@@ -68,6 +69,7 @@ pub fn render(sources: &[(String, &Report)]) -> String {
     probes::probes(&mut body, &mut n, sources);
     // per-cell extras: the system timelines (cell.system); flame graphs go after them
     system::system_timelines(&mut body, &mut n, sources);
+    anatomy::section(&mut body, &mut n, sources);
     tables::op_tables(&mut body, sources);
     tables::ranks(&mut body, sources);
     n += flame::section(&mut body, sources);

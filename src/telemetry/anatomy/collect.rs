@@ -3,11 +3,11 @@
 //! each slow operation explained (its sleeps named, the commits and log
 //! forces and the device activity of its span).
 
-use super::kernel::{bucket_value, dev_name, HistKey};
+use super::kernel::{bucket_value, dev_name, HistKey, LbaKey, LbaVal, LBA_TIME_NS};
 use super::thread::RawSlow;
 use super::Inner;
 use crate::model::anatomy::{
-    Anatomy, ClassTime, Commit, DeviceLatency, KindEntry, Sleep, SlowOperation, WindowActivity,
+    Anatomy, ClassTime, Commit, DeviceLatency, KindEntry, LbaMap, Sleep, SlowOperation, WindowActivity, LBA_CLASSES,
 };
 use crate::stats::anatomy::{Figure, KindAnatomy, Layer};
 use crate::stats::OpKind;
@@ -150,6 +150,70 @@ fn device_figures(inner: &Inner) -> Vec<DeviceLatency> {
     out
 }
 
+/// At most this many points per LBA map (time x offset x class): steps
+/// are widened until it fits.
+const MAX_LBA_POINTS: usize = 20_000;
+/// LBA maps per cell: the devices that moved the most bytes.
+const MAX_LBA_DEVICES: usize = 3;
+
+fn lba_maps(inner: &Inner, cell_start: u64) -> Vec<LbaMap> {
+    let t0 = (cell_start / LBA_TIME_NS) as u32;
+    let mut by: BTreeMap<u32, Vec<(u32, u32, u32, u64)>> = BTreeMap::new();
+    {
+        let m = inner.lbamap.lock().unwrap_or_else(|e| e.into_inner());
+        for (k, v) in m.iter().filter_map(Result::ok) {
+            let (k, v): (LbaKey, LbaVal) = (k, v);
+            if k.t < t0 || k.class >= 4 {
+                continue;
+            }
+            // a bio's bytes spread evenly over the MiB it covered
+            let last = (v.last as u32).max(k.lba).min(k.lba.saturating_add(1 << 16));
+            let span = (last - k.lba + 1) as u64;
+            let pts = by.entry(k.dev).or_default();
+            for (i, lba) in (k.lba..=last).enumerate() {
+                let share = v.sectors * 512 / span + u64::from((i as u64) < v.sectors * 512 % span);
+                pts.push((k.t - t0, lba, k.class, share));
+            }
+        }
+    }
+    let mut maps: Vec<LbaMap> = by.into_iter().map(|(dev, pts)| lba_map(dev, &pts)).collect();
+    maps.sort_by_key(|m| std::cmp::Reverse(m.bytes.iter().sum::<u64>()));
+    maps.truncate(MAX_LBA_DEVICES);
+    maps
+}
+
+/// One device's points, coarsened until they fit `MAX_LBA_POINTS`.
+fn lba_map(dev: u32, pts: &[(u32, u32, u32, u64)]) -> LbaMap {
+    let mut bytes = vec![0u64; LBA_CLASSES.len()];
+    for p in pts {
+        bytes[p.2 as usize] += p.3;
+    }
+    let max_lba = pts.iter().map(|p| p.1).max().unwrap_or(0) as u64;
+    let (mut ft, mut fl) = (1u64, 1u64);
+    let grid = |ft: u64, fl: u64| {
+        let mut g: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
+        for p in pts {
+            *g.entry((p.0 as u64 / ft, p.1 as u64 / fl, p.2 as u64)).or_default() += p.3;
+        }
+        g
+    };
+    let mut g = grid(ft, fl);
+    while g.len() > MAX_LBA_POINTS {
+        ft *= 2;
+        fl *= 2;
+        g = grid(ft, fl);
+    }
+    LbaMap {
+        dev: dev_name(dev),
+        name: block_name(dev),
+        time_step_ns: LBA_TIME_NS * ft,
+        offset_step_bytes: (1 << 20) * fl,
+        extent_bytes: (max_lba + 1) << 20,
+        bytes,
+        points: g.into_iter().map(|((t, o, c), b)| [t, o, c, b]).collect(),
+    }
+}
+
 /// /sys/dev/block/M:m -> its name ("loop3").
 fn block_name(dev: u32) -> String {
     std::fs::read_link(format!("/sys/dev/block/{}", dev_name(dev)))
@@ -281,8 +345,11 @@ pub fn take(inner: &Inner) -> Anatomy {
     let mut unobserved = inner.unobserved.clone();
     let lost: Vec<u64> = {
         let l = inner.lost.lock().unwrap_or_else(|e| e.into_inner());
-        (0..3).map(|i| l.get(&i, 0).unwrap_or(0)).collect()
+        (0..4).map(|i| l.get(&i, 0).unwrap_or(0)).collect()
     };
+    if lost[3] > 0 {
+        unobserved.push(format!("the LBA map lost {} submissions (its table was full)", lost[3]));
+    }
     if lost[0] > 0 {
         unobserved.push(format!(
             "{} block requests were not tracked (the request table was full)",
@@ -299,11 +366,13 @@ pub fn take(inner: &Inner) -> Anatomy {
         unobserved.push(format!("{} journal and log events were lost", lost[2] + dropped));
     }
     let devices = device_figures(inner);
+    let lba = lba_maps(inner, c.start);
     inner.clear();
     Anatomy {
         kinds,
         layer_names: Inner::layers(),
         devices,
+        lba,
         slow_threshold_ns: inner.threshold,
         slow: explained,
         slow_dropped,

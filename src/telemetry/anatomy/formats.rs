@@ -20,6 +20,7 @@ pub struct Layout {
     pub rwbs_insert: u32,
     pub rwbs_issue: u32,
     pub rwbs_complete: u32,
+    pub rwbs_bio: u32,
     /// One line per event left out.
     pub missing: Vec<String>,
     missing_events: Vec<(String, String)>,
@@ -91,6 +92,11 @@ const EXPECTED: &[(&str, &str, &[Field])] = &[
         "block_rq_complete",
         &[("dev", 8, 4), ("sector", 16, 8), ("nr_sector", 24, 4)],
     ),
+    (
+        "block",
+        "block_bio_queue",
+        &[("dev", 8, 4), ("sector", 16, 8), ("nr_sector", 24, 4)],
+    ),
     ("jbd2", "jbd2_start_commit", &[("dev", 8, 4), ("transaction", 16, 4)]),
     ("jbd2", "jbd2_commit_locking", &[("dev", 8, 4), ("transaction", 16, 4)]),
     ("jbd2", "jbd2_commit_flushing", &[("dev", 8, 4), ("transaction", 16, 4)]),
@@ -154,6 +160,7 @@ impl TraceFs {
             rwbs_insert: 34,
             rwbs_issue: 34,
             rwbs_complete: 34,
+            rwbs_bio: 28,
             missing: Vec::new(),
             missing_events: Vec::new(),
         };
@@ -168,6 +175,7 @@ impl TraceFs {
                     match ev {
                         "block_rq_insert" => l.rwbs_insert = o,
                         "block_rq_issue" => l.rwbs_issue = o,
+                        "block_bio_queue" => l.rwbs_bio = o,
                         _ => l.rwbs_complete = o,
                     }
                     Ok(())

@@ -178,6 +178,35 @@ pub struct HistKey {
 // pattern valid.
 unsafe impl aya::Pod for HistKey {}
 
+/// `struct lbakey` of `lbamap`: a device's sectors per 100 ms, MiB and class.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LbaKey {
+    pub dev: u32,
+    /// CLOCK_MONOTONIC / 100 ms.
+    pub t: u32,
+    /// The sector >> 11: MiB of the device.
+    pub lba: u32,
+    pub class: u32,
+}
+
+/// `LbaKey::t`'s unit.
+pub const LBA_TIME_NS: u64 = 100_000_000;
+
+// SAFETY: plain old data, four u32 without padding, any bit pattern valid.
+unsafe impl aya::Pod for LbaKey {}
+
+/// `struct lbaval`: the sectors submitted and the last MiB they reached.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LbaVal {
+    pub sectors: u64,
+    pub last: u64,
+}
+
+// SAFETY: plain old data, two u64 without padding, any bit pattern valid.
+unsafe impl aya::Pod for LbaVal {}
+
 /// The value at the middle of log-linear bucket `b` of `devhist`
 /// (`bucket_of` in the C source: exact under 128, then 128 per power of two).
 pub fn bucket_value(b: u32) -> u64 {

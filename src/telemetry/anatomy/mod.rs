@@ -44,6 +44,7 @@ const PROGRAMS: &[(&str, &str, &str, &str)] = &[
     ("on_insert", "block", "block_rq_insert", "block queue time"),
     ("on_issue", "block", "block_rq_issue", "block device time"),
     ("on_complete", "block", "block_rq_complete", "block device time"),
+    ("on_bio_queue", "block", "block_bio_queue", "the LBA map"),
     ("on_jbd2_start", "jbd2", "jbd2_start_commit", "jbd2 commits"),
     ("on_jbd2_locking", "jbd2", "jbd2_commit_locking", "jbd2 commits"),
     ("on_jbd2_flushing", "jbd2", "jbd2_commit_flushing", "jbd2 commits"),
@@ -72,6 +73,7 @@ pub(crate) struct Inner {
     unobserved: Vec<String>,
     devhist: Mutex<BpfHash<MapData, kernel::HistKey, u64>>,
     lost: Mutex<aya::maps::Array<MapData, u64>>,
+    lbamap: Mutex<BpfHash<MapData, kernel::LbaKey, kernel::LbaVal>>,
     _bpf: Mutex<aya::Ebpf>,
     _tracefs: formats::TraceFs,
 }
@@ -100,6 +102,7 @@ impl Session {
             .override_global("rwbs_insert", &layout.rwbs_insert, true)
             .override_global("rwbs_issue", &layout.rwbs_issue, true)
             .override_global("rwbs_complete", &layout.rwbs_complete, true)
+            .override_global("rwbs_bio", &layout.rwbs_bio, true)
             .load(OBJECT)
             .map_err(|e| format!("the kernel refused fslab's BPF object: {e}"))?;
         let mut unobserved = layout.missing.clone();
@@ -111,10 +114,12 @@ impl Session {
                 .program_mut(prog)
                 .and_then(|p| p.try_into().ok())
                 .ok_or_else(|| format!("fslab's BPF object lacks {prog}"))?;
+            // the first line only: a verifier's refusal carries its whole log
+            let line1 = |e: String| e.lines().next().unwrap_or("").to_string();
             let attached = p
                 .load()
-                .map_err(|e| e.to_string())
-                .and_then(|()| p.attach(cat, ev).map(|_| ()).map_err(|e| e.to_string()));
+                .map_err(|e| line1(e.to_string()))
+                .and_then(|()| p.attach(cat, ev).map(|_| ()).map_err(|e| line1(e.to_string())));
             if let Err(e) = attached {
                 if prog == "on_switch" {
                     return Err(format!("cannot attach to sched:sched_switch: {e}"));
@@ -133,6 +138,7 @@ impl Session {
         let stacks = StackTraceMap::try_from(take(&mut bpf, "stacks")?).map_err(|e| e.to_string())?;
         let devhist = BpfHash::try_from(take(&mut bpf, "devhist")?).map_err(|e| e.to_string())?;
         let lost = aya::maps::Array::try_from(take(&mut bpf, "lost")?).map_err(|e| e.to_string())?;
+        let lbamap = BpfHash::try_from(take(&mut bpf, "lbamap")?).map_err(|e| e.to_string())?;
         let events = collect::EventReader::start(take(&mut bpf, "events")?)?;
         let slots = match bpf.map("slots") {
             Some(aya::maps::Map::Array(d)) => Mapping::new(d.fd(), SLOTS_LEN),
@@ -166,6 +172,7 @@ impl Session {
                 unobserved,
                 devhist: Mutex::new(devhist),
                 lost: Mutex::new(lost),
+                lbamap: Mutex::new(lbamap),
                 _bpf: Mutex::new(bpf),
                 _tracefs: tracefs,
             }),
@@ -270,8 +277,13 @@ impl Inner {
         };
         self.events.clear();
         let mut lost = self.lost.lock().unwrap_or_else(|e| e.into_inner());
-        for i in 0..3 {
+        for i in 0..4 {
             let _ = lost.set(i, 0, 0);
+        }
+        let mut m = self.lbamap.lock().unwrap_or_else(|e| e.into_inner());
+        let keys: Vec<kernel::LbaKey> = m.keys().filter_map(Result::ok).collect();
+        for k in keys {
+            let _ = m.remove(&k);
         }
         let mut h = self.devhist.lock().unwrap_or_else(|e| e.into_inner());
         let keys: Vec<kernel::HistKey> = h.keys().filter_map(Result::ok).collect();
