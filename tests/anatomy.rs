@@ -128,6 +128,17 @@ fn layers_sum_to_end_to_end_on_ext4_and_xfs() {
             devices.iter().any(|d| d["dir"] == "write" && u(&d["requests"]) > 0),
             "{devices:?}"
         );
+        // and the LBA map has the scratch device's writes, the journal's among them
+        let maps = j["cells"][0]["anatomy"]["lba"].as_array().unwrap();
+        let scratch = maps
+            .iter()
+            .find(|m| m["name"].as_str().unwrap_or("").starts_with("loop"))
+            .unwrap_or_else(|| panic!("no LBA map of the loop device: {maps:?}"));
+        let bytes: Vec<u64> = scratch["bytes"].as_array().unwrap().iter().map(u).collect();
+        assert!(bytes[0] > 0, "{fs}: data written: {bytes:?}");
+        if fs == "ext4" {
+            assert!(bytes[2] > 0, "ext4: jbd2's writes: {bytes:?}");
+        }
     }
 }
 
@@ -170,6 +181,7 @@ load = "stream-write:6g,bs=1m"
     )
     .unwrap();
     let json = dir.path().join("r.json");
+    let html = dir.path().join("r.html");
     let text = fslab()
         .current_dir(dir.path())
         .args([
@@ -180,6 +192,7 @@ load = "stream-write:6g,bs=1m"
         ])
         .args(["--explain-slow", "50ms", "--width", "200"])
         .args(["--output", &format!("json:{}", json.display()), "--output", "text"])
+        .args(["--output", &format!("html:{}", html.display())])
         .assert()
         .success()
         .get_output()
@@ -216,6 +229,15 @@ load = "stream-write:6g,bs=1m"
         "{text}"
     );
     assert!(text.contains(" in jbd2_") || text.contains(" in xlog_"), "{text}");
+    // the HTML report: the stalls' explanations on the probe timeline's
+    // stall bands (hover) and in the anatomy section
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("id=\"anatomy\""), "no anatomy section");
+    assert!(page.contains("<title>stall "), "no stall bands");
+    assert!(
+        page.contains("% of its time is in named sleeps.</title>"),
+        "no explanation on a stall's hover"
+    );
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //!
 //! aya attaches tracepoints by the ids under `/sys/kernel/tracing`; when
 //! nothing is mounted there (a machine without systemd's mount), the
-//! session mounts tracefs there and unmounts it when it ends.
+//! session mounts tracefs there and unmounts it once its programs are
+//! attached.
 
 use std::path::{Path, PathBuf};
 

@@ -75,7 +75,6 @@ pub(crate) struct Inner {
     lost: Mutex<aya::maps::Array<MapData, u64>>,
     lbamap: Mutex<BpfHash<MapData, kernel::LbaKey, kernel::LbaVal>>,
     _bpf: Mutex<aya::Ebpf>,
-    _tracefs: formats::TraceFs,
 }
 
 /// An open session: programs attached until it is dropped.
@@ -150,6 +149,10 @@ impl Session {
             _ => return Err("fslab's BPF object lacks the map windows".into()),
         }
         .map_err(|e| format!("cannot map the device windows: {e}"))?;
+        // attached: the programs hold their perf events, tracefs is no
+        // longer needed (a tracefs this session mounted is unmounted now,
+        // not at exit: the hook that holds the session is never dropped)
+        drop(tracefs);
         let syms = crate::telemetry::profile::symbols::KernelSymbols::load();
         if syms.is_empty() {
             unobserved.push(
@@ -174,7 +177,6 @@ impl Session {
                 lost: Mutex::new(lost),
                 lbamap: Mutex::new(lbamap),
                 _bpf: Mutex::new(bpf),
-                _tracefs: tracefs,
             }),
         })
     }
