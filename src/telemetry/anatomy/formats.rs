@@ -15,6 +15,32 @@ pub struct TraceFs {
     root: PathBuf,
     /// Mounted by this session (and so unmounted by it).
     mounted: bool,
+    /// Held from the check to the unmount: another fslab that found the
+    /// tracefs this one mounted would lose it mid-attach (two test runs
+    /// at once did).
+    _lock: Option<std::fs::File>,
+}
+
+/// Serialises fslab sessions around mounting tracefs. Opened without
+/// following a symlink and never written; a lock someone else holds for
+/// long is waited for 5 s, then the session goes on without it.
+fn lock() -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .mode(0o600)
+        .open("/run/lock/fslab-tracefs.lock")
+        .ok()?;
+    for _ in 0..500 {
+        if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok() {
+            return Some(f);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    None
 }
 
 pub struct Layout {
@@ -140,15 +166,24 @@ fn rwbs_offset(fmt: &str) -> Option<u32> {
 impl TraceFs {
     pub fn open() -> Result<TraceFs, String> {
         let root = PathBuf::from(ROOT);
+        let lock = lock();
         if root.join("events").is_dir() {
-            return Ok(TraceFs { root, mounted: false });
+            return Ok(TraceFs {
+                root,
+                mounted: false,
+                _lock: lock,
+            });
         }
         if !root.is_dir() {
             return Err(format!("{ROOT} does not exist (a kernel without tracefs)"));
         }
         rustix::mount::mount("nodev", &root, "tracefs", rustix::mount::MountFlags::empty(), None)
             .map_err(|e| format!("tracefs is not mounted at {ROOT} and mounting it failed: {e}"))?;
-        Ok(TraceFs { root, mounted: true })
+        Ok(TraceFs {
+            root,
+            mounted: true,
+            _lock: lock,
+        })
     }
 
     fn format(&self, cat: &str, ev: &str) -> Option<String> {
