@@ -36,13 +36,18 @@ pub(super) fn run<W: Workload, P: Pace>(ctx: &Ctx, engine: &mut dyn Engine, wl: 
         let Some(intended) = pace.before(ctx, &mut rec, wl) else {
             break;
         };
+        let start = Instant::now();
+        // the kernel's counters are read inside the timed window, so every
+        // sleep they count lies within the operation's own time
         if let Some(t) = &mut rec.trace {
             t.begin();
         }
-        let start = Instant::now();
         let Some(step) = pace.issue(start, engine, wl) else {
             break;
         };
+        if let Some(t) = &mut rec.trace {
+            t.stop();
+        }
         let end = Instant::now();
         if !rec.tick(end) {
             break;

@@ -186,23 +186,15 @@ impl KindAnatomy {
     }
 }
 
-/// A slow operation as the worker saw it; the tracer turns it into an
-/// explanation at the cell's end.
-#[derive(Clone, Debug)]
-pub struct SlowOp {
-    pub kind: OpKind,
-    /// CLOCK_MONOTONIC ns of its start and end (the kernel's clock).
-    pub start: u64,
-    pub end: u64,
-    /// Opaque: what the tracer captured during it.
-    pub detail: Vec<u64>,
-}
-
 /// One worker thread's view of the kernel's counters.
 pub trait ThreadTrace: Send {
-    /// Right before an operation.
+    /// Right after the operation's start was taken.
     fn begin(&mut self);
-    /// Right after it: `lat` is its end-to-end time, `end` when it ended.
+    /// Right after the operation, before its end is taken: between
+    /// `begin` and `stop` the thread ran only the operation, so what the
+    /// kernel counted in between lies within its end-to-end time.
+    fn stop(&mut self);
+    /// When it is recorded: `lat` is its end-to-end time, `end` when it ended.
     fn end(&mut self, kind: OpKind, lat: u64, end: super::Instant);
 }
 

@@ -32,6 +32,7 @@ pub struct Thread {
     pub(super) slot: u32,
     pub(super) tid: u32,
     pub(super) at_begin: Counters,
+    pub(super) at_stop: Counters,
     pub(super) kinds: Vec<KindAnatomy>,
     /// Stack id -> class, this thread's copy of the session's.
     pub(super) classes: HashMap<i32, Layer>,
@@ -57,6 +58,7 @@ impl Thread {
             slot,
             tid,
             at_begin,
+            at_stop: at_begin,
             kinds: vec![KindAnatomy::default(); KINDS],
             classes: HashMap::new(),
             slow: Vec::new(),
@@ -101,8 +103,13 @@ impl ThreadTrace for Thread {
         self.at_begin = self.inner.slots.counters(self.slot);
     }
 
+    #[inline]
+    fn stop(&mut self) {
+        self.at_stop = self.inner.slots.counters(self.slot);
+    }
+
     fn end(&mut self, kind: OpKind, lat: u64, end: Instant) {
-        let (b, e) = (self.at_begin, self.inner.slots.counters(self.slot));
+        let (b, e) = (self.at_begin, self.at_stop);
         let mut split = OpSplit {
             runqueue: e.runq_ns - b.runq_ns,
             block_n: e.blk_n - b.blk_n,
