@@ -1,5 +1,5 @@
 //! `--anatomy` and `--explain-slow` as a cell hook: one BPF session for the
-//! command (loaded once: about 30 ms), its tracer installed for the runner's
+//! command (loaded once), its tracer installed for the runner's
 //! workers, each cell's figures taken after its timed phases.
 
 use super::super::pipeline::CellHook;

@@ -79,8 +79,11 @@ fn parse(b: &[u8]) -> Option<Event> {
 
 /// Reads the ring buffer at a cell's start and end (4 MiB: 100k events;
 /// what does not fit is counted by the kernel side as lost). No thread of
-/// its own: a second thread would make every syscall of a lone worker pay
-/// the kernel's file refcounting (measured: 10 % of XFS creates).
+/// its own: with a reader thread polling every 20 ms, XFS creates of a
+/// lone worker ran 10 % slower (bench/anatomy-overhead.sh, 0.897; 1.010
+/// without it). The likely cause, not verified, is the one
+/// `runner::group::inline_run` gives: a multithreaded process pays the
+/// kernel's file refcounting on every syscall.
 pub struct EventReader {
     events: Mutex<(Vec<Event>, u64)>,
     rb: Mutex<aya::maps::RingBuf<aya::maps::MapData>>,
@@ -214,11 +217,11 @@ fn lba_map(dev: u32, pts: &[(u32, u32, u32, u64)]) -> LbaMap {
     }
 }
 
-/// /sys/dev/block/M:m -> its name ("loop3").
+/// The kernel's name of the kernel dev_t `dev` ("loop3"), as the device stack reads it.
 fn block_name(dev: u32) -> String {
-    std::fs::read_link(format!("/sys/dev/block/{}", dev_name(dev)))
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    crate::telemetry::stack::Sysfs::default()
+        .name_of(dev >> 20, dev & 0xf_ffff)
+        .map(|(name, _)| name)
         .unwrap_or_default()
 }
 
@@ -370,7 +373,7 @@ pub fn take(inner: &Inner) -> Anatomy {
     inner.clear();
     Anatomy {
         kinds,
-        layer_names: Inner::layers(),
+        layer_names: Layer::ALL.to_vec(),
         devices,
         lba,
         slow_threshold_ns: inner.threshold,

@@ -13,8 +13,9 @@ const ROOT: &str = "/sys/kernel/tracing";
 
 pub struct TraceFs {
     root: PathBuf,
-    /// Mounted by this session (and so unmounted by it).
-    mounted: bool,
+    /// The mount id of the tracefs this session mounted (and so unmounts,
+    /// while it is still the one at the path): None when it found one.
+    mounted: Option<u64>,
     /// Held from the check to the unmount: another fslab that found the
     /// tracefs this one mounted would lose it mid-attach (two test runs
     /// at once did).
@@ -170,7 +171,7 @@ impl TraceFs {
         if root.join("events").is_dir() {
             return Ok(TraceFs {
                 root,
-                mounted: false,
+                mounted: None,
                 _lock: lock,
             });
         }
@@ -179,9 +180,11 @@ impl TraceFs {
         }
         rustix::mount::mount("nodev", &root, "tracefs", rustix::mount::MountFlags::empty(), None)
             .map_err(|e| format!("tracefs is not mounted at {ROOT} and mounting it failed: {e}"))?;
+        // a kernel whose statx cannot tell mounts apart (before 5.8): the
+        // tracefs is left mounted rather than risk unmounting another's
         Ok(TraceFs {
+            mounted: mount_id(&root),
             root,
-            mounted: true,
             _lock: lock,
         })
     }
@@ -229,9 +232,23 @@ impl TraceFs {
     }
 }
 
+/// The id of the mount at `p` (statx, kernels since 5.8).
+fn mount_id(p: &Path) -> Option<u64> {
+    let st = rustix::fs::statx(
+        rustix::fs::CWD,
+        p,
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+        rustix::fs::StatxFlags::MNT_ID,
+    )
+    .ok()?;
+    (st.stx_mask & rustix::fs::StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id)
+}
+
 impl Drop for TraceFs {
     fn drop(&mut self) {
-        if self.mounted {
+        // only the mount this session made: one another process stacked
+        // over it meanwhile is theirs
+        if self.mounted.is_some() && mount_id(&self.root) == self.mounted {
             // lazily: a reader that opened it meanwhile keeps its files
             let _ = rustix::mount::unmount(Path::new(&self.root), rustix::mount::UnmountFlags::DETACH);
         }

@@ -15,7 +15,7 @@ mod formats;
 mod kernel;
 mod thread;
 
-use crate::stats::anatomy::{Layer, ThreadTrace, Tracer};
+use crate::stats::anatomy::{ThreadTrace, Tracer};
 use crate::stats::Instant;
 use aya::maps::{HashMap as BpfHash, MapData, StackTraceMap};
 use aya::programs::TracePoint;
@@ -24,8 +24,6 @@ use kernel::{Mapping, MAX_SLOTS, SLOTS_LEN, WINDOWS_LEN};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use thread::Thread;
-
-pub use collect::Event;
 
 /// The object built by bpf/build.sh from bpf/anatomy.bpf.c.
 static OBJECT: &[u8] = include_bytes!("anatomy.bpf.o");
@@ -292,9 +290,5 @@ impl Inner {
         for k in keys {
             let _ = h.remove(&k);
         }
-    }
-
-    fn layers() -> Vec<Layer> {
-        Layer::ALL.to_vec()
     }
 }
