@@ -106,6 +106,11 @@ fn layers_sum_to_end_to_end_on_ext4_and_xfs() {
         for k in ["create", "delete"] {
             check_partition(&format!("{fs} {k}"), kind(cell, k));
         }
+        // the tracing's own cost, from the kernel's BPF run statistics: the
+        // programs ran (a create on a loop device switches and submits)
+        let cost = &cell["anatomy"]["tracer_cost"];
+        assert!(u(&cost["runs"]) > 0 && u(&cost["kernel_ns"]) > 0, "{cost}");
+        assert!(text.contains("anatomy: tracing cost "), "{text}");
         let probe = out.path().join("probe.json");
         fslab()
             .args(["probe", "--target", s.path().to_str().unwrap(), "--op", "append-fsync"])

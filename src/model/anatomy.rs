@@ -34,6 +34,21 @@ pub struct Anatomy {
     /// tracepoint this kernel lacks, events lost).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unobserved: Vec<String>,
+    /// What the tracing cost in the kernel over the cell, from the
+    /// kernel's own BPF run statistics; absent where it keeps none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracer_cost: Option<TracerCost>,
+}
+
+/// The runs of fslab's BPF programs and their time on CPU over a cell
+/// (BPF_ENABLE_STATS, held while the session is open). They run on every
+/// task's context switches and block requests, not only fslab's, so this
+/// bounds from above what the cell's operations paid in the kernel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TracerCost {
+    pub runs: u64,
+    /// Summed over CPUs.
+    pub kernel_ns: u64,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -300,7 +300,33 @@ pub fn text(s: &mut Doc, c: &Cell) {
         devices_grid(s, a);
     }
     slow_text(s, a);
+    if let Some(line) = cost_line(a) {
+        let _ = writeln!(s, "anatomy: {line}");
+    }
     for u in &a.unobserved {
         let _ = writeln!(s, "anatomy: not observed: {u}");
     }
+}
+
+/// "tracing cost 1234 BPF runs, 1.2 ms on CPU in the kernel (every task's
+/// events), at most 25 ns per traced operation".
+pub fn cost_line(a: &Anatomy) -> Option<String> {
+    let c = a.tracer_cost?;
+    let ops: u64 = a.kinds.iter().map(|k| k.anatomy.ops).sum();
+    let mut line = format!(
+        "tracing cost {} BPF run{}, {} on CPU in the kernel (every task's events)",
+        c.runs,
+        plural(c.runs),
+        Nanos(c.kernel_ns)
+    );
+    if ops > 0 {
+        let per = c.kernel_ns / ops;
+        let per = if per == 0 {
+            "under 1 ns".to_string()
+        } else {
+            Nanos(per).to_string()
+        };
+        let _ = write!(line, ", at most {per} per traced operation");
+    }
+    Some(line)
 }

@@ -51,6 +51,9 @@ pub(super) fn section(s: &mut String, n: &mut usize, sources: &[(String, &Report
             }
             s.push_str("</ul>\n");
         }
+        if let Some(line) = crate::report::anatomy::cost_line(a) {
+            let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(&line));
+        }
         for u in &a.unobserved {
             let _ = writeln!(s, "<p class=\"note\">not observed: {}</p>", esc(u));
         }

@@ -370,6 +370,7 @@ pub fn take(inner: &Inner) -> Anatomy {
     }
     let devices = device_figures(inner);
     let lba = lba_maps(inner, c.start);
+    let tracer_cost = inner.cell_cost();
     inner.clear();
     Anatomy {
         kinds,
@@ -380,5 +381,6 @@ pub fn take(inner: &Inner) -> Anatomy {
         slow: explained,
         slow_dropped,
         unobserved,
+        tracer_cost,
     }
 }

@@ -72,7 +72,13 @@ pub(crate) struct Inner {
     devhist: Mutex<BpfHash<MapData, kernel::HistKey, u64>>,
     lost: Mutex<aya::maps::Array<MapData, u64>>,
     lbamap: Mutex<BpfHash<MapData, kernel::LbaKey, kernel::LbaVal>>,
-    _bpf: Mutex<aya::Ebpf>,
+    /// Keeps the kernel counting the programs' runs and run time (a
+    /// clock read before and after each run, every BPF program's), so a
+    /// cell can say what its tracing cost; None where the kernel refuses.
+    stats: Option<std::os::fd::OwnedFd>,
+    /// The programs' runs and run time at the cell's start.
+    cost_base: Mutex<(u64, u64)>,
+    bpf: Mutex<aya::Ebpf>,
 }
 
 /// An open session: programs attached until it is dropped.
@@ -174,7 +180,9 @@ impl Session {
                 devhist: Mutex::new(devhist),
                 lost: Mutex::new(lost),
                 lbamap: Mutex::new(lbamap),
-                _bpf: Mutex::new(bpf),
+                stats: aya::sys::enable_stats(aya::sys::Stats::RunTime).ok(),
+                cost_base: Mutex::new((0, 0)),
+                bpf: Mutex::new(bpf),
             }),
         })
     }
@@ -270,7 +278,34 @@ impl Inner {
         self.free.lock().unwrap_or_else(|e| e.into_inner()).push(t.slot);
     }
 
+    /// The programs' runs and run time (ns) since they were loaded, None
+    /// where the kernel keeps no statistics.
+    fn bpf_cost(&self) -> Option<(u64, u64)> {
+        self.stats.as_ref()?;
+        let bpf = self.bpf.lock().unwrap_or_else(|e| e.into_inner());
+        let mut sum = (0, 0);
+        // a program left out (its event missing) was never loaded: no info
+        for info in bpf.programs().filter_map(|(_, p)| p.info().ok()) {
+            sum.0 += info.run_count();
+            sum.1 += info.run_time().as_nanos() as u64;
+        }
+        Some(sum)
+    }
+
+    /// The cost since the cell started.
+    fn cell_cost(&self) -> Option<crate::model::anatomy::TracerCost> {
+        let (runs, ns) = self.bpf_cost()?;
+        let base = *self.cost_base.lock().unwrap_or_else(|e| e.into_inner());
+        Some(crate::model::anatomy::TracerCost {
+            runs: runs.saturating_sub(base.0),
+            kernel_ns: ns.saturating_sub(base.1),
+        })
+    }
+
     fn clear(&self) {
+        if let Some(c) = self.bpf_cost() {
+            *self.cost_base.lock().unwrap_or_else(|e| e.into_inner()) = c;
+        }
         *self.collected.lock().unwrap_or_else(|e| e.into_inner()) = collect::Collected {
             start: monotonic_ns(),
             ..Default::default()
