@@ -214,9 +214,35 @@ fn check_refuses_what_it_cannot_compare() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // a baseline of two repeats, and plans that would not be compared with
+    // it: refused before anything runs (no cell starts, nothing written)
+    let two = d.path().join("two.json");
+    let out = fslab()
+        .args(["run", &p, "--quiet", "--no-telemetry", "--repeat", "2", "--output"])
+        .arg(format!("json:{}", two.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let other = |name: &str, workload: &str| {
+        plan(
+            d.path(),
+            name,
+            &format!(
+                "name = \"p\"\n[[filesystem]]\nname = \"d\"\ntype = \"dir\"\npath = \"{}\"\n\
+                 [[workload]]\n{workload}\n",
+                d.path().display()
+            ),
+        )
+    };
+    let bigger = other("bigger.toml", "name = \"m\"\ntype = \"meta\"\nfiles = \"200\"");
+    let renamed = other("renamed.toml", "name = \"n\"\ntype = \"meta\"\nfiles = \"100\"");
+    let two = two.display().to_string();
     let (meta, one) = (meta.display().to_string(), one.display().to_string());
     expect_refusals(
         &[
+            refusal(&["check", &two, &bigger], "bigger.toml: d · m: not the workload"),
+            refusal(&["check", &two, &bigger], "files 100 in the baseline, 200 in the plan"),
+            refusal(&["check", &two, &renamed], "none of its cells (d · n) is in"),
             refusal(&["check", &meta, &p], "not a result of `fslab run`"),
             refusal(&["check", &one, &p], "the baseline has 1 repeat"),
             refusal(&["check", &one], "PLAN: fslab check needs a plan file"),

@@ -210,6 +210,70 @@ fn outcomes(
     out
 }
 
+/// Refuses, before anything runs, a plan whose cells would not be compared
+/// with the baseline's: none of them in the baseline (the same column and
+/// table), or one that runs another workload than the baseline's cell
+/// there. After the run, either could only end undecided (exit 125), and
+/// `git bisect run` would skip every commit.
+fn same_cells(lab: &LabPlan, base: &Report, plan_file: &str, baseline: &str) -> Result<(), PlanError> {
+    let planned = super::lab::planned_cells(lab);
+    let mut shared = 0;
+    for (tag, plan) in &planned {
+        let (col, table) = (tag.column(), tag.table());
+        let Some(b) = base
+            .cells
+            .iter()
+            .find(|c| c.lab.as_ref().is_some_and(|t| t.column() == col && t.table() == table))
+        else {
+            continue;
+        };
+        shared += 1;
+        let now = compare::workload_of(plan, tag.fs_type == "raw");
+        let diffs = compare::differing(&compare::workload(b), &now);
+        if !diffs.is_empty() {
+            let what: Vec<String> = diffs
+                .iter()
+                .map(|(k, was, is)| format!("{k} {was} in the baseline, {is} in the plan"))
+                .collect();
+            return Err(PlanError::new(
+                plan_file,
+                format!(
+                    "{col} · {table}: not the workload {} ran: {}",
+                    crate::units::shown(baseline),
+                    what.join("; ")
+                ),
+            ));
+        }
+    }
+    if shared == 0 {
+        let names = |v: Vec<String>| {
+            let mut v = v;
+            v.dedup();
+            v.join(", ")
+        };
+        let base_cells = names(
+            base.cells
+                .iter()
+                .filter_map(|c| c.lab.as_ref().map(|t| format!("{} · {}", t.column(), t.table())))
+                .collect(),
+        );
+        let plan_cells = names(
+            planned
+                .iter()
+                .map(|(t, _)| format!("{} · {}", t.column(), t.table()))
+                .collect(),
+        );
+        return Err(PlanError::new(
+            plan_file,
+            format!(
+                "none of its cells ({plan_cells}) is in {} ({base_cells}): nothing to compare",
+                crate::units::shown(baseline)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs `fslab check`.
 pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
     let usage = |e: PlanError| {
@@ -261,6 +325,9 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
             &a.baseline,
             format!("the baseline has {base_repeats} repeat: a check needs 2 or more (fslab run --repeat 3 or more)"),
         ));
+    }
+    if let Err(e) = same_cells(&lab, &base, a.run.plan.as_deref().unwrap_or("PLAN"), &a.baseline) {
+        return usage(e);
     }
     // stdout is the check's report; result files are written as asked
     show.outputs.0.retain(|o| o.path.is_some());

@@ -237,6 +237,28 @@ pub fn run_lab_until(
     Ok(r)
 }
 
+/// Each cell the plan runs in a repeat: its tag and its plan as the cell
+/// records it (`fslab check` compares them with a baseline's before it
+/// runs anything).
+pub fn planned_cells(lab: &LabPlan) -> Vec<(LabTag, CellPlan)> {
+    let kernels: Vec<Option<&KernelPlan>> = if lab.kernels.is_empty() {
+        vec![None]
+    } else {
+        lab.kernels.iter().map(Some).collect()
+    };
+    let mut cells = Vec::new();
+    for k in kernels {
+        for fs in &lab.filesystems {
+            for w in &lab.workloads {
+                if let Some(p) = plan_for(fs, &w.plan) {
+                    cells.push((lab_tag(lab, fs, w, 1, k), p));
+                }
+            }
+        }
+    }
+    cells
+}
+
 /// The workload's plan on filesystem `fs`: as written, or adapted for a
 /// raw device (`for_raw`). None: it does not run there (only io runs on a
 /// bare device).

@@ -23,4 +23,4 @@ pub use text::{
     bounds_line, differences, flag_notes, fmt_value, interval_words, pct, refusal, render, render_as, verdict_legend,
     verdict_mark, verdict_words, write, MARK,
 };
-pub use workload::{flag, kernel_note, place, workload};
+pub use workload::{differing, flag, kernel_note, place, workload, workload_of};

@@ -124,7 +124,12 @@ fn not_workload(path: &str) -> bool {
 /// files together, written first): its `size`, `file_mode` and
 /// `precondition` are left out, and `ADAPTED` says they are not compared.
 pub fn workload(c: &Cell) -> serde_json::Value {
-    let mut plan = c.plan.to_value().unwrap_or(serde_json::Value::Null);
+    workload_of(&c.plan, c.lab.as_ref().is_some_and(|t| t.fs_type == "raw"))
+}
+
+/// `workload` of a cell that would run `plan` (on a raw device: `raw`).
+pub fn workload_of(cell_plan: &crate::plan::CellPlan, raw: bool) -> serde_json::Value {
+    let mut plan = cell_plan.to_value().unwrap_or(serde_json::Value::Null);
     if let Some(lf) = plan.get_mut("loadfile") {
         if let Some(name) = lf.as_str() {
             let base = std::path::Path::new(name)
@@ -134,14 +139,14 @@ pub fn workload(c: &Cell) -> serde_json::Value {
             *lf = base.into();
         }
     }
-    if c.lab.as_ref().is_some_and(|t| t.fs_type == "raw") {
+    if raw {
         if let Some(p) = plan.as_object_mut() {
             for k in ADAPTED {
                 p.insert(k.to_string(), ADAPTED_VALUE.into());
             }
         }
     }
-    serde_json::json!({ "kind": c.kind().name(), "plan": plan })
+    serde_json::json!({ "kind": cell_plan.kind().name(), "plan": plan })
 }
 
 /// The io plan's keys a lab adapts for a raw device (see `workload`).
@@ -226,7 +231,7 @@ pub fn flag(c: &Cell) -> Option<String> {
 }
 
 /// The keys on which workloads `a` and `b` differ, with both values.
-pub(super) fn differing(a: &serde_json::Value, b: &serde_json::Value) -> Vec<(String, String, String)> {
+pub fn differing(a: &serde_json::Value, b: &serde_json::Value) -> Vec<(String, String, String)> {
     let mut keys = Vec::new();
     diff("", a, b, &mut keys);
     // bs_max is bs unless a range was given: bs says it
