@@ -18,6 +18,7 @@ impl AnatomyHook {
     pub fn open(t: &TelemetryPlan) -> AnatomyHook {
         let session = Session::open(Options {
             explain_slow_ns: t.explain_slow_ns,
+            layers: t.anatomy,
         });
         match &session {
             Ok(s) => crate::stats::anatomy::install(Some(s.tracer())),

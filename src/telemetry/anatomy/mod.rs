@@ -33,6 +33,11 @@ static OBJECT: &[u8] = include_bytes!("anatomy.bpf.o");
 pub struct Options {
     /// Operations at or over this many ns are explained.
     pub explain_slow_ns: Option<u64>,
+    /// `--anatomy`: the layers, the LBA map and the tracing's own cost.
+    /// Without it (`--explain-slow` alone) `block_bio_queue` is not traced
+    /// and the kernel keeps no run statistics: each costs every task on
+    /// the machine something per event, for figures nobody asked for.
+    pub layers: bool,
 }
 
 /// The tracepoints, by program: (program, category, event, what is lost without it).
@@ -62,6 +67,8 @@ pub(crate) struct Inner {
     resolved: Mutex<HashMap<i32, Option<Resolved>>>,
     free: Mutex<Vec<u32>>,
     threshold: Option<u64>,
+    /// `--anatomy`: every operation's layers are kept, not only slow ones'.
+    layers: bool,
     /// Reference points of the two clocks: fslab's `Instant` and the kernel's CLOCK_MONOTONIC.
     clock: (Instant, u64),
     /// What the workers handed back, since the cell started.
@@ -106,11 +113,12 @@ impl Session {
             .override_global("rwbs_issue", &layout.rwbs_issue, true)
             .override_global("rwbs_complete", &layout.rwbs_complete, true)
             .override_global("rwbs_bio", &layout.rwbs_bio, true)
+            .override_global("layers", &u32::from(opts.layers), true)
             .load(OBJECT)
             .map_err(|e| format!("the kernel refused fslab's BPF object: {e}"))?;
         let mut unobserved = layout.missing.clone();
         for &(prog, cat, ev, what) in PROGRAMS {
-            if layout.missing_event(cat, ev) {
+            if layout.missing_event(cat, ev) || (prog == "on_bio_queue" && !opts.layers) {
                 continue;
             }
             let p: &mut TracePoint = bpf
@@ -173,6 +181,7 @@ impl Session {
                 resolved: Mutex::new(HashMap::new()),
                 free: Mutex::new((0..MAX_SLOTS).rev().collect()),
                 threshold: opts.explain_slow_ns,
+                layers: opts.layers,
                 clock: (Instant::now(), monotonic_ns()),
                 collected: Mutex::new(collect::Collected::default()),
                 events,
@@ -180,7 +189,10 @@ impl Session {
                 devhist: Mutex::new(devhist),
                 lost: Mutex::new(lost),
                 lbamap: Mutex::new(lbamap),
-                stats: aya::sys::enable_stats(aya::sys::Stats::RunTime).ok(),
+                stats: opts
+                    .layers
+                    .then(|| aya::sys::enable_stats(aya::sys::Stats::RunTime).ok())
+                    .flatten(),
                 cost_base: Mutex::new((0, 0)),
                 bpf: Mutex::new(bpf),
             }),

@@ -109,6 +109,12 @@ impl ThreadTrace for Thread {
     }
 
     fn end(&mut self, kind: OpKind, lat: u64, end: Instant) {
+        let slow = self.inner.threshold.is_some_and(|t| lat >= t);
+        // --explain-slow alone: an operation under the threshold costs
+        // nothing more (the layers' histograms are only kept for --anatomy)
+        if !slow && !self.inner.layers {
+            return;
+        }
         let (b, e) = (self.at_begin, self.at_stop);
         let mut split = OpSplit {
             runqueue: e.runq_ns - b.runq_ns,
@@ -117,7 +123,6 @@ impl ThreadTrace for Thread {
             block_device: e.blk_dev_ns - b.blk_dev_ns,
             ..Default::default()
         };
-        let slow = self.inner.threshold.is_some_and(|t| lat >= t);
         let mut sleeps = Vec::new();
         let asleep = e.off_ns - b.off_ns;
         if e.seq > b.seq {
