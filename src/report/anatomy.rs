@@ -319,8 +319,7 @@ pub fn cost_line(a: &Anatomy) -> Option<String> {
         plural(c.runs),
         Nanos(c.kernel_ns)
     );
-    if ops > 0 {
-        let per = c.kernel_ns / ops;
+    if let Some(per) = c.kernel_ns.checked_div(ops) {
         let per = if per == 0 {
             "under 1 ns".to_string()
         } else {
