@@ -210,12 +210,20 @@ fn outcomes(
     out
 }
 
-/// Refuses, before anything runs, a plan whose cells would not be compared
-/// with the baseline's: none of them in the baseline (the same column and
-/// table), or one that runs another workload than the baseline's cell
-/// there. After the run, either could only end undecided (exit 125), and
-/// `git bisect run` would skip every commit.
-fn same_cells(lab: &LabPlan, base: &Report, plan_file: &str, baseline: &str) -> Result<(), PlanError> {
+/// Refuses, before anything runs, a baseline of fewer than two repeats (no
+/// spread), or a plan whose cells would not be compared with the
+/// baseline's: none of them in the baseline (the same column and table),
+/// or one that runs another workload than the baseline's cell there. After
+/// the run, either could only end undecided (exit 125), and `git bisect
+/// run` would skip every commit.
+fn comparable(lab: &LabPlan, a: &crate::cli::CheckArgs, base: &Report, base_repeats: u32) -> Result<(), PlanError> {
+    let (plan_file, baseline) = (a.run.plan.as_deref().unwrap_or("PLAN"), a.baseline.as_str());
+    if base_repeats < 2 {
+        return Err(PlanError::new(
+            baseline,
+            format!("the baseline has {base_repeats} repeat: a check needs 2 or more (fslab run --repeat 3 or more)"),
+        ));
+    }
     let planned = super::lab::planned_cells(lab);
     let mut shared = 0;
     for (tag, plan) in &planned {
@@ -320,13 +328,7 @@ pub fn run_check(a: &crate::cli::CheckArgs, stop: &AtomicBool) -> ExitCode {
         Ok(x) => x,
         Err(e) => return usage(e),
     };
-    if base_repeats < 2 {
-        return usage(PlanError::new(
-            &a.baseline,
-            format!("the baseline has {base_repeats} repeat: a check needs 2 or more (fslab run --repeat 3 or more)"),
-        ));
-    }
-    if let Err(e) = same_cells(&lab, &base, a.run.plan.as_deref().unwrap_or("PLAN"), &a.baseline) {
+    if let Err(e) = comparable(&lab, a, &base, base_repeats) {
         return usage(e);
     }
     // stdout is the check's report; result files are written as asked
