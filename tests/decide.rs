@@ -243,6 +243,8 @@ fn check_refuses_what_it_cannot_compare() {
             refusal(&["check", &two, &bigger], "bigger.toml: d · m: not the workload"),
             refusal(&["check", &two, &bigger], "files 100 in the baseline, 200 in the plan"),
             refusal(&["check", &two, &renamed], "none of its cells (d · n) is in"),
+            // the baseline's cells, each once though it ran each twice
+            refusal(&["check", &two, &renamed], "two.json (d · m): nothing to compare"),
             refusal(&["check", &meta, &p], "not a result of `fslab run`"),
             refusal(&["check", &one, &p], "the baseline has 1 repeat"),
             refusal(&["check", &one], "PLAN: fslab check needs a plan file"),

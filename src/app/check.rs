@@ -254,10 +254,22 @@ fn comparable(lab: &LabPlan, a: &crate::cli::CheckArgs, base: &Report, base_repe
         }
     }
     if shared == 0 {
+        // each once, in order (a baseline holds every cell once per
+        // repeat), the first few: the line stays one line
         let names = |v: Vec<String>| {
-            let mut v = v;
-            v.dedup();
-            v.join(", ")
+            let mut seen: Vec<String> = Vec::new();
+            for n in v {
+                if !seen.contains(&n) {
+                    seen.push(n);
+                }
+            }
+            let more = seen.len().saturating_sub(4);
+            seen.truncate(4);
+            let mut s = seen.join(", ");
+            if more > 0 {
+                s += &format!(" and {more} more");
+            }
+            s
         };
         let base_cells = names(
             base.cells
