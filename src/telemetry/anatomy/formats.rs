@@ -271,4 +271,63 @@ mod tests {
         let issue = "\tfield:char rwbs[10];\toffset:32;\tsize:10;\tsigned:0;\n";
         assert_eq!(rwbs_offset(issue), Some(32));
     }
+
+    fn mount_tmpfs(at: &Path) {
+        rustix::mount::mount("fslab-test", at, "tmpfs", rustix::mount::MountFlags::empty(), None).unwrap();
+    }
+
+    /// A session unmounts only the mount it made: one stacked over it
+    /// meanwhile (a decoy with a file) survives, byte for byte; without the
+    /// decoy, the session's own mount goes. Tmpfs stands in for tracefs.
+    /// Needs root; skipped otherwise, failed under FSLAB_REQUIRE_ALL=1.
+    #[test]
+    fn a_session_unmounts_only_its_own_mount() {
+        if !rustix::process::geteuid().is_root() {
+            assert_ne!(
+                std::env::var("FSLAB_REQUIRE_ALL").as_deref(),
+                Ok("1"),
+                "needs root (FSLAB_REQUIRE_ALL=1)"
+            );
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("tracing");
+        std::fs::create_dir(&root).unwrap();
+        let session = |id| TraceFs {
+            root: root.clone(),
+            mounted: id,
+            _lock: None,
+        };
+        // the session's mount, then a decoy over it
+        mount_tmpfs(&root);
+        let own = mount_id(&root).expect("statx gives mount ids");
+        mount_tmpfs(&root);
+        let decoy = mount_id(&root).unwrap();
+        let data = b"not fslab's".repeat(1000);
+        std::fs::write(root.join("keep"), &data).unwrap();
+        drop(session(Some(own)));
+        let kept = mount_id(&root) == Some(decoy) && std::fs::read(root.join("keep")).ok() == Some(data);
+        // cleanup whatever the outcome: the decoy, then the session's mount
+        let _ = rustix::mount::unmount(&root, rustix::mount::UnmountFlags::empty());
+        assert!(
+            kept,
+            "the decoy stacked over the session's tracefs was unmounted or changed"
+        );
+        assert_eq!(mount_id(&root), Some(own));
+        // no decoy: the session's own mount is unmounted
+        drop(session(Some(own)));
+        let gone = mount_id(&root) != Some(own);
+        if !gone {
+            let _ = rustix::mount::unmount(&root, rustix::mount::UnmountFlags::empty());
+        }
+        assert!(gone, "the session's own mount was left");
+        // a tracefs the session found (not mounted by it) is never unmounted
+        mount_tmpfs(&root);
+        let found = mount_id(&root);
+        drop(session(None));
+        let stayed = mount_id(&root) == found;
+        let _ = rustix::mount::unmount(&root, rustix::mount::UnmountFlags::empty());
+        assert!(stayed, "a mount the session found was unmounted");
+    }
 }
