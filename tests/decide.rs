@@ -87,6 +87,24 @@ fn an_adaptive_run_stops_by_its_verdicts_and_records_its_order() {
     assert!(text.contains("looks after repeats 2,3,4,5"), "{text}");
 }
 
+/// `fslab run PLAN --repeat N --output json:OUT`, which must succeed.
+fn run_plan(plan: &str, repeats: u32, out: &Path) {
+    let o = fslab()
+        .args([
+            "run",
+            plan,
+            "--quiet",
+            "--no-telemetry",
+            "--repeat",
+            &repeats.to_string(),
+            "--output",
+        ])
+        .arg(format!("json:{}", out.display()))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 fn check(base: &Path, plan: &str, extra: &[&str]) -> (Option<i32>, String, String) {
     let out = fslab()
         .args(["check"])
@@ -125,12 +143,7 @@ fn check_exits_1_on_a_real_slowdown_and_0_without_one() {
         ),
     );
     let base = d.path().join("base.json");
-    let out = fslab()
-        .args(["run", &p, "--quiet", "--no-telemetry", "--repeat", "3", "--output"])
-        .arg(format!("json:{}", base.display()))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    run_plan(&p, 3, &base);
 
     // unchanged: not worse by 95% (the interval's worse end within it)
     let (code, stdout, stderr) = check(&base, &p, &["--threshold", "95%", "--repeat", "2..4"]);
@@ -208,21 +221,11 @@ fn check_refuses_what_it_cannot_compare() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let one = d.path().join("one.json");
-    let out = fslab()
-        .args(["run", &p, "--quiet", "--no-telemetry", "--repeat", "1", "--output"])
-        .arg(format!("json:{}", one.display()))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    run_plan(&p, 1, &one);
     // a baseline of two repeats, and plans that would not be compared with
     // it: refused before anything runs (no cell starts, nothing written)
     let two = d.path().join("two.json");
-    let out = fslab()
-        .args(["run", &p, "--quiet", "--no-telemetry", "--repeat", "2", "--output"])
-        .arg(format!("json:{}", two.display()))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    run_plan(&p, 2, &two);
     let other = |name: &str, workload: &str| {
         plan(
             d.path(),

@@ -35,6 +35,11 @@ fn lock() -> Option<std::fs::File> {
         .mode(0o600)
         .open("/run/lock/fslab-tracefs.lock")
         .ok()?;
+    // a FIFO or a device someone put there is no lock of fslab's
+    let st = rustix::fs::fstat(&f).ok()?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+        return None;
+    }
     for _ in 0..500 {
         if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok() {
             return Some(f);
