@@ -49,9 +49,31 @@ volatile const __u32 layers = 1;
 
 /* A waker's stack is taken only for a sleep that has lasted this long when
  * it is woken: a report lists only sleeps of 1 ms or more with their
- * wakers (SHOWN_SLEEP_NS in collect.rs), and a stack costs ~1.8 µs, more
- * than 5% of a 4 KiB direct read here, whose every operation sleeps once. */
+ * wakers (SHOWN_SLEEP_NS in collect.rs), and sched_waking taking one
+ * cost ~1.8 µs a run, more than 5% of a 4 KiB direct read here, whose
+ * every operation sleeps once. */
 #define WAKER_MIN_NS 500000ULL
+
+/* --explain-slow alone: a sleep's own stack is taken only if it lasted
+ * lazy_ns or more, when the sleeper is switched back in (its saved stack is
+ * still the one it slept in), by on_switch_btf. 0: on_switch takes every
+ * sleep's stack as it leaves the CPU (--anatomy classifies every sleep).
+ * Measured here: the eager stack cost ~1.3 µs per sleep, 4 % of a 4 KiB
+ * direct read at queue depth 1, whose every operation sleeps once. */
+volatile const __u64 lazy_ns = 0;
+/* `stack` of a sleep whose frames are in `lazy_stacks` under its seq */
+#define LAZY_STACK -2
+#define LAZY_DEPTH 48
+
+/* Only the fields read, relocated by BTF at load (CO-RE). */
+struct task_struct {
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+/* fslab's process: a switch between two other tasks (most of a machine's)
+ * costs two field loads, not two hash lookups. 0: no filter. */
+volatile const __u32 tgid = 0;
 
 struct sleep {
 	__u64 end;
@@ -82,17 +104,24 @@ struct waker {
 	char comm[16];
 };
 
-struct rqkey {
-	__u32 dev;
-	__u32 pad;
-	__u64 sector;
-};
+/* An in-flight request, in a direct-mapped table by (device, sector): a
+ * plain array entry, without a hash map's bucket lock and allocation.
+ * Measured here, with a hash map, block_rq_issue and block_rq_complete
+ * cost ~370 ns each, 7 % of a 4 KiB direct read on a loop device. Two
+ * in-flight requests on one entry: the later wins, the earlier is counted
+ * lost. */
+#define NRQ 65536
+/* an entry untouched this long is a request whose completion was not seen */
+#define RQ_STALE_NS 10000000000ULL
 
-struct rqval {
+struct rq {
+	__u32 dev;
+	__u32 slot;
+	__u64 sector;
 	__u64 insert;
 	__u64 issue;
-	__u32 slot;
 	__u32 dir;
+	__u32 pad;
 };
 
 struct window {
@@ -140,6 +169,23 @@ struct {
 	__type(value, __u32);
 } tids SEC(".maps");
 
+/* A lazily taken stack: entry slot * RING + seq % RING, `seq` the sleep's
+ * (a reader checks it: the ring may have moved on). fslab shrinks the map
+ * to one entry when no program fills it. */
+struct lazy {
+	__u64 seq;
+	__u64 len;
+	__u64 ips[LAZY_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SLOTS * RING);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct lazy);
+} lazy_stacks SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -155,10 +201,10 @@ struct {
 } stacks SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct rqkey);
-	__type(value, struct rqval);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NRQ);
+	__type(key, __u32);
+	__type(value, struct rq);
 } rqs SEC(".maps");
 
 struct {
@@ -252,33 +298,48 @@ static __always_inline struct slot *slot_of(__u32 tid, __u32 *index)
 	return bpf_map_lookup_elem(&slots, s);
 }
 
-SEC("tracepoint/sched/sched_switch")
-int on_switch(struct switch_args *ctx)
+/* A tracked thread leaves the CPU in `state` (TASK_REPORT bits, 0 for
+ * runnable: preempted or yielded) with the stack `stack`. */
+static __always_inline void switched_out(struct slot *sl, __u64 now, __u32 state, __s32 stack)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct slot *sl = slot_of(ctx->prev_pid, 0);
-	if (sl) {
-		/* TASK_REPORT bits: 0 means runnable (preempted or yielded) */
-		__u32 state = ctx->prev_state & 0xff;
-		sl->out_ts = now;
-		sl->out_state = state;
-		sl->out_stack = state ? bpf_get_stackid(ctx, &stacks, 0) : -1;
-	}
-	__u32 next = ctx->next_pid;
-	sl = slot_of(next, 0);
+	sl->out_ts = now;
+	sl->out_state = state;
+	sl->out_stack = stack;
+}
+
+/* A tracked thread `next` comes back: its sleep or run-queue wait is
+ * recorded (`now` 0: the clock is read only then); `task`, when given, is the sleeper whose stack is taken now if
+ * the sleep lasted lazy_ns. */
+static __always_inline void switched_in(__u32 next, __u64 now, struct task_struct *task)
+{
+	__u32 idx = 0;
+	struct slot *sl = slot_of(next, &idx);
 	if (!sl || !sl->out_ts)
-		return 0;
+		return;
+	if (!now)
+		now = bpf_ktime_get_ns();
 	__u64 d = now - sl->out_ts;
 	sl->out_ts = 0;
 	if (!sl->out_state) {
 		sl->runq_ns += d;
-		return 0;
+		return;
 	}
 	struct sleep *e = &sl->ring[sl->seq & (RING - 1)];
 	e->end = now;
 	e->dur = d;
 	e->stack = sl->out_stack;
 	e->state = sl->out_state;
+	if (task && lazy_ns && d >= lazy_ns) {
+		__u32 k = idx * RING + (__u32)(sl->seq & (RING - 1));
+		struct lazy *l = bpf_map_lookup_elem(&lazy_stacks, &k);
+		if (l) {
+			long n = bpf_get_task_stack(task, l->ips, sizeof(l->ips), 0);
+			l->seq = sl->seq;
+			l->len = n > 0 ? (__u64)n / 8 : 0;
+			if (n > 0)
+				e->stack = LAZY_STACK;
+		}
+	}
 	struct waker *w = bpf_map_lookup_elem(&wakers, &next);
 	if (w) {
 		e->waker = w->tid;
@@ -292,25 +353,93 @@ int on_switch(struct switch_args *ctx)
 	}
 	sl->off_ns += d;
 	sl->seq += 1;
+}
+
+SEC("tracepoint/sched/sched_switch")
+int on_switch(struct switch_args *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct slot *sl = 0;
+	if (!tgid || bpf_get_current_pid_tgid() >> 32 == tgid)
+		sl = slot_of(ctx->prev_pid, 0);
+	if (sl) {
+		/* TASK_REPORT bits: 0 means runnable (preempted or yielded) */
+		__u32 state = ctx->prev_state & 0xff;
+		switched_out(sl, now, state, state ? bpf_get_stackid(ctx, &stacks, 0) : -1);
+	}
+	switched_in(ctx->next_pid, now, 0);
+	return 0;
+}
+
+/* The same on the BTF-typed tracepoint: its arguments are the tasks
+ * themselves (preempt, prev, next, prev_state since 5.18), so no record is
+ * built, another process's switch costs two field loads, and a sleeper's
+ * stack can be taken lazily, when it comes back. A kernel without BTF or
+ * with another prototype refuses it at load, and fslab falls back to
+ * on_switch. */
+SEC("tp_btf/sched_switch")
+int on_switch_btf(__u64 *ctx)
+{
+	/* most switches are other tasks': the clock (tens of ns in a VM) is
+	 * read only for fslab's threads */
+	__u64 now = 0;
+	struct task_struct *prev = (struct task_struct *)ctx[1];
+	struct task_struct *next = (struct task_struct *)ctx[2];
+	struct slot *sl = 0;
+	if (!tgid || prev->tgid == tgid)
+		sl = slot_of(prev->pid, 0);
+	if (sl) {
+		now = bpf_ktime_get_ns();
+		/* the raw state, as TASK_REPORT bits: a preempted task is
+		 * runnable whatever its state; TASK_IDLE (NOLOAD) is idle, not D;
+		 * an rtlock wait is D */
+		__u32 raw = (__u32)ctx[3];
+		__u32 state = raw & 0x7f;
+		if (raw & 0x400)
+			state = 0x80;
+		else if (!state && raw)
+			state = 2;
+		if (ctx[0] & 1)
+			state = 0;
+		/* --anatomy: every sleep's stack, now (lazy_ns 0) */
+		switched_out(sl, now, state, state && !lazy_ns ? bpf_get_stackid(ctx, &stacks, 0) : -1);
+	}
+	if (!tgid || next->tgid == tgid)
+		switched_in(next->pid, now, next);
 	return 0;
 }
 
 /* sched_waking runs in the waker's context (sched_wakeup may run on the
  * wakee's CPU), so its task and stack are the waker's. */
-SEC("tracepoint/sched/sched_waking")
-int on_waking(struct waking_args *ctx)
+static __always_inline void woken(void *ctx, __u32 pid)
 {
-	__u32 pid = ctx->pid;
 	struct slot *sl = slot_of(pid, 0);
 	if (!sl || !sl->out_ts || !sl->out_state)
-		return 0;
+		return;
 	if (bpf_ktime_get_ns() - sl->out_ts < WAKER_MIN_NS)
-		return 0;
+		return;
 	struct waker w = {};
 	w.tid = (__u32)bpf_get_current_pid_tgid();
 	w.stack = bpf_get_stackid(ctx, &stacks, 0);
 	bpf_get_current_comm(w.comm, sizeof(w.comm));
 	bpf_map_update_elem(&wakers, &pid, &w, BPF_ANY);
+}
+
+SEC("tracepoint/sched/sched_waking")
+int on_waking(struct waking_args *ctx)
+{
+	woken(ctx, ctx->pid);
+	return 0;
+}
+
+/* The same on the BTF-typed tracepoint, its argument the task: no record
+ * is built, and another process's wake-up costs one field load. */
+SEC("tp_btf/sched_waking")
+int on_waking_btf(__u64 *ctx)
+{
+	struct task_struct *p = (struct task_struct *)ctx[0];
+	if (!tgid || p->tgid == tgid)
+		woken(ctx, p->pid);
 	return 0;
 }
 
@@ -334,44 +463,80 @@ static __always_inline __u32 dir_of(void *ctx, __u32 off)
 
 static __always_inline __u32 slot_index_of_current(void)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	if (tgid && id >> 32 != tgid)
+		return 0;
+	__u32 tid = (__u32)id;
 	__u32 *s = bpf_map_lookup_elem(&tids, &tid);
 	return s ? *s + 1 : 0;
+}
+
+static __always_inline struct rq *rq_of(__u32 dev, __u64 sector)
+{
+	/* Fibonacci hashing: a sequential stream's sectors spread too */
+	__u32 i = (__u32)(((sector ^ ((__u64)dev << 40)) * 0x9E3779B97F4A7C15ULL) >> 48);
+	return bpf_map_lookup_elem(&rqs, &i);
+}
+
+static __always_inline int rq_is(struct rq *e, __u32 dev, __u64 sector)
+{
+	return e->dev == dev && e->sector == sector;
+}
+
+/* Another request is in flight on this entry: it is overwritten, lost. */
+static __always_inline void rq_claim(struct rq *e, __u32 dev, __u64 sector, __u64 now)
+{
+	__u64 last = e->issue ? e->issue : e->insert;
+	if (last && now - last < RQ_STALE_NS && !rq_is(e, dev, sector))
+		count_lost(0);
+	e->dev = dev;
+	e->sector = sector;
+}
+
+static __always_inline void rq_inserted(__u32 dev, __u64 sector, __u32 dir)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct rq *e = rq_of(dev, sector);
+	if (!e)
+		return;
+	rq_claim(e, dev, sector, now);
+	e->insert = now;
+	e->issue = 0;
+	e->slot = slot_index_of_current();
+	e->dir = dir;
+}
+
+static __always_inline void rq_issued(__u32 dev, __u64 sector, __u32 dir)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct rq *e = rq_of(dev, sector);
+	if (!e)
+		return;
+	if (rq_is(e, dev, sector) && (e->insert || e->issue)) {
+		/* inserted before (or requeued): its issue */
+		e->issue = now;
+		if (!e->slot)
+			e->slot = slot_index_of_current();
+		return;
+	}
+	rq_claim(e, dev, sector, now);
+	e->insert = 0;
+	e->issue = now;
+	e->slot = slot_index_of_current();
+	e->dir = dir;
 }
 
 SEC("tracepoint/block/block_rq_insert")
 int on_insert(struct blk_args *ctx)
 {
-	struct rqkey k = { .dev = ctx->dev, .sector = ctx->sector };
-	struct rqval v = {
-		.insert = bpf_ktime_get_ns(),
-		.slot = slot_index_of_current(),
-		.dir = dir_of(ctx, rwbs_insert),
-	};
-	if (bpf_map_update_elem(&rqs, &k, &v, BPF_ANY))
-		count_lost(0);
+	rq_inserted(ctx->dev, ctx->sector, dir_of(ctx, rwbs_insert));
 	return 0;
 }
 
 SEC("tracepoint/block/block_rq_issue")
 int on_issue(struct blk_args *ctx)
 {
-	struct rqkey k = { .dev = ctx->dev, .sector = ctx->sector };
-	__u64 now = bpf_ktime_get_ns();
-	struct rqval *v = bpf_map_lookup_elem(&rqs, &k);
-	if (v) {
-		v->issue = now;
-		if (!v->slot)
-			v->slot = slot_index_of_current();
-		return 0;
-	}
-	struct rqval n = {
-		.issue = now,
-		.slot = slot_index_of_current(),
-		.dir = dir_of(ctx, rwbs_issue),
-	};
-	if (bpf_map_update_elem(&rqs, &k, &n, BPF_ANY))
-		count_lost(0);
+	rq_issued(ctx->dev, ctx->sector, dir_of(ctx, rwbs_issue));
 	return 0;
 }
 
@@ -446,23 +611,23 @@ static __always_inline void window_add(__u64 now, __u32 dir, __u64 bytes, __u64 
 		w->dev_max = d;
 }
 
-SEC("tracepoint/block/block_rq_complete")
-int on_complete(struct blk_args *ctx)
+static __always_inline void rq_completed(__u32 dev, __u64 sector, __u64 bytes)
 {
-	struct rqkey k = { .dev = ctx->dev, .sector = ctx->sector };
 	__u64 now = bpf_ktime_get_ns();
-	struct rqval *v = bpf_map_lookup_elem(&rqs, &k);
-	if (!v)
-		return 0;
-	if (!v->issue) {
-		bpf_map_delete_elem(&rqs, &k);
-		return 0;
+	struct rq *v = rq_of(dev, sector);
+	if (!v || !rq_is(v, dev, sector) || !v->issue) {
+		if (v && rq_is(v, dev, sector))
+			v->insert = 0;
+		return;
 	}
 	__u64 q = v->insert ? v->issue - v->insert : 0;
 	__u64 d = now - v->issue;
 	__u32 dir = v->dir;
 	__u32 slot = v->slot;
-	bpf_map_delete_elem(&rqs, &k);
+	int inserted = v->insert != 0;
+	/* done: the entry is free (a partial completion's rest is not timed) */
+	v->insert = 0;
+	v->issue = 0;
 	if (slot) {
 		__u32 i = slot - 1;
 		struct slot *sl = bpf_map_lookup_elem(&slots, &i);
@@ -473,11 +638,82 @@ int on_complete(struct blk_args *ctx)
 		}
 	}
 	if (layers) {
-		if (v->insert)
-			hist_add(ctx->dev, 0, dir, q);
-		hist_add(ctx->dev, 1, dir, d);
+		if (inserted)
+			hist_add(dev, 0, dir, q);
+		hist_add(dev, 1, dir, d);
 	}
-	window_add(now, dir, (__u64)ctx->nr_sector * 512, q, d);
+	window_add(now, dir, bytes, q, d);
+}
+
+SEC("tracepoint/block/block_rq_complete")
+int on_complete(struct blk_args *ctx)
+{
+	rq_completed(ctx->dev, ctx->sector, (__u64)ctx->nr_sector * 512);
+	return 0;
+}
+
+/* The same three on the BTF-typed tracepoints, their argument the request:
+ * no record is built (its rwbs string, its command bytes). Measured here,
+ * the three tracepoint programs cost a 4 KiB direct read on a loop device
+ * 4 %. The dev and sector are the tracepoints' (the disk's dev_t, the
+ * request's start), so a request is matched whichever program saw it. */
+struct gendisk {
+	int major;
+	int first_minor;
+} __attribute__((preserve_access_index));
+
+struct request_queue {
+	struct gendisk *disk;
+} __attribute__((preserve_access_index));
+
+struct request {
+	struct request_queue *q;
+	unsigned int cmd_flags;
+	__u64 __sector;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct gendisk *disk = rq->q->disk;
+	return disk ? ((__u32)disk->major << 20) | (__u32)disk->first_minor : 0;
+}
+
+/* the tracepoints' sector: 0 for a passthrough (REQ_OP_DRV_IN, _OUT) */
+static __always_inline __u64 rq_sector(struct request *rq)
+{
+	__u32 op = rq->cmd_flags & 0xff;
+	return op == 34 || op == 35 ? 0 : rq->__sector;
+}
+
+/* REQ_OP_READ 0, REQ_OP_WRITE 1 (a preflush write too), the rest other */
+static __always_inline __u32 rq_dir(struct request *rq)
+{
+	__u32 op = rq->cmd_flags & 0xff;
+	return op < 2 ? op : 2;
+}
+
+SEC("tp_btf/block_rq_insert")
+int on_insert_btf(__u64 *ctx)
+{
+	struct request *rq = (struct request *)ctx[0];
+	rq_inserted(rq_dev(rq), rq_sector(rq), rq_dir(rq));
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int on_issue_btf(__u64 *ctx)
+{
+	struct request *rq = (struct request *)ctx[0];
+	rq_issued(rq_dev(rq), rq_sector(rq), rq_dir(rq));
+	return 0;
+}
+
+/* block_rq_complete(rq, error, nr_bytes) */
+SEC("tp_btf/block_rq_complete")
+int on_complete_btf(__u64 *ctx)
+{
+	struct request *rq = (struct request *)ctx[0];
+	rq_completed(rq_dev(rq), rq_sector(rq), (__u32)ctx[2] & ~511U);
 	return 0;
 }
 

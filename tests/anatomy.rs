@@ -228,6 +228,10 @@ load = "stream-write:6g,bs=1m"
             assert!(!longest["stack"].as_array().unwrap().is_empty(), "{s}");
         }
         assert!(u(&a["slow_threshold_ns"]) == 50_000_000);
+        // --explain-slow alone takes a sleep's stack only after 0.5 ms
+        // asleep (threshold / 100), when the sleeper comes back
+        let lazy = "only sleeps of 500 µs or more are traced to a stack";
+        assert!(a["unobserved"].to_string().contains(lazy), "{}", a["unobserved"]);
     }
     assert!(
         text.contains("% of their time attributed to named wait sites with stacks"),

@@ -38,6 +38,7 @@ fn is_scheduler(f: &str) -> bool {
             | "__traceiter_sched_switch"
     ) || f.starts_with("__traceiter_")
         || f.starts_with("bpf_")
+        || f.starts_with("__bpf_trace")
 }
 
 fn class_of_frame(f: &str) -> Option<Layer> {

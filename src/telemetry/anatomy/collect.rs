@@ -260,7 +260,7 @@ fn explain(inner: &Inner, r: &RawSlow, events: &[Event], cell_start: u64) -> Slo
     let mut short: BTreeMap<Layer, (u64, u64)> = BTreeMap::new();
     let mut attributed = 0;
     for s in &r.sleeps {
-        let res = inner.resolve(s.stack);
+        let res = inner.resolve_sleep(s);
         let class = res.as_ref().map_or(Layer::Other, |x| x.class);
         if res.is_some() {
             attributed += s.dur;
@@ -355,7 +355,7 @@ pub fn take(inner: &Inner) -> Anatomy {
     }
     if lost[0] > 0 {
         unobserved.push(format!(
-            "{} block requests were not tracked (the request table was full)",
+            "{} block requests were not tracked (another in-flight request took their entry of the request table)",
             lost[0]
         ));
     }

@@ -17,6 +17,11 @@ const SLEEP_SIZE: usize = 48;
 pub const WINDOW_NS: u64 = 10_000_000;
 pub const NWINDOWS: u64 = 8192;
 const WINDOW_SIZE: usize = 64;
+/// `struct lazy`: a stack taken when a long sleeper came back (seq, len, 48 frames).
+pub const LAZY_DEPTH: usize = 48;
+const LAZY_SIZE: usize = 16 + LAZY_DEPTH * 8;
+/// A sleep's `stack` when its frames are in the lazy map (`LAZY_STACK`).
+pub const LAZY_STACK: i32 = -2;
 
 /// A read-only mapping of an mmapable BPF array.
 pub struct Mapping {
@@ -102,6 +107,9 @@ pub struct RawSleep {
     pub waker_stack: i32,
     pub state: u32,
     pub waker_comm: String,
+    /// The frames of a lazily taken stack (`stack == LAZY_STACK`), copied
+    /// by the worker before the ring moves on; empty otherwise.
+    pub frames: Vec<u64>,
 }
 
 /// One 10 ms window of block completions.
@@ -142,7 +150,21 @@ impl Mapping {
             waker_stack: self.u32_at(b + 24) as i32,
             state: self.u32_at(b + 28),
             waker_comm: String::from_utf8_lossy(&comm[..n]).into_owned(),
+            frames: Vec::new(),
         }
+    }
+
+    /// On the lazy map: the frames of sleep `seq` of `slot`, None when the
+    /// entry holds another sleep's (the ring moved on) or none.
+    pub fn lazy_frames(&self, slot: u32, seq: u64) -> Option<Vec<u64>> {
+        let b = (slot as usize * RING as usize + (seq % RING) as usize) * LAZY_SIZE;
+        if self.u64_at(b) != seq {
+            return None;
+        }
+        let len = (self.u64_at(b + 8) as usize).min(LAZY_DEPTH);
+        let frames: Vec<u64> = (0..len).map(|i| self.u64_at(b + 16 + i * 8)).collect();
+        // read again: a sleep that landed meanwhile may have rewritten it
+        (self.u64_at(b) == seq && !frames.is_empty()).then_some(frames)
     }
 
     pub fn window(&self, epoch: u64) -> Window {
@@ -162,6 +184,9 @@ impl Mapping {
 /// Sizes of the two mappings.
 pub const SLOTS_LEN: usize = SLOT_SIZE * MAX_SLOTS as usize;
 pub const WINDOWS_LEN: usize = WINDOW_SIZE * NWINDOWS as usize;
+/// Entries of the lazy map: a ring's worth per slot.
+pub const LAZY_ENTRIES: u32 = MAX_SLOTS * RING as u32;
+pub const LAZY_LEN: usize = LAZY_SIZE * LAZY_ENTRIES as usize;
 
 /// `struct histkey` of `devhist`.
 #[repr(C)]
@@ -256,6 +281,8 @@ mod tests {
         assert!(src.contains("#define MAX_SLOTS 256"));
         assert!(src.contains("#define NWINDOWS 8192"));
         assert!(src.contains("#define WINDOW_NS 10000000ULL"));
+        assert!(src.contains(&format!("#define LAZY_DEPTH {LAZY_DEPTH}\n")));
+        assert!(src.contains(&format!("#define LAZY_STACK {LAZY_STACK}\n")));
         assert_eq!(SLOT_SIZE, 3136);
         assert_eq!(dev_name((7 << 20) | 3), "7:3");
     }

@@ -18,9 +18,9 @@ mod thread;
 use crate::stats::anatomy::{ThreadTrace, Tracer};
 use crate::stats::Instant;
 use aya::maps::{HashMap as BpfHash, MapData, StackTraceMap};
-use aya::programs::TracePoint;
+use aya::programs::{BtfTracePoint, TracePoint};
 use classify::Resolved;
-use kernel::{Mapping, MAX_SLOTS, SLOTS_LEN, WINDOWS_LEN};
+use kernel::{Mapping, LAZY_LEN, MAX_SLOTS, SLOTS_LEN, WINDOWS_LEN};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use thread::Thread;
@@ -40,6 +40,21 @@ pub struct Options {
     pub layers: bool,
 }
 
+impl Options {
+    /// `--explain-slow` alone: the sleeps a slow operation's stacks are
+    /// taken for (None: every sleep's, as `--anatomy` classifies them all).
+    /// A hundredth of the threshold, at most 0.5 ms: every sleep a report
+    /// lists (1 ms and over) has its stack, and an operation made only of
+    /// shorter sleeps needs more than a hundred of them to be slow.
+    fn lazy_ns(&self) -> Option<u64> {
+        let t = self.explain_slow_ns.filter(|_| !self.layers)?;
+        Some((t / 100).clamp(1, LAZY_MAX_NS))
+    }
+}
+
+/// The longest sleep `--explain-slow` alone may leave without its stack.
+const LAZY_MAX_NS: u64 = 500_000;
+
 /// The tracepoints, by program: (program, category, event, what is lost without it).
 const PROGRAMS: &[(&str, &str, &str, &str)] = &[
     ("on_switch", "sched", "sched_switch", "off-CPU time"),
@@ -57,11 +72,26 @@ const PROGRAMS: &[(&str, &str, &str, &str)] = &[
     ("on_xfs_force", "xfs", "xfs_log_force", "XFS log forces"),
 ];
 
+/// The BTF-typed tracepoint programs, each with the tracepoint program it
+/// replaces: their arguments are the kernel's objects, so no record is
+/// built, another process's event is left after a field load, and a
+/// sleeper's stack can be taken when it comes back (lazily, only for a
+/// long sleep). Attached where the kernel takes them, one by one.
+const BTF_PROGRAMS: [(&str, &str, &str); 5] = [
+    ("on_switch_btf", "on_switch", "sched_switch"),
+    ("on_waking_btf", "on_waking", "sched_waking"),
+    ("on_insert_btf", "on_insert", "block_rq_insert"),
+    ("on_issue_btf", "on_issue", "block_rq_issue"),
+    ("on_complete_btf", "on_complete", "block_rq_complete"),
+];
+
 pub(crate) struct Inner {
     /// Keeps the programs attached; its `tids` map registers threads.
     tids: Mutex<BpfHash<MapData, u32, u32>>,
     slots: Mapping,
     windows: Mapping,
+    /// The lazily taken stacks (None: every sleep's stack is in `stacks`).
+    lazy: Option<Mapping>,
     stacks: Mutex<StackTraceMap<MapData>>,
     syms: crate::telemetry::profile::symbols::KernelSymbols,
     resolved: Mutex<HashMap<i32, Option<Resolved>>>,
@@ -114,11 +144,44 @@ impl Session {
             .override_global("rwbs_complete", &layout.rwbs_complete, true)
             .override_global("rwbs_bio", &layout.rwbs_bio, true)
             .override_global("layers", &u32::from(opts.layers), true)
+            .override_global("lazy_ns", &opts.lazy_ns().unwrap_or(0), true)
+            .override_global("tgid", &std::process::id(), true)
+            // --anatomy fills no lazy map: one entry, not 6.5 MB of kernel memory
+            .map_max_entries(
+                "lazy_stacks",
+                if opts.lazy_ns().is_some() {
+                    kernel::LAZY_ENTRIES
+                } else {
+                    1
+                },
+            )
             .load(OBJECT)
             .map_err(|e| format!("the kernel refused fslab's BPF object: {e}"))?;
         let mut unobserved = layout.missing.clone();
+        // the BTF-typed tracepoints where the kernel takes them; each
+        // replaces its tracepoint program
+        let btf = aya::Btf::from_sys_fs().ok();
+        let mut replaced = Vec::new();
+        for (prog, classic, ev) in BTF_PROGRAMS {
+            if let Some(btf) = &btf {
+                if attach_btf(&mut bpf, btf, prog, ev).is_ok() {
+                    replaced.push(classic);
+                }
+            }
+        }
+        let lazy = opts.lazy_ns().filter(|_| replaced.contains(&"on_switch"));
+        if let Some(ns) = lazy {
+            let shown = if ns >= 10_000 {
+                format!("{} µs", ns / 1000)
+            } else {
+                format!("{ns} ns")
+            };
+            unobserved.push(format!(
+                "sleep sites: only sleeps of {shown} or more are traced to a stack (--explain-slow alone; --anatomy takes every sleep's)"
+            ));
+        }
         for &(prog, cat, ev, what) in PROGRAMS {
-            if layout.missing_event(cat, ev) || (prog == "on_bio_queue" && !opts.layers) {
+            if layout.missing_event(cat, ev) || (prog == "on_bio_queue" && !opts.layers) || replaced.contains(&prog) {
                 continue;
             }
             let p: &mut TracePoint = bpf
@@ -161,6 +224,13 @@ impl Session {
             _ => return Err("fslab's BPF object lacks the map windows".into()),
         }
         .map_err(|e| format!("cannot map the device windows: {e}"))?;
+        let lazy = match (lazy, bpf.map("lazy_stacks")) {
+            (None, _) => None,
+            (Some(_), Some(aya::maps::Map::Array(d))) => {
+                Some(Mapping::new(d.fd(), LAZY_LEN).map_err(|e| format!("cannot map the sleepers' stacks: {e}"))?)
+            }
+            _ => return Err("fslab's BPF object lacks the map lazy_stacks".into()),
+        };
         // attached: the programs hold their perf events, tracefs is no
         // longer needed (a tracefs this session mounted is unmounted now,
         // not at exit: the hook that holds the session is never dropped)
@@ -176,6 +246,7 @@ impl Session {
                 tids: Mutex::new(tids),
                 slots,
                 windows,
+                lazy,
                 stacks: Mutex::new(stacks),
                 syms,
                 resolved: Mutex::new(HashMap::new()),
@@ -212,6 +283,18 @@ impl Session {
     pub fn tracer(&self) -> Arc<dyn Tracer> {
         Arc::new(self.clone())
     }
+}
+
+/// Loads and attaches the BTF-typed tracepoint program `prog` on `event`.
+/// Err where the kernel refuses it (no BTF, another prototype): the
+/// tracepoint program it replaces runs instead, dearer, not less true.
+fn attach_btf(bpf: &mut aya::Ebpf, btf: &aya::Btf, prog: &str, event: &str) -> Result<(), String> {
+    let p: &mut BtfTracePoint = bpf
+        .program_mut(prog)
+        .and_then(|p| p.try_into().ok())
+        .ok_or_else(|| format!("fslab's BPF object lacks {prog}"))?;
+    p.load(event, btf).map_err(|e| e.to_string())?;
+    p.attach().map(|_| ()).map_err(|e| e.to_string())
 }
 
 impl Tracer for Session {
@@ -268,16 +351,23 @@ impl Inner {
             .unwrap_or_else(|e| e.into_inner())
             .get(&(id as u32), 0)
             .ok()?;
-        Some(
-            st.frames()
-                .iter()
-                .map(|f| {
-                    self.syms
-                        .lookup(f.ip)
-                        .map_or_else(|| format!("{:#x}", f.ip), str::to_string)
-                })
-                .collect(),
-        )
+        let ips: Vec<u64> = st.frames().iter().map(|f| f.ip).collect();
+        Some(self.names(&ips))
+    }
+
+    fn names(&self, ips: &[u64]) -> Vec<String> {
+        ips.iter()
+            .map(|&ip| self.syms.lookup(ip).map_or_else(|| format!("{ip:#x}"), str::to_string))
+            .collect()
+    }
+
+    /// A sleep's stack named and classified: its lazily taken frames, or
+    /// its stack id's.
+    fn resolve_sleep(&self, s: &kernel::RawSleep) -> Option<Resolved> {
+        if s.frames.is_empty() {
+            return self.resolve(s.stack);
+        }
+        (!self.syms.is_empty()).then(|| classify::classify(&self.names(&s.frames)))
     }
 
     /// A thread ended: its figures join the cell's, its slot is freed.

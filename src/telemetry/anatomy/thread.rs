@@ -3,7 +3,7 @@
 //! the operation's sleeps classified by their stacks, and a slow
 //! operation's details kept for the cell's end.
 
-use super::kernel::{Counters, RawSleep, Window, NWINDOWS, RING, WINDOW_NS};
+use super::kernel::{Counters, RawSleep, Window, LAZY_STACK, NWINDOWS, RING, WINDOW_NS};
 use super::Inner;
 use crate::stats::anatomy::{KindAnatomy, Layer, OpSplit, ThreadTrace};
 use crate::stats::{Instant, OpKind, KINDS};
@@ -131,9 +131,18 @@ impl ThreadTrace for Thread {
             let first = b.seq.max(e.seq.saturating_sub(RING));
             let mut seen = 0;
             for s in first..e.seq {
-                let r = self.inner.slots.sleep(self.slot, s);
+                let mut r = self.inner.slots.sleep(self.slot, s);
                 seen += r.dur;
-                let c = self.class(r.stack);
+                if r.stack == LAZY_STACK {
+                    // only a slow operation's sleeps get here (--explain-slow alone)
+                    let lazy = self.inner.lazy.as_ref();
+                    r.frames = lazy.and_then(|m| m.lazy_frames(self.slot, s)).unwrap_or_default();
+                }
+                let c = if r.frames.is_empty() {
+                    self.class(r.stack)
+                } else {
+                    self.inner.resolve_sleep(&r).map_or(Layer::Other, |x| x.class)
+                };
                 split.asleep[asleep_index(c)] += r.dur;
                 if slow {
                     sleeps.push(r);
