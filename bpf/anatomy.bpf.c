@@ -95,13 +95,15 @@ struct slot {
 	__u64 out_ts;
 	__s32 out_stack;
 	__u32 out_state;
+	/* who woke the thread from its current sleep, if it was long: set by
+	 * sched_waking (woken last), taken at the switch back in. In the slot,
+	 * not a hash map: a switch in costs no lookup. */
+	__u32 waker_tid;
+	__s32 waker_stack;
+	char waker_comm[16];
+	__u32 woken;
+	__u32 pad[9];
 	struct sleep ring[RING];
-};
-
-struct waker {
-	__u32 tid;
-	__s32 stack;
-	char comm[16];
 };
 
 /* An in-flight request, in a direct-mapped table by (device, sector): a
@@ -162,11 +164,22 @@ struct {
 	__type(value, struct slot);
 } slots SEC(".maps");
 
+/* Registered threads, direct-mapped by tid: entry tid % NTIDS holds the
+ * tid and its slot + 1 (fslab refuses a second tid on an entry). An array
+ * lookup is inlined by the verifier; a hash map's cost ~40 ns, and a
+ * traced operation looks its thread up four times or more. */
+#define NTIDS 65536
+
+struct tidslot {
+	__u32 tid;
+	__u32 slot;
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_SLOTS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NTIDS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct tidslot);
 } tids SEC(".maps");
 
 /* A lazily taken stack: entry slot * RING + seq % RING, `seq` the sleep's
@@ -186,12 +199,6 @@ struct {
 	__type(value, struct lazy);
 } lazy_stacks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct waker);
-} wakers SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -288,14 +295,23 @@ struct waking_args {
 	__s32 target_cpu;
 };
 
+/* The slot index + 1 of thread `tid`, 0 when it is not traced. */
+static __always_inline __u32 slot1_of(__u32 tid)
+{
+	__u32 k = tid & (NTIDS - 1);
+	struct tidslot *t = bpf_map_lookup_elem(&tids, &k);
+	return t && t->tid == tid ? t->slot : 0;
+}
+
 static __always_inline struct slot *slot_of(__u32 tid, __u32 *index)
 {
-	__u32 *s = bpf_map_lookup_elem(&tids, &tid);
+	__u32 s = slot1_of(tid);
 	if (!s)
 		return 0;
+	s -= 1;
 	if (index)
-		*index = *s;
-	return bpf_map_lookup_elem(&slots, s);
+		*index = s;
+	return bpf_map_lookup_elem(&slots, &s);
 }
 
 /* A tracked thread leaves the CPU in `state` (TASK_REPORT bits, 0 for
@@ -340,12 +356,11 @@ static __always_inline void switched_in(__u32 next, __u64 now, struct task_struc
 				e->stack = LAZY_STACK;
 		}
 	}
-	struct waker *w = bpf_map_lookup_elem(&wakers, &next);
-	if (w) {
-		e->waker = w->tid;
-		e->waker_stack = w->stack;
-		__builtin_memcpy(e->waker_comm, w->comm, 16);
-		bpf_map_delete_elem(&wakers, &next);
+	if (sl->woken) {
+		e->waker = sl->waker_tid;
+		e->waker_stack = sl->waker_stack;
+		__builtin_memcpy(e->waker_comm, sl->waker_comm, 16);
+		sl->woken = 0;
 	} else {
 		e->waker = 0;
 		e->waker_stack = -1;
@@ -418,11 +433,10 @@ static __always_inline void woken(void *ctx, __u32 pid)
 		return;
 	if (bpf_ktime_get_ns() - sl->out_ts < WAKER_MIN_NS)
 		return;
-	struct waker w = {};
-	w.tid = (__u32)bpf_get_current_pid_tgid();
-	w.stack = bpf_get_stackid(ctx, &stacks, 0);
-	bpf_get_current_comm(w.comm, sizeof(w.comm));
-	bpf_map_update_elem(&wakers, &pid, &w, BPF_ANY);
+	sl->waker_tid = (__u32)bpf_get_current_pid_tgid();
+	sl->waker_stack = bpf_get_stackid(ctx, &stacks, 0);
+	bpf_get_current_comm(sl->waker_comm, sizeof(sl->waker_comm));
+	sl->woken = 1;
 }
 
 SEC("tracepoint/sched/sched_waking")
@@ -466,9 +480,7 @@ static __always_inline __u32 slot_index_of_current(void)
 	__u64 id = bpf_get_current_pid_tgid();
 	if (tgid && id >> 32 != tgid)
 		return 0;
-	__u32 tid = (__u32)id;
-	__u32 *s = bpf_map_lookup_elem(&tids, &tid);
-	return s ? *s + 1 : 0;
+	return slot1_of((__u32)id);
 }
 
 static __always_inline struct rq *rq_of(__u32 dev, __u64 sector)

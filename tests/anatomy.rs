@@ -228,6 +228,12 @@ load = "stream-write:6g,bs=1m"
             assert!(!longest["stack"].as_array().unwrap().is_empty(), "{s}");
         }
         assert!(u(&a["slow_threshold_ns"]) == 50_000_000);
+        // who woke a long sleep: the journal thread, the flusher, a completion
+        let woken = slow
+            .iter()
+            .flat_map(|s| s["sleeps"].as_array().into_iter().flatten())
+            .any(|s| !s["waker"].as_str().unwrap_or("").is_empty());
+        assert!(woken, "{}: no sleep names its waker", c["name"]);
         // --explain-slow alone takes a sleep's stack only after 0.5 ms
         // asleep (threshold / 100), when the sleeper comes back
         let lazy = "only sleeps of 500 µs or more are traced to a stack";

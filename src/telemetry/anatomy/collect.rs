@@ -350,6 +350,13 @@ pub fn take(inner: &Inner) -> Anatomy {
         let l = inner.lost.lock().unwrap_or_else(|e| e.into_inner());
         (0..4).map(|i| l.get(&i, 0).unwrap_or(0)).collect()
     };
+    let untraced = inner.untraced.load(std::sync::atomic::Ordering::Relaxed);
+    if untraced > 0 {
+        unobserved.push(format!(
+            "{untraced} worker threads were not traced (more than {} at once, or another's thread id on their entry of the kernel's table)",
+            super::kernel::MAX_SLOTS
+        ));
+    }
     if lost[3] > 0 {
         unobserved.push(format!("the LBA map lost {} submissions (its table was full)", lost[3]));
     }

@@ -8,10 +8,13 @@
 
 use std::os::fd::AsFd;
 
-/// `struct slot`: a 64-byte header, then `RING` sleeps of 48 bytes.
+/// `struct slot`: a 128-byte header, then `RING` sleeps of 48 bytes.
 pub const RING: u64 = 64;
 pub const MAX_SLOTS: u32 = 256;
-pub const SLOT_SIZE: usize = 64 + RING as usize * SLEEP_SIZE;
+const SLOT_HEADER: usize = 128;
+pub const SLOT_SIZE: usize = SLOT_HEADER + RING as usize * SLEEP_SIZE;
+/// Entries of `tids`, the threads direct-mapped by tid.
+pub const NTIDS: u32 = 65536;
 const SLEEP_SIZE: usize = 48;
 /// `struct window`: 10 ms of block completions.
 pub const WINDOW_NS: u64 = 10_000_000;
@@ -139,7 +142,7 @@ impl Mapping {
     }
 
     pub fn sleep(&self, slot: u32, seq: u64) -> RawSleep {
-        let b = slot as usize * SLOT_SIZE + 64 + (seq % RING) as usize * SLEEP_SIZE;
+        let b = slot as usize * SLOT_SIZE + SLOT_HEADER + (seq % RING) as usize * SLEEP_SIZE;
         let mut comm = [0u8; 16];
         self.bytes_at(b + 32, &mut comm);
         let n = comm.iter().position(|&c| c == 0).unwrap_or(16);
@@ -187,6 +190,17 @@ pub const WINDOWS_LEN: usize = WINDOW_SIZE * NWINDOWS as usize;
 /// Entries of the lazy map: a ring's worth per slot.
 pub const LAZY_ENTRIES: u32 = MAX_SLOTS * RING as u32;
 pub const LAZY_LEN: usize = LAZY_SIZE * LAZY_ENTRIES as usize;
+
+/// `struct tidslot` of `tids`: a thread and its slot + 1 (0: free).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TidSlot {
+    pub tid: u32,
+    pub slot: u32,
+}
+
+// SAFETY: plain old data, two u32 without padding, any bit pattern valid.
+unsafe impl aya::Pod for TidSlot {}
 
 /// `struct histkey` of `devhist`.
 #[repr(C)]
@@ -283,7 +297,8 @@ mod tests {
         assert!(src.contains("#define WINDOW_NS 10000000ULL"));
         assert!(src.contains(&format!("#define LAZY_DEPTH {LAZY_DEPTH}\n")));
         assert!(src.contains(&format!("#define LAZY_STACK {LAZY_STACK}\n")));
-        assert_eq!(SLOT_SIZE, 3136);
+        assert_eq!(SLOT_SIZE, 3200);
+        assert!(src.contains(&format!("#define NTIDS {NTIDS}\n")));
         assert_eq!(dev_name((7 << 20) | 3), "7:3");
     }
 }

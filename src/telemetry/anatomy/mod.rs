@@ -87,7 +87,9 @@ const BTF_PROGRAMS: [(&str, &str, &str); 5] = [
 
 pub(crate) struct Inner {
     /// Keeps the programs attached; its `tids` map registers threads.
-    tids: Mutex<BpfHash<MapData, u32, u32>>,
+    tids: Mutex<aya::maps::Array<MapData, kernel::TidSlot>>,
+    /// Worker threads of this cell that could not be registered.
+    untraced: std::sync::atomic::AtomicU64,
     slots: Mapping,
     windows: Mapping,
     /// The lazily taken stacks (None: every sleep's stack is in `stacks`).
@@ -208,7 +210,7 @@ impl Session {
             bpf.take_map(name)
                 .ok_or_else(|| format!("fslab's BPF object lacks the map {name}"))
         };
-        let tids = BpfHash::try_from(take(&mut bpf, "tids")?).map_err(|e| e.to_string())?;
+        let tids = aya::maps::Array::try_from(take(&mut bpf, "tids")?).map_err(|e| e.to_string())?;
         let stacks = StackTraceMap::try_from(take(&mut bpf, "stacks")?).map_err(|e| e.to_string())?;
         let devhist = BpfHash::try_from(take(&mut bpf, "devhist")?).map_err(|e| e.to_string())?;
         let lost = aya::maps::Array::try_from(take(&mut bpf, "lost")?).map_err(|e| e.to_string())?;
@@ -244,6 +246,7 @@ impl Session {
         Ok(Session {
             inner: Arc::new(Inner {
                 tids: Mutex::new(tids),
+                untraced: Default::default(),
                 slots,
                 windows,
                 lazy,
@@ -299,20 +302,27 @@ fn attach_btf(bpf: &mut aya::Ebpf, btf: &aya::Btf, prog: &str, event: &str) -> R
 
 impl Tracer for Session {
     fn thread(&self) -> Option<Box<dyn ThreadTrace>> {
-        let slot = self.inner.free.lock().unwrap_or_else(|e| e.into_inner()).pop()?;
+        let inner = &self.inner;
+        let untraced = || {
+            inner.untraced.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            None
+        };
+        let Some(slot) = inner.free.lock().unwrap_or_else(|e| e.into_inner()).pop() else {
+            return untraced();
+        };
         let tid = rustix::thread::gettid().as_raw_nonzero().get() as u32;
-        if self
-            .inner
-            .tids
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(tid, slot, 0)
-            .is_err()
-        {
-            self.inner.free.lock().unwrap_or_else(|e| e.into_inner()).push(slot);
-            return None;
+        let registered = {
+            let mut tids = inner.tids.lock().unwrap_or_else(|e| e.into_inner());
+            let k = tid % kernel::NTIDS;
+            // another traced thread's tid on the same entry: not this one
+            let free = tids.get(&k, 0).is_ok_and(|e| e.slot == 0 || e.tid == tid);
+            free && tids.set(k, kernel::TidSlot { tid, slot: slot + 1 }, 0).is_ok()
+        };
+        if !registered {
+            inner.free.lock().unwrap_or_else(|e| e.into_inner()).push(slot);
+            return untraced();
         }
-        Some(Box::new(Thread::new(self.inner.clone(), slot, tid)))
+        Some(Box::new(Thread::new(inner.clone(), slot, tid)))
     }
 }
 
@@ -372,7 +382,13 @@ impl Inner {
 
     /// A thread ended: its figures join the cell's, its slot is freed.
     fn release(&self, t: &mut Thread) {
-        let _ = self.tids.lock().unwrap_or_else(|e| e.into_inner()).remove(&t.tid);
+        {
+            let mut tids = self.tids.lock().unwrap_or_else(|e| e.into_inner());
+            let k = t.tid % kernel::NTIDS;
+            if tids.get(&k, 0).is_ok_and(|e| e.tid == t.tid) {
+                let _ = tids.set(k, kernel::TidSlot::default(), 0);
+            }
+        }
         {
             let mut c = self.collected.lock().unwrap_or_else(|e| e.into_inner());
             c.add(&t.kinds, std::mem::take(&mut t.slow));
@@ -405,6 +421,7 @@ impl Inner {
     }
 
     fn clear(&self) {
+        self.untraced.store(0, std::sync::atomic::Ordering::Relaxed);
         if let Some(c) = self.bpf_cost() {
             *self.cost_base.lock().unwrap_or_else(|e| e.into_inner()) = c;
         }
