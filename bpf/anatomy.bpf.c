@@ -108,8 +108,9 @@ struct slot {
 
 /* An in-flight request, in a direct-mapped table by (device, sector): a
  * plain array entry, without a hash map's bucket lock and allocation.
- * Measured here, with a hash map, block_rq_issue and block_rq_complete
- * cost ~370 ns each, 7 % of a 4 KiB direct read on a loop device. Two
+ * Measured here with a hash map (the kernel's run statistics),
+ * block_rq_issue and block_rq_complete ran ~370 ns each; with this array,
+ * ~210 and ~270 (both with the statistics' own clock reads). Two
  * in-flight requests on one entry: the later wins, the earlier is counted
  * lost. */
 #define NRQ 65536
@@ -665,9 +666,8 @@ int on_complete(struct blk_args *ctx)
 }
 
 /* The same three on the BTF-typed tracepoints, their argument the request:
- * no record is built (its rwbs string, its command bytes). Measured here,
- * the three tracepoint programs cost a 4 KiB direct read on a loop device
- * 4 %. The dev and sector are the tracepoints' (the disk's dev_t, the
+ * no record is built (its rwbs string, its command bytes). The dev and
+ * sector are the tracepoints' (the disk's dev_t, the
  * request's start), so a request is matched whichever program saw it. */
 struct gendisk {
 	int major;
