@@ -22,6 +22,10 @@ dd if=/dev/urandom of="$dev" bs=1M count=1024 oflag=direct status=none
 mm=$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')
 kdev=$(( (${mm%%:*} << 20) | ${mm##*:} ))
 
+# bpftrace finds tracepoints in tracefs: mounted for the run when nothing is
+if ! awk '$2 == "/sys/kernel/tracing"' /proc/self/mounts | grep -q .; then
+    mount -t tracefs fslab-bench /sys/kernel/tracing && mnts+=(/sys/kernel/tracing)
+fi
 bpftrace -e "tracepoint:block:block_rq_issue /args->dev == $kdev/ { @s[args->sector] = nsecs; }
 tracepoint:block:block_rq_complete /args->dev == $kdev && @s[args->sector]/ {
   @usecs = hist((nsecs - @s[args->sector]) / 1000); delete(@s[args->sector]); }

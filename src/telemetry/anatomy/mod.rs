@@ -159,53 +159,7 @@ impl Session {
             )
             .load(OBJECT)
             .map_err(|e| format!("the kernel refused fslab's BPF object: {e}"))?;
-        let mut unobserved = layout.missing.clone();
-        // the BTF-typed tracepoints where the kernel takes them; each
-        // replaces its tracepoint program
-        let btf = aya::Btf::from_sys_fs().ok();
-        let mut replaced = Vec::new();
-        for (prog, classic, ev) in BTF_PROGRAMS {
-            if let Some(btf) = &btf {
-                if attach_btf(&mut bpf, btf, prog, ev).is_ok() {
-                    replaced.push(classic);
-                }
-            }
-        }
-        let lazy = opts.lazy_ns().filter(|_| replaced.contains(&"on_switch"));
-        if let Some(ns) = lazy {
-            let shown = if ns >= 10_000 {
-                format!("{} µs", ns / 1000)
-            } else {
-                format!("{ns} ns")
-            };
-            unobserved.push(format!(
-                "sleep sites: only sleeps of {shown} or more are traced to a stack (--explain-slow alone; --anatomy takes every sleep's)"
-            ));
-        }
-        for &(prog, cat, ev, what) in PROGRAMS {
-            if layout.missing_event(cat, ev) || (prog == "on_bio_queue" && !opts.layers) || replaced.contains(&prog) {
-                continue;
-            }
-            let p: &mut TracePoint = bpf
-                .program_mut(prog)
-                .and_then(|p| p.try_into().ok())
-                .ok_or_else(|| format!("fslab's BPF object lacks {prog}"))?;
-            // the first line only: a verifier's refusal carries its whole log
-            let line1 = |e: String| e.lines().next().unwrap_or("").to_string();
-            let attached = p
-                .load()
-                .map_err(|e| line1(e.to_string()))
-                .and_then(|()| p.attach(cat, ev).map(|_| ()).map_err(|e| line1(e.to_string())));
-            if let Err(e) = attached {
-                if prog == "on_switch" {
-                    return Err(format!("cannot attach to sched:sched_switch: {e}"));
-                }
-                let line = format!("{what}: {cat}:{ev} could not be attached ({e})");
-                if !unobserved.contains(&line) {
-                    unobserved.push(line);
-                }
-            }
-        }
+        let (mut unobserved, lazy) = attach_all(&mut bpf, &layout, &opts)?;
         let take = |bpf: &mut aya::Ebpf, name: &str| {
             bpf.take_map(name)
                 .ok_or_else(|| format!("fslab's BPF object lacks the map {name}"))
@@ -286,6 +240,65 @@ impl Session {
     pub fn tracer(&self) -> Arc<dyn Tracer> {
         Arc::new(self.clone())
     }
+}
+
+/// Attaches the programs: each BTF-typed one where the kernel takes it,
+/// the tracepoint programs for the rest. Ok: what is not observed, and the
+/// lazy stacks' threshold when they are taken (None: every sleep's stack).
+/// Err: `sched_switch` cannot be traced at all.
+fn attach_all(
+    bpf: &mut aya::Ebpf,
+    layout: &formats::Layout,
+    opts: &Options,
+) -> Result<(Vec<String>, Option<u64>), String> {
+    let mut unobserved = layout.missing.clone();
+    // the BTF-typed tracepoints where the kernel takes them; each
+    // replaces its tracepoint program
+    let btf = aya::Btf::from_sys_fs().ok();
+    let mut replaced = Vec::new();
+    for (prog, classic, ev) in BTF_PROGRAMS {
+        if let Some(btf) = &btf {
+            if attach_btf(bpf, btf, prog, ev).is_ok() {
+                replaced.push(classic);
+            }
+        }
+    }
+    let lazy = opts.lazy_ns().filter(|_| replaced.contains(&"on_switch"));
+    if let Some(ns) = lazy {
+        let shown = if ns >= 10_000 {
+            format!("{} µs", ns / 1000)
+        } else {
+            format!("{ns} ns")
+        };
+        unobserved.push(format!(
+            "sleep sites: only sleeps of {shown} or more are traced to a stack (--explain-slow alone; --anatomy takes every sleep's)"
+        ));
+    }
+    for &(prog, cat, ev, what) in PROGRAMS {
+        if layout.missing_event(cat, ev) || (prog == "on_bio_queue" && !opts.layers) || replaced.contains(&prog) {
+            continue;
+        }
+        let p: &mut TracePoint = bpf
+            .program_mut(prog)
+            .and_then(|p| p.try_into().ok())
+            .ok_or_else(|| format!("fslab's BPF object lacks {prog}"))?;
+        // the first line only: a verifier's refusal carries its whole log
+        let line1 = |e: String| e.lines().next().unwrap_or("").to_string();
+        let attached = p
+            .load()
+            .map_err(|e| line1(e.to_string()))
+            .and_then(|()| p.attach(cat, ev).map(|_| ()).map_err(|e| line1(e.to_string())));
+        if let Err(e) = attached {
+            if prog == "on_switch" {
+                return Err(format!("cannot attach to sched:sched_switch: {e}"));
+            }
+            let line = format!("{what}: {cat}:{ev} could not be attached ({e})");
+            if !unobserved.contains(&line) {
+                unobserved.push(line);
+            }
+        }
+    }
+    Ok((unobserved, lazy))
 }
 
 /// Loads and attaches the BTF-typed tracepoint program `prog` on `event`.
