@@ -496,27 +496,27 @@ static __always_inline int rq_is(struct rq *e, __u32 dev, __u64 sector)
 	return e->dev == dev && e->sector == sector;
 }
 
-/* Another request is in flight on this entry: it is overwritten, lost. */
-static __always_inline void rq_claim(struct rq *e, __u32 dev, __u64 sector, __u64 now)
+/* A request seen first at its insert or its issue takes the entry; another
+ * request in flight on it is overwritten, lost. */
+static __always_inline void rq_start(struct rq *e, __u32 dev, __u64 sector, __u64 insert, __u64 issue, __u32 dir)
 {
 	__u64 last = e->issue ? e->issue : e->insert;
+	__u64 now = insert ? insert : issue;
 	if (last && now - last < RQ_STALE_NS && !rq_is(e, dev, sector))
 		count_lost(0);
 	e->dev = dev;
 	e->sector = sector;
+	e->insert = insert;
+	e->issue = issue;
+	e->slot = slot_index_of_current();
+	e->dir = dir;
 }
 
 static __always_inline void rq_inserted(__u32 dev, __u64 sector, __u32 dir)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct rq *e = rq_of(dev, sector);
-	if (!e)
-		return;
-	rq_claim(e, dev, sector, now);
-	e->insert = now;
-	e->issue = 0;
-	e->slot = slot_index_of_current();
-	e->dir = dir;
+	if (e)
+		rq_start(e, dev, sector, bpf_ktime_get_ns(), 0, dir);
 }
 
 static __always_inline void rq_issued(__u32 dev, __u64 sector, __u32 dir)
@@ -532,11 +532,7 @@ static __always_inline void rq_issued(__u32 dev, __u64 sector, __u32 dir)
 			e->slot = slot_index_of_current();
 		return;
 	}
-	rq_claim(e, dev, sector, now);
-	e->insert = 0;
-	e->issue = now;
-	e->slot = slot_index_of_current();
-	e->dir = dir;
+	rq_start(e, dev, sector, 0, now, dir);
 }
 
 SEC("tracepoint/block/block_rq_insert")

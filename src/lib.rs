@@ -22,6 +22,8 @@ pub mod stats;
 mod sys;
 pub mod target;
 pub mod telemetry;
+#[cfg(test)]
+mod testing;
 pub mod units;
 pub mod vm;
 pub mod workload;

@@ -475,20 +475,7 @@ fn power_of_fslab_fsperf_and_lkp_on_a_five_percent_slowdown() {
     std::fs::write(&plan, text).unwrap();
     let run = |repeats: u32, name: &str| {
         let json = d.path().join(name);
-        let out = fslab()
-            .arg("run")
-            .arg(&plan)
-            .args([
-                "--quiet",
-                "--no-telemetry",
-                "--repeat",
-                &repeats.to_string(),
-                "--output",
-            ])
-            .arg(format!("json:{}", json.display()))
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        run_plan(&plan, repeats, &json);
         let r = read_report(&json);
         arms.each_ref().map(|(name, _)| per_repeat(&r, name))
     };

@@ -87,24 +87,6 @@ fn an_adaptive_run_stops_by_its_verdicts_and_records_its_order() {
     assert!(text.contains("looks after repeats 2,3,4,5"), "{text}");
 }
 
-/// `fslab run PLAN --repeat N --output json:OUT`, which must succeed.
-fn run_plan(plan: &str, repeats: u32, out: &Path) {
-    let o = fslab()
-        .args([
-            "run",
-            plan,
-            "--quiet",
-            "--no-telemetry",
-            "--repeat",
-            &repeats.to_string(),
-            "--output",
-        ])
-        .arg(format!("json:{}", out.display()))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-}
-
 fn check(base: &Path, plan: &str, extra: &[&str]) -> (Option<i32>, String, String) {
     let out = fslab()
         .args(["check"])

@@ -12,6 +12,25 @@ pub fn fslab() -> assert_cmd::Command {
     c
 }
 
+/// `fslab run PLAN --repeat N --output json:OUT`, quiet and without
+/// telemetry, which must succeed.
+pub fn run_plan(plan: impl AsRef<std::ffi::OsStr>, repeats: u32, out: &Path) {
+    let o = fslab()
+        .arg("run")
+        .arg(plan)
+        .args([
+            "--quiet",
+            "--no-telemetry",
+            "--repeat",
+            &repeats.to_string(),
+            "--output",
+        ])
+        .arg(format!("json:{}", out.display()))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
 pub fn fslab_path() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fslab"))
 }

@@ -278,10 +278,10 @@ fn explain(inner: &Inner, r: &RawSlow, events: &[Event], cell_start: u64) -> Slo
             state: if s.state & 2 != 0 { "D" } else { "S" }.to_string(),
             site: res.as_ref().map(|x| x.site.clone()).unwrap_or_default(),
             stack: res.map(|x| x.frames).unwrap_or_default(),
-            waker: if s.waker_comm.is_empty() {
+            waker: if s.waker_comm[0] == 0 {
                 String::new()
             } else {
-                format!("{} ({})", s.waker_comm, s.waker)
+                format!("{} ({})", s.waker_name(), s.waker)
             },
             waker_stack,
         });

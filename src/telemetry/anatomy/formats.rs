@@ -287,13 +287,7 @@ mod tests {
     /// Needs root; skipped otherwise, failed under FSLAB_REQUIRE_ALL=1.
     #[test]
     fn a_session_unmounts_only_its_own_mount() {
-        if !rustix::process::geteuid().is_root() {
-            assert_ne!(
-                std::env::var("FSLAB_REQUIRE_ALL").as_deref(),
-                Ok("1"),
-                "needs root (FSLAB_REQUIRE_ALL=1)"
-            );
-            eprintln!("skipped: needs root");
+        if !crate::testing::root_or_skip() {
             return;
         }
         let t = tempfile::tempdir().unwrap();

@@ -109,10 +109,20 @@ pub struct RawSleep {
     pub waker: u32,
     pub waker_stack: i32,
     pub state: u32,
-    pub waker_comm: String,
+    /// The waker's comm, NUL-padded: made a string only for a slow
+    /// operation's report (`--anatomy` reads every sleep of every operation).
+    pub waker_comm: [u8; 16],
     /// The frames of a lazily taken stack (`stack == LAZY_STACK`), copied
     /// by the worker before the ring moves on; empty otherwise.
     pub frames: Vec<u64>,
+}
+
+impl RawSleep {
+    /// The waker's comm as text ("" when nobody was recorded).
+    pub fn waker_name(&self) -> String {
+        let n = self.waker_comm.iter().position(|&c| c == 0).unwrap_or(16);
+        String::from_utf8_lossy(&self.waker_comm[..n]).into_owned()
+    }
 }
 
 /// One 10 ms window of block completions.
@@ -143,16 +153,15 @@ impl Mapping {
 
     pub fn sleep(&self, slot: u32, seq: u64) -> RawSleep {
         let b = slot as usize * SLOT_SIZE + SLOT_HEADER + (seq % RING) as usize * SLEEP_SIZE;
-        let mut comm = [0u8; 16];
-        self.bytes_at(b + 32, &mut comm);
-        let n = comm.iter().position(|&c| c == 0).unwrap_or(16);
+        let mut waker_comm = [0u8; 16];
+        self.bytes_at(b + 32, &mut waker_comm);
         RawSleep {
             dur: self.u64_at(b + 8),
             stack: self.u32_at(b + 16) as i32,
             waker: self.u32_at(b + 20),
             waker_stack: self.u32_at(b + 24) as i32,
             state: self.u32_at(b + 28),
-            waker_comm: String::from_utf8_lossy(&comm[..n]).into_owned(),
+            waker_comm,
             frames: Vec::new(),
         }
     }
