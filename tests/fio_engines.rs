@@ -203,10 +203,12 @@ fn placement_applies_to_each_clone() {
     );
 }
 
-/// io_submit_mode: inline is what fslab does (accepted), offload is
-/// refused in one line naming it.
+/// io_submit_mode: inline is what fslab does (accepted); offload runs the
+/// same with an async engine (a note says so), and is refused where fio's
+/// submit threads would make a sync engine's depth concurrent, and with
+/// io_uring, which fio refuses.
 #[test]
-fn io_submit_mode_inline_runs_offload_is_refused() {
+fn io_submit_mode_inline_runs_offload_runs_or_is_refused() {
     let work = tempfile::tempdir_in("/var/tmp").unwrap();
     let dir = format!("--directory={}", work.path().display());
     crate::util::fslab()
@@ -221,11 +223,39 @@ fn io_submit_mode_inline_runs_offload_is_refused() {
         .arg(&dir)
         .assert()
         .success();
+    let out = crate::util::fslab()
+        .args([
+            "fio",
+            "--quiet",
+            "--name=x",
+            "--size=64k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+        ])
+        .args(["--io_submit_mode=offload", "--output-format=json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("io_submit_mode=offload: each job submits its own I/O at the same depth"),
+        "{err}"
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["jobs"][0]["read"]["total_ios"], 16, "{j}");
+    let off = "--io_submit_mode=offload";
     crate::util::expect_refusals(
-        &[crate::util::refusal(
-            &["fio", "--name=x", "--size=64k", "--io_submit_mode=offload", &dir],
-            "io_submit_mode=offload: fslab does not hand I/O to submit threads",
-        )],
+        &[
+            crate::util::refusal(
+                &["fio", "--name=x", "--size=64k", "--iodepth=8", off, &dir],
+                "io_submit_mode=offload with a synchronous engine at iodepth=8",
+            ),
+            crate::util::refusal(
+                &["fio", "--name=x", "--size=64k", "--ioengine=io_uring", off, &dir],
+                "io_submit_mode=offload with ioengine=io_uring: fio refuses it",
+            ),
+        ],
         &[],
     );
 }

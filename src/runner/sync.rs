@@ -18,7 +18,7 @@ use super::record::Recorder;
 use super::{ns, Ctx, Instant, WorkerOut};
 use crate::engine::Engine;
 use crate::stats::OpKind;
-use crate::workload::Workload;
+use crate::workload::{StepMark, Workload};
 use std::ops::ControlFlow;
 use std::time::Duration;
 
@@ -49,6 +49,15 @@ pub(super) fn run<W: Workload, P: Pace>(ctx: &Ctx, engine: &mut dyn Engine, wl: 
             t.stop();
         }
         let end = Instant::now();
+        if step.mark != StepMark::Op {
+            // a wait, not an operation (fio's net engine waiting for its peer)
+            if step.mark == StepMark::Restart {
+                rec.reset(end);
+            } else if !rec.tick(end) {
+                break;
+            }
+            continue;
+        }
         if !rec.tick(end) {
             break;
         }

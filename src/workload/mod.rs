@@ -42,6 +42,21 @@ pub struct Step {
     pub short: bool,
     /// The I/O's priority (`NextOp::prio`), for fio's logs.
     pub prio: u16,
+    /// Whether the step is an operation to count (fio's net engine also
+    /// waits for its peer in steps, so that a stop is seen while it waits).
+    pub mark: StepMark,
+}
+
+/// What the runner makes of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepMark {
+    /// An operation, timed and counted.
+    Op,
+    /// Nothing was done (a wait that timed out): neither timed nor counted.
+    Idle,
+    /// The workload has just become ready (a connection accepted): its
+    /// statistics and runtime start again here, as fio's reset_all_stats.
+    Restart,
 }
 
 impl Step {
@@ -53,6 +68,15 @@ impl Step {
             offset: 0,
             short: false,
             prio: 0,
+            mark: StepMark::Op,
+        }
+    }
+
+    /// A step that is not an operation (`StepMark::Idle` or `Restart`).
+    pub fn marked(mark: StepMark) -> Self {
+        Step {
+            mark,
+            ..Step::new(OpKind::Read, 0)
         }
     }
 
@@ -66,6 +90,7 @@ impl Step {
             offset: next.op.offset(),
             short: rw && result >= 0 && (result as u64) < next.len,
             prio: next.prio,
+            mark: StepMark::Op,
         }
     }
 }

@@ -66,6 +66,10 @@ pub(super) fn worker(
         let w = super::exec::ExecJob::new(x)?;
         return Ok((Box::new(NullEngine), FioWorker::NoIo(Box::new(w))));
     }
+    if let FioEngine::Net(n) = &job.fio.engine {
+        let w = super::net::NetJob::new(n, clone, &job.name)?;
+        return Ok((Box::new(NullEngine), FioWorker::NoIo(Box::new(w))));
+    }
     let (e, w) = io_worker(&job.plan, prep, clone, &job.name)?;
     Ok((e, FioWorker::Io(w, io_alive.cloned())))
 }

@@ -14,6 +14,7 @@ mod engines;
 mod exec;
 mod head;
 mod logs;
+mod net;
 mod noio;
 
 use super::io::io_config;

@@ -1,7 +1,7 @@
 //! fio's ioengine names mapped onto fslab's engines, fio's metadata engines
 //! (filecreate, filestat, filedelete, dircreate, dirstat, dirdelete) mapped
-//! onto fslab's metadata operations, and the engines fslab refuses (those
-//! needing hardware or a network fslab does not drive).
+//! onto fslab's metadata operations, fio's net engine, and the engines
+//! fslab refuses (those needing hardware or a network fslab does not drive).
 
 /// One of fio's metadata engines: each file of the job is one operation,
 /// timed, its latency fio's clat; the reads (or writes, with rw=write) fio
@@ -88,6 +88,63 @@ pub enum FioEngine {
     Cpu(CpuLoad),
     /// fio's exec: runs a program for the job's runtime.
     Exec(ExecPlan),
+    /// fio's net: sends or receives a stream or datagrams over a socket.
+    Net(NetPlan),
+}
+
+/// fio's net engine (engines/net.c): each operation one send or recv of a
+/// block (a TCP stream, or UDP datagrams, unicast or multicast), as fio's
+/// sync queue does it: a short transfer is counted (short_ios) and its
+/// remainder is the next operation; fio's pingpong answers each block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetPlan {
+    pub proto: NetProto,
+    /// hostname= (fio keeps it as filename=): the peer a sender or a TCP
+    /// reader without listen connects to, or the multicast group a UDP
+    /// reader joins.
+    pub host: Option<String>,
+    /// port=; each clone adds its number, as fio's subjob_number.
+    pub port: u16,
+    /// The job receives (rw=read), else it sends.
+    pub read: bool,
+    /// A TCP receiver that accepts (listen); a UDP reader always binds.
+    pub listen: bool,
+    pub pingpong: bool,
+    pub nodelay: bool,
+    /// interface=: the multicast interface's address.
+    pub interface: Option<std::net::Ipv4Addr>,
+    /// ttl= of multicast datagrams (fio's default 1).
+    pub ttl: u32,
+    /// window_size=: SO_SNDBUF and SO_RCVBUF, bytes.
+    pub window_size: Option<u32>,
+    /// mss=: TCP_MAXSEG, bytes.
+    pub mss: Option<u32>,
+    /// The block each operation asks for.
+    pub bs: u64,
+    /// The bytes to issue (fio's io_size, else size); None: time_based.
+    pub bytes: Option<u64>,
+    /// A time_based job's runtime.
+    pub runtime: Option<std::time::Duration>,
+}
+
+/// fio's protocol= of the net engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NetProto {
+    #[default]
+    Tcp,
+    TcpV6,
+    Udp,
+    UdpV6,
+}
+
+impl NetProto {
+    pub fn udp(self) -> bool {
+        matches!(self, NetProto::Udp | NetProto::UdpV6)
+    }
+
+    pub fn v6(self) -> bool {
+        matches!(self, NetProto::TcpV6 | NetProto::UdpV6)
+    }
 }
 
 /// fio's exec engine (engines/exec.c): the job's first operation starts
@@ -137,8 +194,7 @@ pub fn refused(name: &str) -> Option<&'static str> {
     const LIB: &str = "it needs a storage system's client library fslab does not have";
     const OS: &str = "it is another operating system's";
     Some(match name {
-        "net"
-        | "netsplice"
+        "netsplice"
         | "rdma"
         | "http"
         | "nbd"

@@ -10,6 +10,7 @@ mod control;
 mod engines;
 pub(super) mod files;
 mod latency;
+mod net;
 mod noio;
 mod output;
 mod pacing;

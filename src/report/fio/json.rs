@@ -149,8 +149,8 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
     };
     // short_ios: the reads and writes that moved less than they asked, as
     // counted (absent for a result that did not count them, rather than a
-    // zero). drop_ios stays 0 by construction: fio drops I/Os only in its
-    // io_submit_mode=offload, which fslab does not have.
+    // zero). drop_ios stays 0 by construction: fio 3.33 counts only the
+    // datagrams its net engine's UDP receiver missed, an engine fslab refuses.
     if let Some(n) = d.short_ops {
         o["short_ios"] = json!(n);
     }

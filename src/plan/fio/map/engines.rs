@@ -15,12 +15,8 @@ pub(super) fn map(st: &mut State, key: &str, o: &Opt) -> Option<Result<(), Strin
         "ioengine" => Some(ioengine(st, o)),
         // fio's default: each job's thread submits its own I/O, as fslab's
         "io_submit_mode" => Some(match super::val(o).map(str::trim) {
-            Ok("inline") => Ok(()),
-            Ok("offload") => Err(
-                "io_submit_mode=offload: fslab does not hand I/O to submit threads (each job submits its own, \
-                 fio's inline)"
-                    .into(),
-            ),
+            // offload is settled with the engine, in `offload_checks`
+            Ok("inline" | "offload") => Ok(()),
             Ok(v) => {
                 st.m.bad
                     .push((o.at.clone(), format!("io_submit_mode: '{v}' is not inline or offload")));
@@ -97,6 +93,10 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         // size and file rules (`settle`) see a job without files
         st.m.fio.engine = FioEngine::Cpu(CpuLoad::default());
     }
+    if v == "net" {
+        // as cpuio's, and its filename= is a host, not a file
+        st.m.fio.engine = FioEngine::Net(Default::default());
+    }
     if let Some(why) = refused(v) {
         st.refused_engine = Some((o.at.clone(), format!("ioengine={v}: fslab does not run it ({why})")));
         return Ok(());
@@ -111,10 +111,10 @@ fn ioengine(st: &mut State, o: &Opt) -> Result<(), String> {
         "ftruncate" => "ftruncate".into(),
         "falloc" => "falloc".into(),
         // no I/O: no files; the job's worker is fio's engine itself (`noio`)
-        "cpuio" | "exec" => "null".into(),
+        "cpuio" | "exec" | "net" => "null".into(),
         other => {
             return Err(format!(
-                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, falloc, cpuio, exec, \
+                "ioengine={other} is not supported (sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio, mmap, null, ftruncate, falloc, cpuio, exec, net, \
                  filecreate, filestat, filedelete, dircreate, dirstat, dirdelete)"
             ))
         }
@@ -128,6 +128,41 @@ fn bytes(v: &str) -> Option<u64> {
     crate::units::parse_size(v)
         .ok()
         .or_else(|| crate::units::parse_size(v.split(['-', ':', ',']).next()?).ok())
+}
+
+/// io_submit_mode=offload (fio's rate-submit.c): the job hands each I/O
+/// to one of `iodepth` submit threads, and each thread queues it and waits
+/// for it. With an async engine that is the same concurrency as the job
+/// submitting its own, which is what fslab does (with a note); with a sync
+/// engine at a depth above 1 it is `iodepth` concurrent I/Os, where fslab
+/// would cap the depth at 1: refused. fio refuses io_uring with offload.
+fn offload_checks(st: &mut State, job: &Job) {
+    let Some(o) = job
+        .get("io_submit_mode")
+        .filter(|o| o.value.as_deref().map(str::trim) == Some("offload"))
+    else {
+        return;
+    };
+    let depth = st.a.iodepth.trim().parse::<u64>().unwrap_or(1);
+    let why = match st.a.engine.as_str() {
+        "uring" => {
+            Some("io_submit_mode=offload with ioengine=io_uring: fio refuses it (use a sync engine)".to_string())
+        }
+        "libaio" | "posixaio" => None,
+        _ if depth > 1 => Some(format!(
+            "io_submit_mode=offload with a synchronous engine at iodepth={depth}: fio runs {depth} submit \
+             threads, fslab would cap the depth at 1 (use libaio)"
+        )),
+        _ => None,
+    };
+    match why {
+        Some(why) => st.m.bad.push((o.at.clone(), why)),
+        None => st.m.notes.push(
+            "io_submit_mode=offload: each job submits its own I/O at the same depth (fio hands each I/O \
+             to one of iodepth submit threads)"
+                .into(),
+        ),
+    }
 }
 
 /// fio caps a sync engine's queue depth at 1 with a note (fio 3.33: "both
@@ -303,6 +338,7 @@ pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
         st.m.bad.insert(0, (at, why));
         return;
     }
+    offload_checks(st, job);
     cap_sync_depth(st);
     settle_syncs(st);
     engine_checks(st, job);

@@ -1,6 +1,6 @@
-//! The options of fio's engines that do no I/O: cpuio's (cpuload,
-//! cpuchunks, cpumode, exit_on_io_done) and exec's (program, arguments,
-//! grace_time, std_redirect). They are engine options in fio,
+//! The options of fio's engines that do no file I/O: cpuio's (cpuload,
+//! cpuchunks, cpumode, exit_on_io_done), exec's (program, arguments,
+//! grace_time, std_redirect) and net's (`net.rs`). They are engine options in fio,
 //! read once the job's engine is known: here in `finish`, from the job's
 //! options as written; on a job of another engine they are refused, as
 //! fio 3.33 refuses an option its engine does not have.
@@ -16,6 +16,22 @@ use std::path::{Path, PathBuf};
 const ENGINES: &[(&str, &[&str])] = &[
     ("cpuio", &["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"]),
     ("exec", &["program", "arguments", "grace_time", "std_redirect"]),
+    (
+        "net",
+        &[
+            "hostname",
+            "port",
+            "protocol",
+            "proto",
+            "listen",
+            "pingpong",
+            "nodelay",
+            "interface",
+            "ttl",
+            "window_size",
+            "mss",
+        ],
+    ),
 ];
 
 /// The engine whose option `key` is.
@@ -57,6 +73,11 @@ pub(super) fn finish(st: &mut State, job: &Job, fa: &FioArgs) {
             noio_job(st, job, "exec");
             if let Some(e) = exec(st, job, fa) {
                 st.m.fio.engine = FioEngine::Exec(e);
+            }
+        }
+        Some("net") => {
+            if let Some(n) = super::net::plan(st, job) {
+                st.m.fio.engine = FioEngine::Net(n);
             }
         }
         _ => {}

@@ -18,7 +18,9 @@ pub(super) fn settle(st: &mut State, job: &Job, fa: &FioArgs) {
         && ["size", "filesize", "io_size", "io_limit"]
             .iter()
             .all(|k| job.get(k).is_none());
-    job_target(st, job, fa);
+    if !matches!(st.m.fio.engine, crate::plan::fio::FioEngine::Net(_)) {
+        job_target(st, job, fa);
+    }
     // after the job's other refusals, which say more
     let refused = !st.m.bad.is_empty() || !st.m.unsupported.is_empty() || st.refused_engine.is_some();
     if sizeless && !refused && matches!(st.m.fio.engine, crate::plan::fio::FioEngine::Io) {
