@@ -12,8 +12,8 @@
 #   bench/fio-examples.sh [EXAMPLE...]     (FIO_SRC: fio's git dir, or EXAMPLES: a directory)
 #   FSLAB=target/debug/fslab FSLAB_PREBUILT=1 bench/fio-examples.sh
 #
-# fio gets up to three tries (fio 3.33's offload mode deadlocks about one
-# run in two here, its net sender sometimes dies of SIGPIPE); exec.fio runs
+# fio gets up to five tries (fio 3.33's offload mode deadlocks about one
+# run in three here, its net sender sometimes dies of SIGPIPE); exec.fio runs
 # /usr/sbin/turbostat, from linux-cpupower (without it fslab refuses the
 # example, as it should, and fio runs a copy of itself).
 #
@@ -254,9 +254,9 @@ for f in sorted(glob.glob(ex + "/*.fio")):
     with open(path, "w") as out:
         out.write(text)
     # fio 3.33 itself fails now and then here: its io_submit_mode=offload
-    # deadlocks about one run in two, its net sender dies of SIGPIPE or a
-    # double free: up to three tries, the peer's best
-    for _ in range(3):
+    # deadlocks about one run in three, its net sender dies of SIGPIPE or a
+    # double free: up to five tries, the peer's best
+    for _ in range(5):
         code, out, err = run("fio", path, scratch, prepared)
         fio = jobs_of(out) if code == 0 else None
         if fio is not None:

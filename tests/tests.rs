@@ -22,6 +22,7 @@ mod fio_buffers;
 mod fio_engines;
 mod fio_files;
 mod fio_latency;
+mod fio_net;
 mod fio_noio;
 mod fio_normal;
 mod fio_opts;

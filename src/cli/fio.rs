@@ -93,7 +93,9 @@ from fio):
             direct/buffered, fsync, fdatasync, end_fsync, runtime,
             time_based, ramp_time, randseed, randrepeat
   engines   sync, psync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio,
-            mmap, null; filecreate, filestat, filedelete,
+            mmap, null; net (tcp, udp, multicast, pingpong; hostname, port,
+            listen, nodelay, interface, ttl, window_size, mss);
+            filecreate, filestat, filedelete,
             dircreate, dirstat, dirdelete; cmdprio_percentage,
             cmdprio_class, cmdprio, cmdprio_bssplit (libaio, io_uring)
   region    offset, offset_increment, size=N%, io_size/io_limit, number_ios,

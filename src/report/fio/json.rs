@@ -149,8 +149,8 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
     };
     // short_ios: the reads and writes that moved less than they asked, as
     // counted (absent for a result that did not count them, rather than a
-    // zero). drop_ios stays 0 by construction: fio 3.33 counts only the
-    // datagrams its net engine's UDP receiver missed, an engine fslab refuses.
+    // zero). drop_ios stays 0: fio 3.33 counts there only the datagrams its
+    // net engine's UDP receiver missed, which fslab's net job says in a note.
     if let Some(n) = d.short_ops {
         o["short_ios"] = json!(n);
     }

@@ -11,53 +11,12 @@ use crate::plan::fiojob::Job;
 pub(super) fn plan(st: &mut State, job: &Job) -> Option<NetPlan> {
     let at = job.get("ioengine").map_or_else(|| job.at.clone(), |o| o.at.clone());
     let bad_before = st.m.bad.len();
+    let (read, proto) = direction(st, job, &at);
+    let (bs, bytes) = amounts(st, job, &at);
     let mut bad = |at: &str, why: String| st.m.bad.push((at.to_string(), why));
     let value = |key: &str| {
         job.get(key)
             .map(|o| (o.at.clone(), o.value.as_deref().unwrap_or("").trim().to_string()))
-    };
-    let rw = value("rw").or_else(|| value("readwrite"));
-    let read = match rw.as_ref().map(|(a, v)| (a, v.split(':').next().unwrap_or(""))) {
-        None | Some((_, "read")) => true,
-        Some((_, "write")) => false,
-        Some((a, v)) if v.starts_with("rand") => {
-            bad(
-                a,
-                format!("rw={v} with ioengine=net: network I/O cannot be random (fio refuses it too)"),
-            );
-            true
-        }
-        Some((a, v)) => {
-            bad(
-                a,
-                format!("rw={v} with ioengine=net: fslab runs a net job as read (receive) or write (send)"),
-            );
-            true
-        }
-    };
-    let proto = match value("protocol").or_else(|| value("proto")) {
-        None => NetProto::Tcp,
-        Some((_, v)) => match v.as_str() {
-            "tcp" => NetProto::Tcp,
-            "tcpv6" => NetProto::TcpV6,
-            "udp" => NetProto::Udp,
-            "udpv6" => NetProto::UdpV6,
-            "unix" => {
-                bad(
-                    &at,
-                    "protocol=unix: not supported (fio unlinks the socket's path before it binds)".into(),
-                );
-                NetProto::Tcp
-            }
-            other => {
-                let a = job
-                    .get("protocol")
-                    .or(job.get("proto"))
-                    .map_or(at.clone(), |o| o.at.clone());
-                bad(&a, format!("protocol: '{other}' is not tcp, tcpv6, udp or udpv6"));
-                NetProto::Tcp
-            }
-        },
     };
     let port = match value("port") {
         None => {
@@ -108,25 +67,99 @@ pub(super) fn plan(st: &mut State, job: &Job) -> Option<NetPlan> {
         ),
         _ => {}
     }
-    let interface = value("interface").and_then(|(a, v)| match v.parse() {
-        Ok(ip) => Some(ip),
-        Err(_) => {
-            bad(&a, format!("interface: '{v}' is not an interface's IPv4 address"));
-            None
-        }
-    });
-    let mut number = |key: &str| {
-        value(key).and_then(|(a, v)| match crate::units::parse_size(&v) {
-            Ok(n) if n <= u32::MAX as u64 => Some(n as u32),
-            _ => {
-                bad(&a, format!("{key}: '{v}' is not a whole number"));
-                None
-            }
-        })
+    let (interface, ttl, window_size, mss) = socket_options(st, job);
+    // a job without files (fslab's null engine lays out none), in the
+    // direction fio's header names
+    st.a.rw = if read { "read" } else { "write" }.into();
+    st.a.size.get_or_insert_with(|| "4k".into());
+    if st.m.bad.len() > bad_before {
+        return None;
+    }
+    Some(NetPlan {
+        proto,
+        host: host.map(|(_, h)| h),
+        port,
+        read,
+        listen,
+        pingpong: job.flag("pingpong"),
+        nodelay: job.flag("nodelay"),
+        interface,
+        ttl,
+        window_size,
+        mss,
+        bs,
+        bytes,
+        runtime: st
+            .a
+            .runtime
+            .as_deref()
+            .and_then(|r| crate::units::parse_duration(r).ok())
+            .filter(|_| st.time_based),
+    })
+}
+
+/// The job's direction (rw: read receives, write sends) and protocol.
+fn direction(st: &mut State, job: &Job, at: &str) -> (bool, NetProto) {
+    let at = at.to_string();
+    let mut bad = |at: &str, why: String| st.m.bad.push((at.to_string(), why));
+    let value = |key: &str| {
+        job.get(key)
+            .map(|o| (o.at.clone(), o.value.as_deref().unwrap_or("").trim().to_string()))
     };
-    let ttl = number("ttl").unwrap_or(1);
-    let window_size = number("window_size");
-    let mss = number("mss");
+    let rw = value("rw").or_else(|| value("readwrite"));
+    let read = match rw.as_ref().map(|(a, v)| (a, v.split(':').next().unwrap_or(""))) {
+        None | Some((_, "read")) => true,
+        Some((_, "write")) => false,
+        Some((a, v)) if v.starts_with("rand") => {
+            bad(
+                a,
+                format!("rw={v} with ioengine=net: network I/O cannot be random (fio refuses it too)"),
+            );
+            true
+        }
+        Some((a, v)) => {
+            bad(
+                a,
+                format!("rw={v} with ioengine=net: fslab runs a net job as read (receive) or write (send)"),
+            );
+            true
+        }
+    };
+    let proto = match value("protocol").or_else(|| value("proto")) {
+        None => NetProto::Tcp,
+        Some((_, v)) => match v.as_str() {
+            "tcp" => NetProto::Tcp,
+            "tcpv6" => NetProto::TcpV6,
+            "udp" => NetProto::Udp,
+            "udpv6" => NetProto::UdpV6,
+            "unix" => {
+                bad(
+                    &at,
+                    "protocol=unix: not supported (fio unlinks the socket's path before it binds)".into(),
+                );
+                NetProto::Tcp
+            }
+            other => {
+                let a = job
+                    .get("protocol")
+                    .or(job.get("proto"))
+                    .map_or(at.clone(), |o| o.at.clone());
+                bad(&a, format!("protocol: '{other}' is not tcp, tcpv6, udp or udpv6"));
+                NetProto::Tcp
+            }
+        },
+    };
+    (read, proto)
+}
+
+/// The block each operation asks for and the bytes to issue (None:
+/// time_based); the pacing and verifying options, refused.
+fn amounts(st: &mut State, job: &Job, at: &str) -> (u64, Option<u64>) {
+    let at = at.to_string();
+    let value = |key: &str| {
+        job.get(key)
+            .map(|o| (o.at.clone(), o.value.as_deref().unwrap_or("").trim().to_string()))
+    };
     let bs = match crate::units::parse_size(st.a.bs.split(',').next().unwrap_or("4k").trim()) {
         Ok(b) if b > 0 && st.a.bssplit.is_none() => b,
         _ => {
@@ -144,7 +177,12 @@ pub(super) fn plan(st: &mut State, job: &Job) -> Option<NetPlan> {
     let bytes = if st.time_based && st.a.runtime.is_some() {
         None
     } else {
-        match value("io_size").or_else(|| value("io_limit")).or_else(|| value("size")) {
+        // size as settled: a job file's, or fslab fio's own --size
+        let size =
+            st.a.size
+                .clone()
+                .map(|v| (job.get("size").map_or(at.clone(), |o| o.at.clone()), v));
+        match value("io_size").or_else(|| value("io_limit")).or(size) {
             Some((a, v)) => match crate::units::parse_size(&v) {
                 Ok(n) if n > 0 => Some(n),
                 _ => {
@@ -178,31 +216,34 @@ pub(super) fn plan(st: &mut State, job: &Job) -> Option<NetPlan> {
             st.m.bad.push((o.at.clone(), why));
         }
     }
-    // a job without files: fslab's null engine lays out none
-    st.a.rw = "read".into();
-    st.a.size.get_or_insert_with(|| "4k".into());
-    if st.m.bad.len() > bad_before {
-        return None;
-    }
-    Some(NetPlan {
-        proto,
-        host: host.map(|(_, h)| h),
-        port,
-        read,
-        listen,
-        pingpong: job.flag("pingpong"),
-        nodelay: job.flag("nodelay"),
-        interface,
-        ttl,
-        window_size,
-        mss,
-        bs,
-        bytes,
-        runtime: st
-            .a
-            .runtime
-            .as_deref()
-            .and_then(|r| crate::units::parse_duration(r).ok())
-            .filter(|_| st.time_based),
-    })
+    (bs, bytes)
+}
+
+/// interface, ttl, window_size and mss.
+fn socket_options(st: &mut State, job: &Job) -> (Option<std::net::Ipv4Addr>, u32, Option<u32>, Option<u32>) {
+    let mut bad = |at: &str, why: String| st.m.bad.push((at.to_string(), why));
+    let value = |key: &str| {
+        job.get(key)
+            .map(|o| (o.at.clone(), o.value.as_deref().unwrap_or("").trim().to_string()))
+    };
+    let interface = value("interface").and_then(|(a, v)| match v.parse() {
+        Ok(ip) => Some(ip),
+        Err(_) => {
+            bad(&a, format!("interface: '{v}' is not an interface's IPv4 address"));
+            None
+        }
+    });
+    let mut number = |key: &str| {
+        value(key).and_then(|(a, v)| match crate::units::parse_size(&v) {
+            Ok(n) if n <= u32::MAX as u64 => Some(n as u32),
+            _ => {
+                bad(&a, format!("{key}: '{v}' is not a whole number"));
+                None
+            }
+        })
+    };
+    let ttl = number("ttl").unwrap_or(1);
+    let window_size = number("window_size");
+    let mss = number("mss");
+    (interface, ttl, window_size, mss)
 }
