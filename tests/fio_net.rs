@@ -164,3 +164,58 @@ fn net_options_fio_refuses_are_refused() {
         &[],
     );
 }
+
+/// A UDP reader counts the datagrams missing from its sender's sequence
+/// (fio's drop_ios): a sender speaking fio's wire format skips number 2.
+/// fio's own reader, given the same datagrams, counts the same.
+#[test]
+fn a_udp_reader_counts_the_datagrams_lost() {
+    let tools: &[&str] = if have("fio") { &["fslab", "fio"] } else { &["fslab"] };
+    for tool in tools {
+        let port = free_port(true);
+        let mut child = std::process::Command::from(crate::util::fio_or_fslab(tool, true))
+            .args([
+                "--name=r",
+                "--ioengine=net",
+                "--protocol=udp",
+                "--rw=read",
+                "--bs=64",
+                "--size=192",
+            ])
+            .args(["--output-format=json", &format!("--port={port}")])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // the reader has bound its port once this bind fails
+        let t = std::time::Instant::now();
+        while std::net::UdpSocket::bind(("0.0.0.0", port)).is_ok() {
+            if t.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{tool}: the reader never bound port {port}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = ("127.0.0.1", port);
+        let open = [0x6c69_6e6bu32.to_be_bytes(), 0x98u32.to_be_bytes()].concat();
+        s.send_to(&open, to).unwrap();
+        for seq in [0u64, 1, 3] {
+            let mut d = vec![0u8; 64];
+            d[40..48].copy_from_slice(&0x6573_7571_6e55_6563u64.to_le_bytes());
+            d[48..56].copy_from_slice(&seq.to_le_bytes());
+            d[56..].copy_from_slice(&64u64.to_le_bytes());
+            s.send_to(&d, to).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{tool}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let j: serde_json::Value = serde_json::from_str(stdout.trim_start_matches(|c| c != '{')).unwrap();
+        let r = &j["jobs"][0]["read"];
+        assert_eq!(
+            (r["total_ios"].as_u64(), r["drop_ios"].as_u64()),
+            (Some(3), Some(1)),
+            "{tool}: {j}"
+        );
+    }
+}

@@ -365,6 +365,9 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
             let mut out = worker(ctx, engine.as_mut(), &mut wl);
             out.notes = wl.notes();
             out.items = wl.items_done();
+            if let Some((dir, n)) = wl.dropped() {
+                out.stats[dir.idx()].dropped += n;
+            }
             // the engine before the workload: buffers it registered are the
             // workload's (Engine::register's contract)
             drop(engine);

@@ -258,6 +258,10 @@ pub struct OpStats {
     /// for (fio's short_ios).
     #[serde(default)]
     pub short: u64,
+    /// Datagrams a receiver found missing from its sender's sequence
+    /// (fio's drop_ios, of its net engine's UDP reader).
+    #[serde(default)]
+    pub dropped: u64,
     /// Failed operations by errno (their latency is not in `lat`).
     pub errors: BTreeMap<i32, u64>,
     /// Thresholds in ns, and exact counts of successful ops at or under each.
@@ -345,6 +349,7 @@ impl AddAssign<&OpStats> for OpStats {
         merge(&mut self.clat, &o.clat);
         self.bytes += o.bytes;
         self.short += o.short;
+        self.dropped += o.dropped;
         for (e, c) in &o.errors {
             *self.errors.entry(*e).or_insert(0) += c;
         }

@@ -176,6 +176,12 @@ pub trait Workload {
         false
     }
 
+    /// Datagrams found missing from the peer's sequence (fio's drop_ios),
+    /// by direction: only fio's net engine has them.
+    fn dropped(&self) -> Option<(OpKind, u64)> {
+        None
+    }
+
     /// Why the workload stopped early, if it did (it then returns None).
     fn error(&self) -> Option<String> {
         None

@@ -294,6 +294,9 @@ impl Workload for Box<dyn Workload> {
     fn error(&self) -> Option<String> {
         (**self).error()
     }
+    fn dropped(&self) -> Option<(OpKind, u64)> {
+        (**self).dropped()
+    }
     fn files(&self) -> Vec<RawFd> {
         (**self).files()
     }

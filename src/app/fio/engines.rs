@@ -277,6 +277,13 @@ impl Workload for FioWorker {
         }
     }
 
+    fn dropped(&self) -> Option<(OpKind, u64)> {
+        match self {
+            FioWorker::NoIo(w) => w.dropped(),
+            _ => None,
+        }
+    }
+
     #[inline]
     fn step(&mut self, engine: &mut dyn Engine) -> Option<Step> {
         match self {

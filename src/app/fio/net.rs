@@ -20,7 +20,8 @@
 //! - fio's UDP wire format, so either side can be fio: the open and close
 //!   messages (magic 0x6c696e6b; open in network order, close in little
 //!   endian, as fio writes them), and the sequence number in each
-//!   datagram's last 24 bytes, from which a reader counts lost datagrams.
+//!   datagram's last 24 bytes, from which a reader counts lost datagrams
+//!   (fio's drop_ios, over the whole job).
 
 use crate::engine::Engine;
 use crate::plan::fio::engines::NetPlan;
@@ -381,14 +382,8 @@ impl Workload for NetJob {
         self.failed.clone()
     }
 
-    fn notes(&mut self) -> Vec<String> {
-        if self.dropped == 0 {
-            return Vec::new();
-        }
-        vec![format!(
-            "{}: {} of the sender's datagrams were lost (fio's drop_ios, which fslab's fio output does not carry)",
-            self.name, self.dropped
-        )]
+    fn dropped(&self) -> Option<(OpKind, u64)> {
+        (self.plan.proto.udp() && self.plan.read).then_some((OpKind::Read, self.dropped))
     }
 
     fn step(&mut self, _e: &mut dyn Engine) -> Option<Step> {

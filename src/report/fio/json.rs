@@ -136,7 +136,7 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
         "io_bytes": d.bytes, "io_kbytes": d.bytes / 1024, "bw_bytes": d.bytes_per_s as u64,
         "bw": (d.bytes_per_s / 1024.0) as u64, "iops": if moved { d.iops } else { 0.0 },
         "runtime": if moved { c.elapsed_ns / 1_000_000 } else { 0 },
-        "total_ios": d.ops, "drop_ios": 0,
+        "total_ios": d.ops, "drop_ios": d.dropped_ops.unwrap_or(0),
         "slat_ns": lat_obj(slat, n(slat), show(r.slat_percentiles)),
         "clat_ns": lat_obj(clat, n(clat), show(r.clat_percentiles)),
         "lat_ns": lat_obj(lat, n(lat), show(r.lat_percentiles)),
@@ -149,8 +149,8 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
     };
     // short_ios: the reads and writes that moved less than they asked, as
     // counted (absent for a result that did not count them, rather than a
-    // zero). drop_ios stays 0: fio 3.33 counts there only the datagrams its
-    // net engine's UDP receiver missed, which fslab's net job says in a note.
+    // zero). drop_ios: the datagrams a net job's UDP reader found missing
+    // (fio 3.33 counts nothing else there), 0 for every other job.
     if let Some(n) = d.short_ops {
         o["short_ios"] = json!(n);
     }

@@ -327,9 +327,10 @@ fn tail(s: &mut String, c: &Cell) {
     batch_line(s, "submit    ", &c.submit_batches, all);
     batch_line(s, "complete  ", &c.complete_batches, all);
     let short = |d: OpKind| c.dir(d).and_then(|d| d.short_ops).unwrap_or(0);
+    let dropped = |d: OpKind| c.dir(d).and_then(|d| d.dropped_ops).unwrap_or(0);
     let _ = writeln!(
         s,
-        "     issued rwts: total={},{},{},{} short={},{},{},0 dropped=0,0,0,0",
+        "     issued rwts: total={},{},{},{} short={},{},{},0 dropped={},{},{},0",
         issued(c, OpKind::Read),
         issued(c, OpKind::Write),
         issued(c, OpKind::Trim),
@@ -337,6 +338,9 @@ fn tail(s: &mut String, c: &Cell) {
         short(OpKind::Read),
         short(OpKind::Write),
         short(OpKind::Trim),
+        dropped(OpKind::Read),
+        dropped(OpKind::Write),
+        dropped(OpKind::Trim),
     );
     if let Some((n, first)) = super::super::common::errors_if_continued(c) {
         let _ = writeln!(

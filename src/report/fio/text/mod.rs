@@ -18,8 +18,8 @@
 //!
 //! Every number printed was measured, or is fio's own constant for what
 //! the job asked (the `latency` line without a latency target: target=0,
-//! window=0, percentile=100.00%; "0 zone resets" and "dropped=0": fslab
-//! resets no zone and drops no I/O). Where fslab measures a little
+//! window=0, percentile=100.00%; "0 zone resets": fslab resets no zone;
+//! "dropped" counts only a net job's lost datagrams, as fio's). Where fslab measures a little
 //! differently: each worker takes its own 500 ms samples from its counters
 //! at the boundaries (fio's helper thread takes them on its timer); the
 //! latency distribution comes from the latency histogram (1% resolution
