@@ -173,7 +173,7 @@ fn a_udp_reader_counts_the_datagrams_lost() {
     let tools: &[&str] = if have("fio") { &["fslab", "fio"] } else { &["fslab"] };
     for tool in tools {
         let port = free_port(true);
-        let mut child = std::process::Command::from(crate::util::fio_or_fslab(tool, true))
+        let mut child = crate::util::fio_or_fslab(tool, true)
             .args([
                 "--name=r",
                 "--ioengine=net",
