@@ -134,6 +134,26 @@ pub fn set_lock(fd: BorrowedFd<'_>, lock: Lock, start: u64, len: u64) -> Result<
     Ok(())
 }
 
+/// setsockopt(TCP_MAXSEG): fio's net engine's `mss` (rustix has no setter).
+pub fn set_tcp_maxseg(fd: BorrowedFd<'_>, mss: u32) -> Result<(), Errno> {
+    let v = mss as libc::c_int;
+    let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: a live fd, and an int option read from a live int of its size
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_MAXSEG,
+            (&v as *const libc::c_int).cast(),
+            len,
+        )
+    };
+    if r != 0 {
+        return Err(last_errno());
+    }
+    Ok(())
+}
+
 /// Closes `fd` and says whether close(2) failed (dropping an `OwnedFd`
 /// ignores that: an NFS write error can surface only here).
 pub fn close(fd: OwnedFd) -> Result<(), Errno> {

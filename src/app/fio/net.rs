@@ -132,7 +132,7 @@ impl NetJob {
             sockopt::set_socket_recv_buffer_size(&fd, w as usize)?;
         }
         if let Some(m) = self.plan.mss.filter(|_| !self.plan.proto.udp()) {
-            set_mss(&fd, m)?;
+            crate::sys::set_tcp_maxseg(fd.as_fd(), m)?;
         }
         if self.plan.nodelay && !self.plan.proto.udp() {
             sockopt::set_tcp_nodelay(&fd, true)?;
@@ -347,26 +347,6 @@ fn seq_of(d: &[u8]) -> Option<Option<u64>> {
         return None;
     }
     Some((word(16) == d.len() as u64).then(|| word(8)))
-}
-
-/// TCP_MAXSEG (rustix has no setter for it).
-fn set_mss(fd: &OwnedFd, mss: u32) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let v = mss as libc::c_int;
-    // SAFETY: a valid socket, an int option of its size
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_fd().as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_MAXSEG,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 impl Workload for NetJob {
