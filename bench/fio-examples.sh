@@ -12,7 +12,7 @@
 #   bench/fio-examples.sh [EXAMPLE...]     (FIO_SRC: fio's git dir, or EXAMPLES: a directory)
 #   FSLAB=target/debug/fslab FSLAB_PREBUILT=1 bench/fio-examples.sh
 #
-# fio gets up to five tries (fio 3.33's offload mode deadlocks in
+# fio gets up to eight tries (fio 3.33's offload mode deadlocks in
 # workqueue_init about one run in three here, fixed after 3.33 by fio's
 # 736c2015 "workqueue: fix threads stall when running with io_submit_mode
 # offload"; its net sender sometimes dies of SIGPIPE); exec.fio runs
@@ -260,8 +260,8 @@ for f in sorted(glob.glob(ex + "/*.fio")):
         out.write(text)
     # fio 3.33 itself fails now and then here: its io_submit_mode=offload
     # deadlocks about one run in three, its net sender dies of SIGPIPE or a
-    # double free: up to five tries, the peer's best
-    for _ in range(5):
+    # double free: up to eight tries, the peer's best
+    for _ in range(8):
         code, out, err = run("fio", path, scratch, prepared)
         fio = jobs_of(out) if code == 0 else None
         if fio is not None:
