@@ -42,6 +42,8 @@ const LINK_CLOSE: u32 = 0x89;
 const UDP_SEQ_MAGIC: u64 = 0x6573_7571_6e55_6563;
 /// fio's struct udp_seq: magic, seq, bs (little endian u64 each).
 const SEQ_LEN: usize = 24;
+/// How long a TCP receiver that is done reads what its sender still sends.
+const DRAIN: Duration = Duration::from_secs(1);
 
 /// One net clone.
 pub struct NetJob {
@@ -308,13 +310,18 @@ impl NetJob {
     /// byte count ends a receiver before the stream does, when transfers
     /// were short): closing with data unread would reset the connection
     /// under the sender's last sends (fio's sender then dies of SIGPIPE).
-    fn close(&mut self) {
+    fn close(&mut self, drain: bool) {
         if let (true, Some(fd), Some(peer)) = (self.plan.proto.udp(), self.sock.as_ref(), self.peer) {
             let msg = [LINK_MAGIC.to_le_bytes(), LINK_CLOSE.to_le_bytes()].concat();
             let _ = net::sendto(fd, &msg, SendFlags::empty(), &peer);
-        } else if let (false, true, Some(fd)) = (self.plan.proto.udp(), self.plan.read, self.sock.as_ref()) {
-            // until the sender closes, or is silent for a slice
-            while matches!(net::recv(fd, &mut self.buf[..], RecvFlags::empty()), Ok((_, n)) if n > 0) {}
+        } else if let (false, true, true, Some(fd)) = (self.plan.proto.udp(), self.plan.read, drain, self.sock.as_ref())
+        {
+            // until the sender closes, is silent for a slice, or a second
+            // passed (a sender that runs for its own runtime)
+            let until = std::time::Instant::now() + DRAIN;
+            while std::time::Instant::now() < until
+                && matches!(net::recv(fd, &mut self.buf[..], RecvFlags::empty()), Ok((_, n)) if n > 0)
+            {}
         }
         self.sock = None;
     }
@@ -386,7 +393,7 @@ impl Workload for NetJob {
         let bs = self.plan.bs as usize;
         let len = match (self.resid, self.plan.bytes) {
             (0, Some(b)) if self.issued >= b => {
-                self.close();
+                self.close(true);
                 self.ended = true;
                 return None;
             }
@@ -412,7 +419,7 @@ impl Workload for NetJob {
             Ok(None) | Ok(Some(0)) => {
                 // the sender's close message, or the end of its stream
                 self.ended = true;
-                self.close();
+                self.close(true);
                 return None;
             }
             Ok(Some(n)) => n,
@@ -431,5 +438,16 @@ impl Workload for NetJob {
         let mut step = Step::new(dir, n as i64);
         step.short = self.resid > 0;
         Some(step)
+    }
+}
+
+impl Drop for NetJob {
+    /// However the job ended (its runtime, a stop, an error), a UDP side
+    /// still connected tells its peer, as fio's close_file does: a reader
+    /// waiting for more then ends. A stopped TCP receiver reads nothing more.
+    fn drop(&mut self) {
+        if self.sock.is_some() {
+            self.close(false);
+        }
     }
 }
