@@ -219,3 +219,27 @@ fn a_udp_reader_counts_the_datagrams_lost() {
         );
     }
 }
+
+/// A UDP reader sized for more than its time_based sender sends ends when
+/// the sender's runtime does: the sender tells it (fio's close message),
+/// however its job ended.
+#[test]
+fn a_udp_reader_ends_with_its_time_based_sender() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port(true);
+    let text = format!(
+        "[global]\nioengine=net\nprotocol=udp\nport={port}\nbs=1k\n[reader]\nrw=read\nsize=1g\n\
+         [writer]\nhostname=127.0.0.1\nrw=write\ntime_based\nruntime=500ms\nstartdelay=100ms\n"
+    );
+    let job = job_file(dir.path(), "udp.fio", &text);
+    // a reader left waiting would be killed here, and the test fail
+    let out = crate::util::fslab()
+        .args(["fio", "--quiet", "--output-format=json"])
+        .arg(&job)
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = jobs(&serde_json::from_slice(&out.stdout).unwrap());
+    assert!(j[0].1 > 0 && j[1].2 >= j[0].1, "{j:?}");
+}
