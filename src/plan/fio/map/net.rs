@@ -14,10 +14,7 @@ pub(super) fn plan(st: &mut State, job: &Job) -> Option<NetPlan> {
     let (read, proto) = direction(st, job, &at);
     let (bs, bytes) = amounts(st, job, &at);
     let mut bad = |at: &str, why: String| st.m.bad.push((at.to_string(), why));
-    let value = |key: &str| {
-        job.get(key)
-            .map(|o| (o.at.clone(), o.value.as_deref().unwrap_or("").trim().to_string()))
-    };
+    let value = |key: &str| value(job, key);
     let port = match value("port") {
         None => {
             bad(
@@ -102,10 +99,7 @@ pub(super) fn plan(st: &mut State, job: &Job) -> Option<NetPlan> {
 fn direction(st: &mut State, job: &Job, at: &str) -> (bool, NetProto) {
     let at = at.to_string();
     let mut bad = |at: &str, why: String| st.m.bad.push((at.to_string(), why));
-    let value = |key: &str| {
-        job.get(key)
-            .map(|o| (o.at.clone(), o.value.as_deref().unwrap_or("").trim().to_string()))
-    };
+    let value = |key: &str| value(job, key);
     let rw = value("rw").or_else(|| value("readwrite"));
     let read = match rw.as_ref().map(|(a, v)| (a, v.split(':').next().unwrap_or(""))) {
         None | Some((_, "read")) => true,
@@ -156,10 +150,7 @@ fn direction(st: &mut State, job: &Job, at: &str) -> (bool, NetProto) {
 /// time_based); the pacing and verifying options, refused.
 fn amounts(st: &mut State, job: &Job, at: &str) -> (u64, Option<u64>) {
     let at = at.to_string();
-    let value = |key: &str| {
-        job.get(key)
-            .map(|o| (o.at.clone(), o.value.as_deref().unwrap_or("").trim().to_string()))
-    };
+    let value = |key: &str| value(job, key);
     let bs = match crate::units::parse_size(st.a.bs.split(',').next().unwrap_or("4k").trim()) {
         Ok(b) if b > 0 && st.a.bssplit.is_none() => b,
         _ => {
@@ -222,10 +213,7 @@ fn amounts(st: &mut State, job: &Job, at: &str) -> (u64, Option<u64>) {
 /// interface, ttl, window_size and mss.
 fn socket_options(st: &mut State, job: &Job) -> (Option<std::net::Ipv4Addr>, u32, Option<u32>, Option<u32>) {
     let mut bad = |at: &str, why: String| st.m.bad.push((at.to_string(), why));
-    let value = |key: &str| {
-        job.get(key)
-            .map(|o| (o.at.clone(), o.value.as_deref().unwrap_or("").trim().to_string()))
-    };
+    let value = |key: &str| value(job, key);
     let interface = value("interface").and_then(|(a, v)| match v.parse() {
         Ok(ip) => Some(ip),
         Err(_) => {
@@ -246,4 +234,10 @@ fn socket_options(st: &mut State, job: &Job) -> (Option<std::net::Ipv4Addr>, u32
     let window_size = number("window_size");
     let mss = number("mss");
     (interface, ttl, window_size, mss)
+}
+
+/// Option `key` of `job` as (file:line, value trimmed).
+fn value(job: &Job, key: &str) -> Option<(String, String)> {
+    job.get(key)
+        .map(|o| (o.at.clone(), o.value.as_deref().unwrap_or("").trim().to_string()))
 }
