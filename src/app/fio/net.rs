@@ -73,11 +73,6 @@ pub struct NetJob {
     name: String,
 }
 
-/// `e` as an io::Error, for messages.
-fn io(e: Errno) -> std::io::Error {
-    std::io::Error::from_raw_os_error(e.raw_os_error())
-}
-
 impl NetJob {
     /// Clone `clone` of job `name`: its port is the job's plus its number
     /// (fio's subjob_number); a receiver binds (and listens) here.
@@ -212,7 +207,7 @@ impl NetJob {
             let mut msg = [0u8; 8];
             match net::recvfrom(l, &mut msg[..], RecvFlags::empty()) {
                 Err(Errno::AGAIN | Errno::INTR) => return Ok(false),
-                Err(e) => return Err(io(e)),
+                Err(e) => return Err(e.into()),
                 Ok((_, n, from)) => {
                     let word = |i: usize| u32::from_be_bytes(msg[i..i + 4].try_into().expect("4 bytes"));
                     if n != 8 || word(0) != LINK_MAGIC || word(4) != LINK_OPEN {
@@ -233,7 +228,7 @@ impl NetJob {
         match poll(&mut fds, Some(&timeout)) {
             Ok(0) | Err(Errno::INTR) => return Ok(false),
             Ok(_) => {}
-            Err(e) => return Err(io(e)),
+            Err(e) => return Err(e.into()),
         }
         let fd = net::accept(l)?;
         if self.plan.nodelay {
@@ -428,7 +423,7 @@ impl Workload for NetJob {
                     "{}: net: {}: {}",
                     self.name,
                     if read { "recv" } else { "send" },
-                    io(e)
+                    std::io::Error::from(e)
                 ));
                 return Some(Step::new(dir, -(e.raw_os_error() as i64)));
             }
