@@ -17,18 +17,34 @@
 # AS_WRITTEN=1 runs the files as they are. tests/fio_agree.rs checks what
 # does not depend on timing (names, groups, counts, block sizes, files).
 #
+# fio runs with --clocksource=cpu, and on CPU-bound jobs not paced by the
+# clock also with --gtod_reduce=1 (marked cpu*): the peer as fast as it
+# honestly can be, while fslab still records every operation's latency.
+#
 # The libaio jobs run fslab's libaio engine (io_submit/io_getevents, as
 # fio's); bench/libaio-vs-fio.sh compares that engine alone at QD1.
+#
+# RESULTS (2026-12-06, shared 2-core VM, release build, fio 3.33 built by
+# bench/build-fio.sh, `ROUNDS=5 RUNTIME=3 FIO=... bench/fio-agree.sh`):
+# every CPU-bound job in its ±30% band (0.86-1.15; 02 0.86, 22 1.04/1.07),
+# 16 refused in one line as meant; of the I/O-bound ones, three were out in
+# this run and inside at ROUNDS=7 right after (05 writer1 1.24 -> 1.07, 06
+# sequential_write 1.28 -> 1.01, 13 randread-qd1 0.87 -> 1.00), and 21 (1.16,
+# with another bench beside it) 1.00 alone: the virtio disk swings by tens
+# of percent between rounds (05 writer1: 172k-298k IOPS under either tool),
+# so give the device-bound jobs ROUNDS=7. With Debian's fio instead, 02 was
+# 1.35-1.40 (its -O2 build's buffer fill, see bench/build-fio.sh) and 22's
+# backwards-read 1.35 without gtod_reduce=1.
 source "$(dirname "$0")/lib.sh"
-need fio python3
+need "$FIO" python3
 build_fslab
 make_work
 ROUNDS=${ROUNDS:-5}
 
-export FSLAB ROUNDS RUNTIME work ONLY="${ONLY:-}" AS_WRITTEN="${AS_WRITTEN:-}"
+export FIO FSLAB ROUNDS RUNTIME work ONLY="${ONLY:-}" AS_WRITTEN="${AS_WRITTEN:-}"
 python3 - "$root/tests/fio-jobs/agree" <<'PY'
 import glob, json, os, random, re, shutil, statistics, subprocess, sys
-jd, work, FSLAB = sys.argv[1], os.environ["work"], os.environ["FSLAB"]
+jd, work, FSLAB, FIO = sys.argv[1], os.environ["work"], os.environ["FSLAB"], os.environ["FIO"]
 only = os.environ["ONLY"].split()
 rounds = int(os.environ["ROUNDS"])
 
@@ -40,7 +56,22 @@ def directives(text):
             d.setdefault(m.group(1), []).append(m.group(2).strip())
     return d
 
-def run(tool, name, d, dev):
+# On a CPU-bound job whose work does not depend on the clock, fio also runs
+# with gtod_reduce=1: it then keeps no latencies (fslab still records every
+# operation's), so what is left is the I/O and fio's least bookkeeping. Measured
+# on 22-offset-modifiers' 4 KiB cached reads (~2.4M/s): fio's clat accounting
+# and clock reads cost it ~100 ns a read, 0.72x fslab's rate without the
+# option, 0.90x with it. Jobs paced or judged by time (rate, latency_target,
+# thinktime, ramp_time, steady state) keep fio's clock; I/O-bound jobs too.
+TIMED = re.compile(r"^\s*(rate\w*|latency_\w+|thinktime\w*|ramp_time|steadystate\w*|ss\w*)\s*=", re.M)
+
+def io_bound(text):
+    return re.search(r"^\s*direct\s*=\s*1", text, re.M) is not None
+
+def fast_fio(text):
+    return not io_bound(text) and not TIMED.search(text)
+
+def run(tool, name, d, dev, text):
     run_dir = os.path.join(work, "run")
     shutil.rmtree(run_dir, ignore_errors=True)
     w, j = os.path.join(run_dir, "w"), os.path.join(run_dir, "j")
@@ -59,7 +90,9 @@ def run(tool, name, d, dev):
     terse = "--minimal" in args
     # fio reads the TSC with --clocksource=cpu, as fslab does, instead of
     # clock_gettime: the peer as fast as it honestly can be (bench/libaio-vs-fio.sh)
-    cmd = [FSLAB, "fio", "--quiet"] + " ".join(d.get("fslab-args", [])).split() if tool == "fslab" else ["fio", "--clocksource=cpu"]
+    cmd = [FSLAB, "fio", "--quiet"] + " ".join(d.get("fslab-args", [])).split() if tool == "fslab" else [FIO, "--clocksource=cpu"]
+    if tool == "fio" and fast_fio(text):
+        cmd.append("--gtod_reduce=1")
     cmd += [name] + ([] if terse else ["--output-format=json"]) + args
     env = dict(os.environ, FSLAB_FIO_DIR=w)
     # the previous run's dirty pages are written back now, not during this
@@ -95,7 +128,7 @@ for f in sorted(glob.glob(jd + "/*.fio")):
         res = {"fio": [], "fslab": []}
         for r in range(rounds):
             for tool in (("fio", "fslab") if r % 2 == 0 else ("fslab", "fio")):
-                res[tool].append(run(tool, name, d, dev))
+                res[tool].append(run(tool, name, d, dev, text))
     finally:
         if dev:
             subprocess.run(["losetup", "-d", dev])
@@ -105,13 +138,15 @@ for f in sorted(glob.glob(jd + "/*.fio")):
     if any(x is None for x in res["fio"]):
         print(f"{name:34} failed under fio")
         continue
-    io_bound = re.search(r"^\s*direct\s*=\s*1", text, re.M) is not None
+    bound = io_bound(text)
     for job in res["fio"][0]:
         a = [x[job] for x in res["fio"]]
         b = [x.get(job, 0) for x in res["fslab"]]
         ratio = statistics.median(y / x for x, y in zip(a, b) if x > 0)
-        band = 0.10 if io_bound else 0.30
+        band = 0.10 if bound else 0.30
         ok = "ok" if abs(ratio - 1) <= band else "OUT"
-        print(f"{name:34} {job:22} {'io' if io_bound else 'cpu':5} {statistics.median(a):10.0f} "
+        kind = "io" if bound else "cpu*" if fast_fio(text) else "cpu"
+        print(f"{name:34} {job:22} {kind:5} {statistics.median(a):10.0f} "
               f"{statistics.median(b):10.0f} {ratio:6.2f}  ±{band:.0%} {ok}")
+print("cpu*: fio ran with --gtod_reduce=1 (no latencies kept; fslab kept its own)")
 PY

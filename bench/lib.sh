@@ -4,6 +4,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 FSLAB=${FSLAB:-$root/target/release/fslab}
 ROUNDS=${ROUNDS:-3}
+# The fio the fio benches run: the packaged one, or FIO=path, e.g. one built
+# from fio's source with its own flags (bench/build-fio.sh), which is faster.
+FIO=${FIO:-fio}
 RUNTIME=${RUNTIME:-5}
 
 build_fslab() {

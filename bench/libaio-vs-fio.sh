@@ -15,7 +15,7 @@
 # instead of clock_gettime; on tmpfs that is ~30 % more IOPS for fio
 # (273-359k -> 383-396k here), the peer as fast as it honestly can be.
 source "$(dirname "$0")/lib.sh"
-need fio python3
+need "$FIO" python3
 build_fslab
 make_work
 
@@ -39,7 +39,7 @@ compare() { # compare LABEL DIR
     job "$2"
     local fio_i=() fsl_i=() fio_p=() fsl_p=()
     run_fio() {
-        fio "$work/la.fio" --clocksource=cpu --output-format=json --output="$work/fio.json" >/dev/null
+        "$FIO" "$work/la.fio" --clocksource=cpu --output-format=json --output="$work/fio.json" >/dev/null
         fio_i+=("$(json "$work/fio.json" "d['jobs'][0]['read']['iops']")")
         fio_p+=("$(json "$work/fio.json" "d['jobs'][0]['read']['clat_ns']['percentile']['50.000000']")")
     }
