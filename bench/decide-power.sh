@@ -22,7 +22,9 @@
 #   the latter three checked after every repeat from 2 (3 for LKP) to 12,
 #   as someone repeating until the rule fires would use them.
 # Power: share of trials where "slow" was called regressed within 12, and
-# the repeats a side it took. A/A: share of trials where the identical
+# the repeats a side it took; then each rule used once at a fixed n (3..12),
+# and the fewest repeats at which each reaches 90% power with at most 5% A/A
+# false calls (the same error rates for all). A/A: share of trials where the identical
 # "same" arm was called different (fslab: regressed or improved) at any look.
 #
 # The FUSE filesystem lives in the test binary, so the bench is an ignored
@@ -65,7 +67,32 @@
 #   fslab's interval held the injected change in 25 of its 25 regressed calls.
 #   25 trials at a quiet moment (cv <= 5%): fslab 24 (96%), fsperf 23, LKP
 #   compare 22, LKP bisect 14.
-# Reading: with a quiet machine (cv per run <= ~3%) fslab finds the 5% within
+# A third run (2026-12-06, 350 s, load average ~1, cv per run of base
+# 0.7-3.9%, median 1.6%), which also prints each rule used once at a fixed
+# n (as fsperf and LKP run it: a set number of runs, then the rule):
+#   calibration: 432 IOPS (2313 µs a write); slow arm +122 µs: injected
+#   -5.01%, measured -5.26%
+#   fslab (sequential, 5% overall)   30/30 100%        3.7 / 3 / 9        0/30   0%
+#   fsperf (mean ± 1.96σ)            30/30 100%        2.4 / 2 / 10      10/30  33%
+#   LKP compare (median vs range)    29/30  97%        3.3 / 3 / 11       6/30  20%
+#   LKP bisect (ranges apart, gap)   25/30  83%        3.0 / 3 / 3        3/30  10%
+#   fslab's interval held the injected change in 30 of its 30 regressed calls.
+#   once at n a side: slow called regressed / A/A false calls, of 30
+#   rule                               n=3   n=4   n=5   n=6   n=8  n=10  n=12
+#   fslab, one look (Welch, 5%)       26/0  26/0  29/0  28/2  30/2  30/0  30/0
+#   fsperf (mean ± 1.96σ)             28/4  26/2  26/2  25/2  23/1  23/0  23/0
+#   LKP compare (median vs range)     28/5  27/1  28/1  25/0  23/1  24/0  26/0
+#   LKP bisect (ranges apart, gap)    25/3  19/0  14/0   9/0   8/0   5/0   4/0
+#   fewest repeats a side with >= 90% power and <= 5% A/A false calls:
+#   fslab sequential 3.7 on average (at most 9); fslab one look 5; fsperf
+#   none up to 12; LKP compare 4; LKP bisect none up to 12.
+# Reading: at the same error rates (at most 5% of identical arms called
+# different), fslab's sequential run needs fewer repeats than fsperf's
+# 1.96σ rule and LKP's range-gap rule, which reach 90% power at no n up to
+# 12: fsperf's line is 1.96 σ of single runs, so more runs do not narrow it
+# (23/30 at 12), and LKP's min-max ranges widen with every run (25/30 at 3,
+# 4/30 at 12). Checked after every repeat, they stop sooner only by calling
+# identical arms different (33%, 10%). Earlier reading: with a quiet machine (cv per run <= ~3%) fslab finds the 5% within
 # 12 repeats in >= 90% of trials and its interval holds the 5% every time;
 # on a loaded one no rule does. fslab needs more repeats than fsperf's and
 # LKP's rules (3-4 against 2-3), because those call a change whenever they

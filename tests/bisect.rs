@@ -522,9 +522,11 @@ fn power_of_fslab_fsperf_and_lkp_on_a_five_percent_slowdown() {
     // regressed per rule)
     let mut quiet = (0usize, [0usize; 4]);
     let (mut covered, mut changes, mut cvs) = (0, Vec::new(), Vec::new());
+    let mut kept = Vec::new();
     for t in 0..trials {
         let [x, same, y] = run(12, &format!("trial-{t}.json"));
         assert_eq!((x.len(), same.len(), y.len()), (12, 12, 12));
+        kept.push([x.clone(), same.clone(), y.clone()]);
         let (v, n) = sequential(&x, &y);
         let regressed = v.call == Call::Regressed;
         covered += (regressed && v.lo <= injected && injected <= v.hi) as usize;
@@ -616,4 +618,73 @@ fn power_of_fslab_fsperf_and_lkp_on_a_five_percent_slowdown() {
             .count();
         println!("trials where fslab needed more repeats than {} (or none): {later}", r.0);
     }
+    fixed_repeats(&kept, &need[0], &false_calls);
+}
+
+/// Each rule used once, at a fixed number of repeats a side (as fsperf and
+/// LKP run them: a set number of runs, then the rule): its power and its
+/// A/A false calls at each n, on the trials' own data (`kept`: base, same,
+/// slow, 12 repeats each), and the fewest repeats at which it calls the
+/// slowdown in 90% of trials while calling the identical arm different in
+/// at most 5%, beside fslab's sequential run (`seq_need`, `seq_false`).
+fn fixed_repeats(kept: &[[Vec<f64>; 3]], seq_need: &[Option<usize>], seq_false: &[usize; 4]) {
+    use fslab::stats::decide::{self, Call, Grows};
+    let trials = kept.len();
+    let fslab_down = |x: &[f64], y: &[f64]| {
+        decide::decide(x, y, true, decide::ALPHA, 0.02, Grows::Both).is_some_and(|v| v.call == Call::Regressed)
+    };
+    let fslab_changed = |x: &[f64], y: &[f64]| {
+        decide::decide(x, y, true, decide::ALPHA, 0.02, Grows::Both)
+            .is_some_and(|v| matches!(v.call, Call::Regressed | Call::Improved))
+    };
+    type Test<'a> = &'a dyn Fn(&[f64], &[f64]) -> bool;
+    let mut rules: Vec<(&str, Test, Test)> = vec![("fslab, one look (Welch, 5%)", &fslab_down, &fslab_changed)];
+    for (name, down, changed) in &RULES {
+        rules.push((*name, down, changed));
+    }
+    println!("once at n repeats a side: slow called regressed / A/A false calls, of {trials} trials");
+    let ns = [3usize, 4, 5, 6, 8, 10, 12];
+    println!(
+        "{:32} {}",
+        "rule",
+        ns.map(|n| format!("{:>11}", format!("n={n}"))).join("")
+    );
+    let mut fewest = Vec::new();
+    for (name, down, changed) in &rules {
+        let at: Vec<(usize, usize)> = ns
+            .iter()
+            .map(|&n| {
+                let p = kept.iter().filter(|[x, _, y]| down(&x[..n], &y[..n])).count();
+                let f = kept.iter().filter(|[x, s, _]| changed(&x[..n], &s[..n])).count();
+                (p, f)
+            })
+            .collect();
+        println!(
+            "{name:32} {}",
+            at.iter()
+                .map(|(p, f)| format!("{:>11}", format!("{p}/{f}")))
+                .collect::<Vec<_>>()
+                .join("")
+        );
+        let ok = ns
+            .iter()
+            .zip(&at)
+            .find(|(_, (p, f))| 10 * p >= 9 * trials && 20 * f <= trials)
+            .map_or("none of n <= 12".to_string(), |(n, _)| format!("{n}"));
+        fewest.push(format!("{name} {ok}"));
+    }
+    let got: Vec<usize> = seq_need.iter().flatten().copied().collect();
+    let seq = if 10 * got.len() >= 9 * trials && 20 * seq_false[0] <= trials {
+        format!(
+            "{:.1} on average, at most {}",
+            got.iter().sum::<usize>() as f64 / got.len() as f64,
+            got.iter().max().unwrap()
+        )
+    } else {
+        format!("not met ({} of {trials} found, {} false)", got.len(), seq_false[0])
+    };
+    println!(
+        "fewest repeats a side with >= 90% power and <= 5% A/A false calls: fslab sequential {seq}; {}",
+        fewest.join("; ")
+    );
 }
