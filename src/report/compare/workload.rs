@@ -194,7 +194,7 @@ fn size(b: u64) -> String {
 }
 
 /// The keys on which workloads `a` and `b` differ, with each side's value,
-/// in `a`'s order (then `b`'s); `path` is the dotted key so far.
+/// `a`'s by name, then those only `b` has; `path` is the dotted key so far.
 fn diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<(String, String, String)>) {
     use serde_json::Value;
     if !path.is_empty() && not_workload(path) {
@@ -202,8 +202,15 @@ fn diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<
     }
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
-            let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
-            for k in keys {
+            // by name, whatever order the plan's fields serialise in
+            let sorted = |it: &mut dyn Iterator<Item = &String>| {
+                let mut v: Vec<String> = it.cloned().collect();
+                v.sort();
+                v
+            };
+            let mut keys = sorted(&mut x.keys());
+            keys.extend(sorted(&mut y.keys().filter(|k| !x.contains_key(*k))));
+            for k in &keys {
                 // the plan's own keys are named without the "plan." wrapper
                 let p = match path {
                     "" | "plan" => k.clone(),

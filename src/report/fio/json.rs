@@ -151,8 +151,10 @@ fn dir_obj(r_all: &Report, c: &Cell, d: &DirResult, plus: bool) -> Value {
     // counted (absent for a result that did not count them, rather than a
     // zero). drop_ios: the datagrams a net job's UDP reader found missing
     // (fio 3.33 counts nothing else there), 0 for every other job.
-    if let Some(n) = d.short_ops {
-        o["short_ios"] = json!(n);
+    // where fio puts it: after total_ios
+    if let (Some(n), Some(m)) = (d.short_ops, o.as_object_mut()) {
+        let at = m.keys().position(|k| k == "total_ios").map_or(m.len(), |i| i + 1);
+        m.shift_insert(at, "short_ios".into(), json!(n));
     }
     o
 }
@@ -192,12 +194,22 @@ fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
     if let Some(f) = fio {
         opts = f.options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     }
+    // fio's order (stat.c show_thread_status_json): the map keeps it
+    // (serde_json's preserve_order), so a diff against fio's JSON lines up
     let mut j = json!({
         "jobname": c.name, "groupid": id, "error": super::common::first_errno(c), "elapsed": secs.round() as u64,
-        "job_runtime": super::common::job_runtime_ns(c) / 1_000_000, "job options": opts,
-        "usr_cpu": usr, "sys_cpu": sys,
-        "iodepth_level": depth, "latency_ns": lns, "latency_us": lus, "latency_ms": lms,
+        "job options": opts,
     });
+    for (key, dir) in [("read", OpKind::Read), ("write", OpKind::Write), ("trim", OpKind::Trim)] {
+        j[key] = match c.dir(dir) {
+            None => empty_dir(),
+            Some(d) => dir_obj(r, c, d, plus),
+        };
+    }
+    j["sync"] = sync_obj(c, plus);
+    j["job_runtime"] = json!(super::common::job_runtime_ns(c) / 1_000_000);
+    j["usr_cpu"] = json!(usr);
+    j["sys_cpu"] = json!(sys);
     // getrusage's counts (the job's threads for a fio cell, the process for
     // another); a result that did not count them (an older version's) has
     // no such keys rather than a zero: no fio tool fslab is tested with
@@ -207,22 +219,19 @@ fn job(r: &Report, c: &Cell, id: usize, plus: bool) -> Value {
         j["majf"] = json!(ru.majf);
         j["minf"] = json!(ru.minf);
     }
-    for (key, dir) in [("read", OpKind::Read), ("write", OpKind::Write), ("trim", OpKind::Trim)] {
-        j[key] = match c.dir(dir) {
-            None => empty_dir(),
-            Some(d) => dir_obj(r, c, d, plus),
-        };
-    }
-    j["sync"] = sync_obj(c, plus);
-    let (depth, target, pct, window) = latency_fields(c);
-    j["latency_depth"] = json!(depth);
-    j["latency_target"] = json!(target);
-    j["latency_percentile"] = json!(pct);
-    j["latency_window"] = json!(window);
+    j["iodepth_level"] = json!(depth);
+    j["latency_ns"] = json!(lns);
+    j["latency_us"] = json!(lus);
+    j["latency_ms"] = json!(lms);
     if let Some((n, first)) = super::common::errors_if_continued(c) {
         j["total_err"] = json!(n);
         j["first_error"] = json!(first);
     }
+    let (ldepth, target, pct, window) = latency_fields(c);
+    j["latency_depth"] = json!(ldepth);
+    j["latency_target"] = json!(target);
+    j["latency_percentile"] = json!(pct);
+    j["latency_window"] = json!(window);
     if let Some(d) = super::common::description(c) {
         j["desc"] = json!(d);
     }
