@@ -92,8 +92,9 @@
 # 12: fsperf's line is 1.96 σ of single runs, so more runs do not narrow it
 # (23/30 at 12), and LKP's min-max ranges widen with every run (25/30 at 3,
 # 4/30 at 12). Checked after every repeat, they stop sooner only by calling
-# identical arms different (33%, 10%). Earlier reading: with a quiet machine (cv per run <= ~3%) fslab finds the 5% within
-# 12 repeats in >= 90% of trials and its interval holds the 5% every time;
+# identical arms different (33%, 10%).
+# Earlier reading: with a quiet machine (cv per run <= ~3%) fslab finds the
+# 5% within 12 repeats in >= 90% of trials and its interval holds the 5% every time;
 # on a loaded one no rule does. fslab needs more repeats than fsperf's and
 # LKP's rules (3-4 against 2-3), because those call a change whenever they
 # first look past their line: on the identical arm they call one in 37% and
