@@ -7,6 +7,8 @@ ROUNDS=${ROUNDS:-3}
 # The fio the fio benches run: the packaged one, or FIO=path, e.g. one built
 # from fio's source with its own flags (bench/build-fio.sh), which is faster.
 FIO=${FIO:-fio}
+# a path, made absolute: the benches run fio from other directories
+case $FIO in */*) FIO="$(cd "$(dirname "$FIO")" && pwd)/$(basename "$FIO")" ;; esac
 RUNTIME=${RUNTIME:-5}
 
 build_fslab() {
