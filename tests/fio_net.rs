@@ -104,6 +104,38 @@ fn udp_pingpong_answers_every_datagram() {
         assert_eq!(j[0], ("reader".into(), 256, 0, 64 << 10, 0), "{}: {j:?}", r.tool);
         assert_eq!(j[1], ("writer".into(), 0, 256, 0, 64 << 10), "{}: {j:?}", r.tool);
     }
+    // fslab's own result: the reader counted its losses, none (0, not
+    // absent: counted), and the writer, which counts none, has no such key
+    let res = dir.path().join("pingpong.json");
+    let out = crate::util::fslab()
+        .current_dir(dir.path())
+        .args(["fio", "--quiet", "--output=/dev/null", "--results"])
+        .arg(&res)
+        .arg(&job)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&res).unwrap()).unwrap();
+    let dropped: Vec<(String, &serde_json::Value)> = r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                &c["directions"][0]["dropped_ops"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        dropped,
+        [
+            ("reader".to_string(), &serde_json::json!(0)),
+            ("writer".to_string(), &serde_json::Value::Null)
+        ],
+        "{r}"
+    );
 }
 
 /// A receiver whose sender never comes waits in slices, and its runtime

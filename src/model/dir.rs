@@ -30,7 +30,8 @@ pub struct DirResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub short_ops: Option<u64>,
     /// Datagrams a receiver found missing from its sender's sequence (fio's
-    /// drop_ios; fio's net engine's UDP reader only); absent when none.
+    /// drop_ios; fio's net engine's UDP reader only, 0 when it lost none);
+    /// absent for every other kind of job, which counts none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_ops: Option<u64>,
     /// Failed operations by errno name ("EIO": 3).
@@ -171,7 +172,7 @@ impl DirResult {
             ops: s.lat.count,
             bytes: s.bytes,
             short_ops: matches!(dir, OpKind::Read | OpKind::Write | OpKind::Trim).then_some(s.short),
-            dropped_ops: (s.dropped > 0).then_some(s.dropped),
+            dropped_ops: s.dropped,
             errors: s.errors.iter().map(|(e, c)| (errno_name(*e), *c)).collect(),
             iops: rate(s.lat.count),
             bytes_per_s: bps,

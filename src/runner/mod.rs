@@ -366,7 +366,7 @@ fn drive<W: Workload>(ctx: &Ctx, built: Result<(Box<dyn Engine>, W), String>) ->
             out.notes = wl.notes();
             out.items = wl.items_done();
             if let Some((dir, n)) = wl.dropped() {
-                out.stats[dir.idx()].dropped += n;
+                *out.stats[dir.idx()].dropped.get_or_insert(0) += n;
             }
             // the engine before the workload: buffers it registered are the
             // workload's (Engine::register's contract)

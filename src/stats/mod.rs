@@ -259,9 +259,10 @@ pub struct OpStats {
     #[serde(default)]
     pub short: u64,
     /// Datagrams a receiver found missing from its sender's sequence
-    /// (fio's drop_ios, of its net engine's UDP reader).
+    /// (fio's drop_ios, of its net engine's UDP reader); None where nothing
+    /// counts them, so a reader that lost none says 0.
     #[serde(default)]
-    pub dropped: u64,
+    pub dropped: Option<u64>,
     /// Failed operations by errno (their latency is not in `lat`).
     pub errors: BTreeMap<i32, u64>,
     /// Thresholds in ns, and exact counts of successful ops at or under each.
@@ -349,7 +350,9 @@ impl AddAssign<&OpStats> for OpStats {
         merge(&mut self.clat, &o.clat);
         self.bytes += o.bytes;
         self.short += o.short;
-        self.dropped += o.dropped;
+        if let Some(n) = o.dropped {
+            *self.dropped.get_or_insert(0) += n;
+        }
         for (e, c) in &o.errors {
             *self.errors.entry(*e).or_insert(0) += c;
         }
