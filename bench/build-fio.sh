@@ -12,8 +12,8 @@
 #
 # Why: Debian's fio 3.33 is built at -O2, where __fill_random_buf keeps its
 # four seeds on the stack and reloads them 16 bytes at a time right after
-# storing them 8 bytes at a time (a store-forwarding stall: 74% of its
-# samples on that load). fio's own -O3 build keeps them in registers. On
+# storing them 8 bytes at a time (a store-forwarding stall: perf annotate
+# puts 74% of its samples on the instruction right after that load). fio's own -O3 build keeps them in registers. On
 # tests/fio-jobs/agree/02 (1 MiB buffered writes of 66% compressible data,
 # refilled every write) Debian's fio ran 16.5k writes/s, the source build
 # 27.4k, on the same machine minutes apart.

@@ -60,7 +60,7 @@ def directives(text):
 # with gtod_reduce=1: it then keeps no latencies (fslab still records every
 # operation's), so what is left is the I/O and fio's least bookkeeping. Measured
 # on 22-offset-modifiers' 4 KiB cached reads (~2.4M/s): fio's clat accounting
-# and clock reads cost it ~100 ns a read, 0.72x fslab's rate without the
+# and clock reads cost it ~90 ns a read, 0.71x fslab's rate without the
 # option, 0.90x with it. Jobs paced or judged by time (rate, latency_target,
 # thinktime, ramp_time, steady state) keep fio's clock; I/O-bound jobs too.
 TIMED = re.compile(r"^\s*(rate\w*|latency_\w+|thinktime\w*|ramp_time|steadystate\w*|ss\w*)\s*=", re.M)

@@ -203,14 +203,12 @@ fn diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             // by name, whatever order the plan's fields serialise in
-            let sorted = |it: &mut dyn Iterator<Item = &String>| {
-                let mut v: Vec<String> = it.cloned().collect();
-                v.sort();
-                v
-            };
-            let mut keys = sorted(&mut x.keys());
-            keys.extend(sorted(&mut y.keys().filter(|k| !x.contains_key(*k))));
-            for k in &keys {
+            let mut keys: Vec<&String> = x.keys().collect();
+            let mut only_b: Vec<&String> = y.keys().filter(|k| !x.contains_key(*k)).collect();
+            keys.sort();
+            only_b.sort();
+            keys.extend(only_b);
+            for k in keys {
                 // the plan's own keys are named without the "plan." wrapper
                 let p = match path {
                     "" | "plan" => k.clone(),
